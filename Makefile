@@ -1,0 +1,32 @@
+# The README names these targets. `make demo` and `make test` work on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+## demo: set up, then run the real pipeline offline against the bundled sample
+demo: $(STAMP)
+	$(BIN)/papertrail demo
+
+## test: set up, then lint and run the whole test suite
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+## bench: print the performance figures (not a test)
+bench: $(STAMP)
+	$(BIN)/python bench/ingest.py
+
+clean:
+	rm -rf .demo output data/.lock

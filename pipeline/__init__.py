@@ -1,0 +1,1 @@
+"""PaperTrail's pipeline: sources → store → enrich → site. The public surface is `cli`."""

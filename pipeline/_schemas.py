@@ -1,0 +1,144 @@
+"""Explicit pyarrow schemas of every table in the store (see docs/DATA.md).
+
+Bump SCHEMA_VERSION whenever a schema changes; files with another version are
+refused with a clear error instead of being misread.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+SCHEMA_VERSION = "1"
+
+_TS = pa.timestamp("us", tz="UTC")
+_STRS = pa.list_(pa.string())
+
+# What a source run fetched, normalised: one row per (paper, version) entry.
+ARXIV_SNAPSHOT = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("version", pa.int32()),
+    ("title", pa.string()),
+    ("abstract", pa.string()),
+    ("authors", _STRS),
+    ("categories", _STRS),
+    ("primary_category", pa.string()),
+    ("comment", pa.string()),
+    ("journal_ref", pa.string()),
+    ("doi", pa.string()),
+    ("published", _TS),
+    ("updated", _TS),
+    ("fetched_at", _TS),
+])
+
+HF_SNAPSHOT = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("hf_day", pa.date32()),  # the daily list the pick appeared in
+    ("upvotes", pa.int32()),
+    ("github_repo", pa.string()),
+    ("github_stars", pa.int32()),
+    ("project_page", pa.string()),
+    ("ai_keywords", _STRS),
+    ("ai_summary", pa.string()),
+    ("submitted_on_daily_at", _TS),
+    ("organization", pa.string()),
+    ("num_comments", pa.int32()),
+    ("title", pa.string()),
+    ("fetched_at", _TS),
+])
+
+# Columns owned by the arXiv merge; the rest of PAPERS is derived by enrich or HF.
+PAPER_METADATA = ["version", "title", "abstract", "authors", "categories", "primary_category",
+                  "comment", "journal_ref", "doi", "published", "updated"]
+
+PAPERS = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("version", pa.int32()),
+    ("title", pa.string()),
+    ("abstract", pa.string()),
+    ("authors", _STRS),
+    ("categories", _STRS),
+    ("primary_category", pa.string()),
+    ("comment", pa.string()),
+    ("journal_ref", pa.string()),
+    ("doi", pa.string()),
+    ("published", _TS),  # arXiv: v1 submitted (the "first publication" clock)
+    ("updated", _TS),  # arXiv: current version submitted (the "version update" clock)
+    ("first_seen", _TS),  # when we first stored the paper (the "site ingestion" clock)
+    ("version_seen_at", _TS),  # when we first stored the current version
+    ("cross_list", pa.bool_()),  # primary category outside the configured ones
+    # derived (pipeline.classify / pipeline.topics)
+    ("ai_related", pa.bool_()),
+    ("ai_reason", pa.string()),
+    ("topics", _STRS),
+    ("topic_reasons", _STRS),  # parallel to topics
+    # Hugging Face community signals (pipeline.sources.hf)
+    ("hf_day", pa.date32()),  # first day the community picked it
+    ("hf_upvotes", pa.int32()),
+    ("hf_repo", pa.string()),
+    ("hf_stars", pa.int32()),
+    ("hf_project_page", pa.string()),
+    ("hf_keywords", _STRS),
+    ("hf_summary", pa.string()),
+    ("hf_organization", pa.string()),
+    ("hf_comments", pa.int32()),
+])
+
+VERSIONS = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("version", pa.int32()),
+    ("updated", _TS),  # arXiv's time of this version
+    ("first_seen", _TS),  # when we first saw this version
+    ("title", pa.string()),
+    ("abstract", pa.string()),
+])
+
+DIGESTS = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("version", pa.int32()),
+    ("language", pa.string()),
+    ("model", pa.string()),
+    ("prompt_hash", pa.string()),
+    ("status", pa.string()),  # ok | failed
+    ("superseded", pa.bool_()),
+    ("tldr", pa.string()),
+    ("motivation", pa.string()),
+    ("method", pa.string()),
+    ("results", pa.string()),
+    ("conclusion", pa.string()),
+    ("error", pa.string()),
+    ("attempts", pa.int32()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("created", _TS),
+    ("next_attempt_after", _TS),
+])
+
+RUNS = pa.schema([
+    ("run_id", pa.string()),
+    ("source", pa.string()),  # arxiv | hf | digest
+    ("started", _TS),
+    ("finished", _TS),
+    ("status", pa.string()),  # ok | partial | failed | skipped
+    ("fetched", pa.int64()),
+    ("new", pa.int64()),
+    ("revised", pa.int64()),
+    ("unchanged", pa.int64()),
+    ("cross_listed", pa.int64()),
+    ("requests", pa.int64()),
+    ("retries", pa.int64()),
+    ("error", pa.string()),
+    ("watermark_before", _TS),
+    ("watermark_after", _TS),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("details", pa.string()),  # JSON: per-category counts, digest counts, …
+])
+
+TABLES: dict[str, pa.Schema] = {
+    "papers": PAPERS,
+    "versions": VERSIONS,
+    "digests": DIGESTS,
+    "runs": RUNS,
+}
+
+SNAPSHOTS: dict[str, pa.Schema] = {"arxiv": ARXIV_SNAPSHOT, "hf": HF_SNAPSHOT}

@@ -1,0 +1,227 @@
+"""The `papertrail` command. Exit codes: 0 ok (a failing *source* is still 0: the site must
+build from what is stored), 1 an unusable store or our own bug, 2 a bad config or usage."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import logging
+import shutil
+import sys
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import click
+import pandas as pd
+
+from pipeline import config as config_mod
+from pipeline import ingest as ingest_mod
+from pipeline.config import Config, ConfigError
+from pipeline.store import Store, StoreError
+
+
+class _Context:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._config: Config | None = None
+
+    @property
+    def config(self) -> Config:
+        if self._config is None:
+            self._config = config_mod.load(self.path)
+        return self._config
+
+    @property
+    def store(self) -> Store:
+        return Store(self.config.store_path)
+
+
+class _Group(click.Group):
+    """Turns our known errors into one clear line and the documented exit code."""
+
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            click.echo(f"papertrail: config error: {exc}", err=True)
+            sys.exit(2)
+        except StoreError as exc:
+            click.echo(f"papertrail: store error: {exc}", err=True)
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--config", "config_path", type=click.Path(path_type=Path),
+              default=config_mod.DEFAULT_PATH, envvar="PAPERTRAIL_CONFIG", show_default=True,
+              help="The config file to use (also $PAPERTRAIL_CONFIG).")
+@click.option("-v", "--verbose", is_flag=True, help="Log every request and retry.")
+@click.pass_context
+def cli(ctx: click.Context, config_path: Path, verbose: bool) -> None:
+    """PaperTrail (研踪): track every version of every arXiv CS paper."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
+                        format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
+    ctx.obj = _Context(config_path)
+
+
+def _parse_since(value: str | None) -> dt.datetime | None:
+    if value is None:
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a date like 2026-06-22 or "
+                                 "2026-06-22T18:00") from None
+    return when if when.tzinfo else when.replace(tzinfo=dt.UTC)
+
+
+class _Progress:
+    """A bar over the catch-up's time window on a terminal; a line per 1,000 entries elsewhere."""
+
+    def __init__(self, since: dt.datetime, now: dt.datetime) -> None:
+        self.since, self.now = since, now
+        self.tty = sys.stdout.isatty()
+        self.bar = None
+        self.done = 0
+
+    def __enter__(self) -> _Progress:
+        if self.tty:
+            span = max(1, int((self.now - self.since).total_seconds()))
+            self.bar = click.progressbar(length=span, label="arxiv", show_eta=False).__enter__()
+        return self
+
+    def __call__(self, entries: int, oldest: dt.datetime | None) -> None:
+        if self.bar is not None and oldest is not None:
+            position = int((self.now - max(oldest, self.since)).total_seconds())
+            self.bar.update(max(0, position - self.done))
+            self.done = max(self.done, position)
+        elif not self.tty and entries % 1000 == 0:
+            click.echo(f"arxiv: {entries} entries, back to {oldest:%Y-%m-%d %H:%M} UTC")
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.__exit__(*exc)
+
+
+@cli.command()
+@click.option("--source", type=click.Choice(["arxiv", "all"]), default="all", show_default=True,
+              help="Which source to ingest.")
+@click.option("--since", help="Re-read from this date (UTC unless it has an offset) instead of "
+              "the stored watermark.")
+@click.option("--max-pages", type=click.IntRange(min=1), help="Stop after N pages (the run is "
+              "then partial and the watermark stays).")
+@click.pass_obj
+def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None) -> None:
+    """Fetch what is new from the sources into data/ (snapshots, papers, versions, runs)."""
+    cfg, store = obj.config, obj.store
+    since_dt = _parse_since(since)
+    now = ingest_mod.utcnow()
+    mark = store.watermark("arxiv")
+    window_start = since_dt or (
+        mark - dt.timedelta(hours=cfg.sources.arxiv.overlap_hours) if mark
+        else now - dt.timedelta(days=cfg.sources.arxiv.backfill_days))
+    with _Progress(window_start, now) as progress:
+        report = ingest_mod.ingest_arxiv(cfg, store, since=since_dt, max_pages=max_pages,
+                                         now=now, progress=progress)
+    click.echo(report.line())
+
+
+def _fmt(ts: object, tz: ZoneInfo) -> str:
+    if ts is None or pd.isna(ts):
+        return "—"
+    return pd.Timestamp(ts).tz_convert(tz).strftime("%Y-%m-%d %H:%M")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the table as JSON.")
+@click.pass_obj
+def status(obj: _Context, as_json: bool) -> None:
+    """Per source: last attempt, last success, status, counts, watermark, last error."""
+    cfg, store = obj.config, obj.store
+    tz = ZoneInfo(cfg.site.timezone)
+    runs = store.runs()
+    rows = []
+    for source in ("arxiv", "hf", "digest"):
+        mine = runs[runs["source"] == source]
+        if mine.empty:
+            continue
+        last = mine.iloc[-1]
+        ok = mine[mine["status"] == "ok"]
+        failed = mine[mine["error"].notna()]
+        rows.append({
+            "source": source, "last attempt": _fmt(last["started"], tz),
+            "last success": _fmt(ok.iloc[-1]["finished"], tz) if not ok.empty else "—",
+            "status": last["status"],
+            **{k: int(last[k]) if pd.notna(last[k]) else 0
+               for k in ("fetched", "new", "revised", "unchanged")},
+            "watermark": _fmt(store.watermark(source), tz),
+            "last error": failed.iloc[-1]["error"] if not failed.empty else "—",
+        })
+    if as_json:
+        click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
+        return
+    if not rows:
+        click.echo(f"no runs yet in {store.root} — run `papertrail ingest`")
+        return
+    click.echo(f"times in {cfg.site.timezone}; store {store.root}")
+    headers = list(rows[0])
+    widths = {h: max(len(h), *(len(str(r[h])) for r in rows)) for h in headers[:-1]}
+    click.echo("  ".join(h.ljust(widths.get(h, 0)) for h in headers))
+    for r in rows:
+        click.echo("  ".join(str(r[h]).ljust(widths.get(h, 0)) for h in headers))
+
+
+@cli.command()
+@click.pass_obj
+def rebuild(obj: _Context) -> None:
+    """Reconstruct papers and versions from the snapshots alone."""
+    result = ingest_mod.rebuild(obj.config, obj.store)
+    click.echo(f"rebuilt from {result['snapshots']} snapshots: {result['papers']} papers, "
+               f"{result['versions']} versions")
+
+
+@cli.command()
+@click.option("--port", default=8001, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--as-of", help="Serve what arXiv showed at this time (default: everything).")
+def replay(port: int, as_of: str | None) -> None:
+    """Serve the bundled sample as a local arXiv export API (for offline runs)."""
+    from pipeline.replay import sample
+    from pipeline.replay.arxiv import ArxivReplay
+
+    server = ArxivReplay(sample.entries(), as_of=_parse_since(as_of), port=port)
+    click.echo(f"arXiv replay at {server.url} ({len(sample.entries())} entries); Ctrl-C stops")
+    try:
+        server.start()
+        server._thread.join()  # type: ignore[union-attr]
+    except KeyboardInterrupt:
+        server.stop()
+
+
+@cli.command()
+@click.option("--dir", "demo_dir", type=click.Path(path_type=Path), default=Path(".demo"),
+              show_default=True, help="Where the demo's store goes (emptied first).")
+@click.pass_obj
+def demo(obj: _Context, demo_dir: Path) -> None:
+    """Offline demo: ingest the bundled sample day by day from a local replay, then status."""
+    from pipeline.replay import sample
+    from pipeline.replay.arxiv import ArxivReplay
+
+    base = obj.config
+    shutil.rmtree(demo_dir / "data", ignore_errors=True)
+    with ArxivReplay(sample.entries()) as api:
+        cfg = dataclasses.replace(
+            base, store=dataclasses.replace(base.store, path=(demo_dir / "data").resolve()),
+            sources=dataclasses.replace(base.sources, arxiv=dataclasses.replace(
+                base.sources.arxiv, api_url=api.url, delay_seconds=0.0)))
+        store = Store(cfg.store_path)
+        for day in sample.days():
+            # Each simulated run happens one hour after that day's announcement.
+            api.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+            report = ingest_mod.ingest_arxiv(cfg, store, now=api.as_of)
+            click.echo(f"[{api.as_of:%Y-%m-%d %H:%M} UTC] {report.line()}")
+    obj._config = cfg
+    click.get_current_context().invoke(status)
+
+
+def main() -> None:
+    cli(prog_name="papertrail")

@@ -1,0 +1,353 @@
+"""papertrail.toml: the one file a forker edits, loaded into typed, validated objects.
+
+Every section is a frozen dataclass; its fields (with their defaults) *are* the
+schema. Loading rejects unknown keys, wrong types and out-of-range values with a
+single `ConfigError` that names the file, the key, the bad value and what is
+allowed, so a typo never silently falls back to a default.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tomllib
+import types
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
+
+DEFAULT_PATH = Path("papertrail.toml")
+
+
+class ConfigError(Exception):
+    """A bad config: the message names file, key, value and what is allowed."""
+
+
+# -- checks attached to fields (metadata["check"]) ------------------------------------------------
+
+Check = Callable[[Any], str | None]  # returns a problem description, or None when fine
+
+
+def _at_least(low: float) -> Check:
+    return lambda v: None if v >= low else f"must be ≥ {low}"
+
+
+def _between(low: float, high: float) -> Check:
+    return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
+
+
+def _categories(values: tuple[str, ...]) -> str | None:
+    unknown = [v for v in values if v not in ALL_CATEGORIES]
+    if unknown:
+        return f"unknown arXiv categor{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}"
+    return None
+
+
+def _timezone(value: str) -> str | None:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        return "is not an IANA time zone"
+    return None
+
+
+def _url(value: str) -> str | None:
+    return None if re.match(r"^https?://[^\s/]+", value) else "must be an http(s) URL"
+
+
+def _non_empty(value: Any) -> str | None:
+    return None if value else "must not be empty"
+
+
+def _spec(default: Any, check: Check | None = None, allowed: str = "") -> Any:
+    """A dataclass field with a default, an optional check and the 'allowed' text for errors."""
+    kwargs: dict[str, Any] = {"metadata": {"check": check, "allowed": allowed}}
+    if isinstance(default, list | dict):
+        kwargs["default_factory"] = lambda: type(default)(default)
+    else:
+        kwargs["default"] = default
+    return field(**kwargs)
+
+
+# -- sections -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    path: Path = _spec(Path("data"), allowed="a folder path")
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    title: str = _spec("研踪 PaperTrail", _non_empty, "a non-empty string")
+    language: Literal["zh-CN", "en"] = "zh-CN"
+    timezone: str = _spec("Asia/Shanghai", _timezone, "an IANA name such as Asia/Shanghai")
+    base_url: str = _spec("", allowed="the site's public URL, or empty for relative links")
+    output: Path = _spec(Path("output"), allowed="a folder path")
+    paper_pages_days: int = _spec(365, _at_least(1), "a whole number of days ≥ 1")
+
+
+@dataclass(frozen=True)
+class ArxivConfig:
+    enabled: bool = True
+    categories: tuple[str, ...] = _spec(
+        CS_CATEGORIES, _categories, "arXiv category codes such as cs.AI (default: all 40 cs.*)"
+    )
+    api_url: str = _spec("https://export.arxiv.org/api/query", _url, "an http(s) URL")
+    # arXiv's API terms: "make no more than one request every three seconds". Lower values
+    # are for mirrors and local replays only.
+    delay_seconds: float = _spec(3.0, _at_least(0), "seconds ≥ 0 (arXiv asks for 3)")
+    # The arxiv package sets no timeout at all; a stalled response would hang the run.
+    timeout_seconds: float = _spec(30.0, _at_least(0.1), "seconds ≥ 0.1")
+    max_retries: int = _spec(4, _between(0, 20), "0 to 20")
+    # Exponential backoff base: wait backoff_seconds × 2^attempt (capped), or Retry-After.
+    backoff_seconds: float = _spec(5.0, _at_least(0), "seconds ≥ 0")
+    max_backoff_seconds: float = _spec(120.0, _at_least(0), "seconds ≥ 0")
+    # arXiv serves at most 2000 results a call; 200 keeps each response small and quick.
+    page_size: int = _spec(200, _between(1, 2000), "1 to 2000 (arXiv's per-call limit)")
+    backfill_days: int = _spec(3, _between(1, 365), "1 to 365 days")
+    # A version is stamped when submitted but listed at the next announcement; re-reading a
+    # day before the watermark catches entries that surface late.
+    overlap_hours: float = _spec(24.0, _between(0, 24 * 14), "0 to 336 hours")
+    # Hard bound on one ingest, retries and waits included.
+    max_run_seconds: float = _spec(1800.0, _at_least(1), "seconds ≥ 1")
+    id_batch_size: int = _spec(100, _between(1, 2000), "1 to 2000 ids per request")
+
+
+@dataclass(frozen=True)
+class HFConfig:
+    enabled: bool = True
+    endpoint: str = _spec("https://huggingface.co", _url, "an http(s) URL")
+    timeout_seconds: float = _spec(30.0, _at_least(0.1), "seconds ≥ 0.1")
+    max_retries: int = _spec(4, _between(0, 20), "0 to 20")
+    backoff_seconds: float = _spec(2.0, _at_least(0), "seconds ≥ 0")
+    max_backoff_seconds: float = _spec(60.0, _at_least(0), "seconds ≥ 0")
+    delay_seconds: float = _spec(1.0, _at_least(0), "seconds ≥ 0")
+    backfill_days: int = _spec(7, _between(1, 365), "1 to 365 days")
+    page_size: int = _spec(100, _between(1, 100), "1 to 100 items per request")
+
+
+@dataclass(frozen=True)
+class SourcesConfig:
+    arxiv: ArxivConfig = field(default_factory=ArxivConfig)
+    hf: HFConfig = field(default_factory=HFConfig)
+
+
+@dataclass(frozen=True)
+class ClassifyConfig:
+    """The explainable AI-related rule: any of these categories, or any phrase."""
+
+    ai_categories: tuple[str, ...] = _spec(
+        ("cs.AI", "cs.LG", "cs.CL", "cs.CV", "cs.NE", "cs.IR", "cs.MA", "cs.RO", "stat.ML",
+         "eess.AS", "eess.IV"),
+        _categories,
+        "arXiv category codes",
+    )
+    ai_phrases: tuple[str, ...] = _spec(
+        ("large language model", "language model", "LLM", "neural network", "deep learning",
+         "machine learning", "reinforcement learning", "diffusion model", "transformer",
+         "foundation model", "generative model", "multimodal model", "vision-language",
+         "artificial intelligence", "AI agent", "prompt", "fine-tuning", "embedding"),
+        allowed="phrases matched on word boundaries, case-insensitively",
+    )
+
+
+@dataclass(frozen=True)
+class DigestConfig:
+    enabled: bool = True
+    base_url: str = _spec("https://api.openai.com/v1", _url, "an OpenAI-compatible base URL")
+    model: str = _spec("gpt-4o-mini", _non_empty, "a model name the server knows")
+    api_key_env: str = _spec("OPENAI_API_KEY", _non_empty, "an environment variable name")
+    language: Literal["", "zh-CN", "en"] = ""  # empty: the site's language
+    temperature: float = _spec(0.2, _between(0, 2), "0 to 2")
+    max_output_tokens: int = _spec(900, _between(64, 8192), "64 to 8192")
+    timeout_seconds: float = _spec(60.0, _at_least(1), "seconds ≥ 1")
+    concurrency: int = _spec(4, _between(1, 64), "1 to 64")
+    max_per_run: int = _spec(100, _at_least(0), "a whole number ≥ 0")
+    token_budget_per_run: int = _spec(300_000, _at_least(0), "a whole number ≥ 0")
+    selection: Literal["all", "ai", "topics"] = "ai"
+    prompt_version: str = _spec("1", _non_empty, "a non-empty label")
+    max_attempts: int = _spec(3, _between(1, 20), "1 to 20")
+
+
+@dataclass(frozen=True)
+class TopicName:
+    zh: str = _spec("", _non_empty, "a non-empty string")
+    en: str = _spec("", _non_empty, "a non-empty string")
+
+
+@dataclass(frozen=True)
+class Topic:
+    slug: str = _spec("", lambda v: None if re.fullmatch(r"[a-z0-9][a-z0-9-]{0,62}", v)
+                      else "must be lowercase letters, digits and dashes",
+                      "lowercase letters, digits and dashes, e.g. llm-agents")
+    name: TopicName = field(default_factory=TopicName)
+    description: str = ""
+    keywords: tuple[str, ...] = ()  # any of these phrases
+    all: tuple[tuple[str, ...], ...] = ()  # groups: every phrase of a group must match
+    exclude: tuple[str, ...] = ()  # none of these phrases
+    categories: tuple[str, ...] = _spec((), _categories, "arXiv category codes")
+    authors: tuple[str, ...] = ()
+    match_initials: bool = False  # "K. He" matches "Kaiming He" only when True
+    min_upvotes: int = _spec(0, _at_least(0), "a whole number ≥ 0")
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    store: StoreConfig = field(default_factory=StoreConfig)
+    site: SiteConfig = field(default_factory=SiteConfig)
+    sources: SourcesConfig = field(default_factory=SourcesConfig)
+    classify: ClassifyConfig = field(default_factory=ClassifyConfig)
+    digest: DigestConfig = field(default_factory=DigestConfig)
+    topics: tuple[Topic, ...] = ()
+
+    @property
+    def root(self) -> Path:
+        """Relative paths in the file are relative to the file's folder."""
+        return self.path.resolve().parent
+
+    @property
+    def store_path(self) -> Path:
+        return self.root / self.store.path
+
+    @property
+    def output_path(self) -> Path:
+        return self.root / self.site.output
+
+    @property
+    def digest_language(self) -> str:
+        return self.digest.language or self.site.language
+
+
+# -- loading --------------------------------------------------------------------------------------
+
+
+def load(path: Path | str = DEFAULT_PATH) -> Config:
+    """Read and validate a papertrail.toml; raises ConfigError."""
+    path = Path(path)
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{path}: config file not found (pass --config PATH)") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text: {exc}") from None
+    return from_dict(raw, path)
+
+
+def from_dict(raw: dict[str, Any], path: Path) -> Config:
+    topics = raw.pop("topics", [])
+    config = _build(Config, {**raw, "path": path}, path, "")
+    if not isinstance(topics, list):
+        _fail(path, "topics", topics, "an array of tables: [[topics]]")
+    built = tuple(_build(Topic, t, path, f"topics[{i}]") if isinstance(t, dict)
+                  else _fail(path, f"topics[{i}]", t, "a table") for i, t in enumerate(topics))
+    slugs = [t.slug for t in built]
+    for i, topic in enumerate(built):
+        if not topic.slug:
+            _fail(path, f"topics[{i}].slug", "", "a slug is required, e.g. llm-agents")
+        if slugs.count(topic.slug) > 1:
+            _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic")
+    return dataclasses.replace(config, topics=built)
+
+
+def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> typing.NoReturn:
+    shown = "(missing)" if value is _MISSING else repr(value)
+    reason = f": {problem}" if problem else ""
+    raise ConfigError(f"{path}: {key} = {shown}{reason}; allowed: {allowed}")
+
+
+_MISSING = object()
+
+
+def _build(cls: type, raw: Any, path: Path, prefix: str) -> Any:
+    if not isinstance(raw, dict):
+        _fail(path, prefix, raw, f"a table [{prefix}]")
+    hints = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for key in raw:
+        if key not in fields:
+            known = ", ".join(sorted(n for n in fields if n != "path"))
+            _fail(path, _join(prefix, key), raw[key], f"one of the known keys: {known}",
+                  "unknown key")
+    values = {}
+    for name, value in raw.items():
+        if name == "path" and cls is Config:
+            values[name] = value
+            continue
+        values[name] = _coerce(value, hints[name], path, _join(prefix, name), fields[name])
+    return cls(**values)
+
+
+def _join(prefix: str, key: str) -> str:
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field) -> Any:
+    meta = fld.metadata
+    allowed = meta.get("allowed") or _describe(tp)
+    result = _convert(value, tp, path, key, allowed)
+    check = meta.get("check")
+    if check is not None and (problem := check(result)):
+        _fail(path, key, value, allowed, problem)
+    return result
+
+
+def _convert(value: Any, tp: Any, path: Path, key: str, allowed: str) -> Any:
+    origin = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        return _build(tp, value, path, key)
+    if origin is Literal:
+        if value not in typing.get_args(tp):
+            _fail(path, key, value, " | ".join(repr(a) for a in typing.get_args(tp)))
+        return value
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return _convert(value, args[0], path, key, allowed)
+    if origin is tuple:
+        if not isinstance(value, list):
+            _fail(path, key, value, allowed, "expected an array")
+        item = typing.get_args(tp)[0]
+        return tuple(_convert(v, item, path, f"{key}[{i}]", _describe(item))
+                     for i, v in enumerate(value))
+    if tp is bool:
+        if not isinstance(value, bool):
+            _fail(path, key, value, "true or false")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            _fail(path, key, value, allowed, "expected a whole number")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            _fail(path, key, value, allowed, "expected a number")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            _fail(path, key, value, allowed, "expected a string")
+        return value
+    if tp is Path:
+        if not isinstance(value, str) or not value:
+            _fail(path, key, value, allowed, "expected a path string")
+        return Path(value)
+    raise TypeError(f"config type {tp!r} is not supported")  # our bug, not the user's
+
+
+def _describe(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin is tuple:
+        return f"an array of {_describe(typing.get_args(tp)[0])}s"
+    return {bool: "true or false", int: "a whole number", float: "a number",
+            str: "a string", Path: "a path"}.get(tp, str(tp))
+
+
+def section_keys(cls: type) -> list[str]:
+    """The keys of one section, in order (used by the docs-completeness test)."""
+    return [f.name for f in dataclasses.fields(cls) if f.name != "path"]

@@ -1,0 +1,158 @@
+"""Folding a batch of fetched arXiv entries into the papers and versions tables.
+
+Pure functions of (tables, batch): no clock, no I/O, so `rebuild` replaying the
+snapshots yields exactly the tables the incremental runs produced. Vectorised:
+the big tables are only indexed and sliced in Arrow; Python touches the batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline._schemas import ARXIV_SNAPSHOT, PAPER_METADATA, PAPERS, VERSIONS
+from pipeline.store import to_table
+
+_LISTS = ("authors", "categories")
+
+
+@dataclass(frozen=True)
+class ArxivMerge:
+    papers: pa.Table
+    versions: pa.Table
+    changed: pa.Table  # the batch rows that changed something: what a snapshot keeps
+    fetched: int
+    new: int
+    revised: int
+    unchanged: int
+    cross_listed: int
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"fetched": self.fetched, "new": self.new, "revised": self.revised,
+                "unchanged": self.unchanged, "cross_listed": self.cross_listed}
+
+
+def _keys(ids: pa.ChunkedArray | pa.Array, versions: pa.ChunkedArray | pa.Array) -> pd.Index:
+    joined = pc.binary_join_element_wise(ids, pc.cast(versions, pa.string()), "v")
+    return pd.Index(joined.to_numpy(zero_copy_only=False))
+
+
+def _comparable(table: pa.Table) -> pd.DataFrame:
+    """Metadata columns as plain strings/scalars, so rows compare with ==."""
+    cols = {}
+    for name in PAPER_METADATA:
+        col = table[name]
+        if name in _LISTS:
+            col = pc.binary_join(col, "\x1f")
+        cols[name] = col.to_pandas().fillna("\x00").astype(str).to_numpy()
+    return pd.DataFrame(cols)
+
+
+def merge_arxiv(papers: pa.Table, versions: pa.Table, batch: pa.Table,
+                categories: Iterable[str]) -> ArxivMerge:
+    """Merge one run's entries. `categories` are the configured ones (cross-list detection)."""
+    batch = to_table(batch, ARXIV_SNAPSHOT)
+    fetched = batch.num_rows
+    if fetched == 0:
+        return ArxivMerge(papers, versions, batch, 0, 0, 0, 0, 0)
+
+    # One row per (id, version): the first fetch stamps when we saw it, the last one wins
+    # for metadata (arXiv can fix a journal_ref without a new version).
+    order = pc.sort_indices(batch, [("arxiv_id", "ascending"), ("version", "ascending"),
+                                    ("fetched_at", "ascending")])
+    batch = batch.take(order)
+    keys = _keys(batch["arxiv_id"], batch["version"])
+    last = ~keys.duplicated(keep="last")
+    seen_first = batch["fetched_at"].to_pandas().groupby(keys).transform("min").to_numpy()
+    batch = batch.filter(pa.array(last))
+    batch = batch.set_column(batch.schema.get_field_index("fetched_at"), "fetched_at",
+                             pa.array(seen_first[last], ARXIV_SNAPSHOT.field("fetched_at").type))
+    keys = keys[last]
+
+    # -- versions: append (id, version) pairs we have never seen -------------------------------
+    known_versions = _keys(versions["arxiv_id"], versions["version"])
+    new_version = ~keys.isin(known_versions)
+    added = batch.filter(pa.array(new_version))
+    version_rows = pa.table({
+        "arxiv_id": added["arxiv_id"], "version": added["version"], "updated": added["updated"],
+        "first_seen": added["fetched_at"], "title": added["title"],
+        "abstract": added["abstract"],
+    })
+    versions = _sorted(pa.concat_tables([versions, to_table(version_rows, VERSIONS)]),
+                       [("arxiv_id", "ascending"), ("version", "ascending")])
+
+    # -- papers: the newest version of each id in the batch ------------------------------------
+    ids = batch["arxiv_id"].to_numpy(zero_copy_only=False)
+    latest_mask = np.append(ids[1:] != ids[:-1], True)  # sorted: last row of each id
+    latest = batch.filter(pa.array(latest_mask))
+
+    stored_ids = pd.Index(papers["arxiv_id"].to_numpy(zero_copy_only=False))
+    pos = stored_ids.get_indexer(latest["arxiv_id"].to_numpy(zero_copy_only=False))
+    is_new = pos < 0
+    stored = papers.take(pa.array(np.where(is_new, 0, pos))) if papers.num_rows else None
+
+    stored_version = (stored["version"].to_numpy() if stored is not None
+                      else np.zeros(latest.num_rows, dtype=np.int32))
+    batch_version = latest["version"].to_numpy()
+    is_revised = ~is_new & (batch_version > stored_version)
+    is_stale = ~is_new & (batch_version < stored_version)
+    same = ~is_new & (batch_version == stored_version)
+    if stored is not None and same.any():
+        differs = (_comparable(latest) != _comparable(stored)).any(axis=1).to_numpy()
+    else:
+        differs = np.zeros(latest.num_rows, dtype=bool)
+    is_refreshed = same & differs
+
+    wanted = set(categories)
+    primary = latest["primary_category"].to_numpy(zero_copy_only=False)
+    cross = np.array([p not in wanted for p in primary], dtype=bool)
+
+    touched = is_new | is_revised | is_refreshed
+    rows = latest.filter(pa.array(touched))
+    t_new, t_rev = is_new[touched], is_revised[touched]
+    t_pos = pos[touched]
+    fetched_at = rows["fetched_at"].to_numpy()
+    ts = PAPERS.field("first_seen").type
+    if stored is not None:
+        kept = stored.filter(pa.array(touched))
+        first_seen = np.where(t_new, fetched_at, kept["first_seen"].to_numpy())
+        seen_at = np.where(t_new | t_rev, fetched_at, kept["version_seen_at"].to_numpy())
+    else:
+        kept, first_seen, seen_at = None, fetched_at, fetched_at
+    update = {name: rows[name] for name in ["arxiv_id", *PAPER_METADATA]}
+    update["first_seen"] = pa.array(first_seen, ts)
+    update["version_seen_at"] = pa.array(seen_at, ts)
+    update["cross_list"] = pa.array(cross[touched])
+    updated_rows = to_table(pa.table(update), PAPERS)
+    if kept is not None:
+        # Derived columns (AI flag, topics, HF signals) stay until enrich recomputes them.
+        derived = [f.name for f in PAPERS if f.name not in update]
+        for name in derived:
+            col = pc.if_else(pa.array(t_new), pa.nulls(len(t_new), PAPERS.field(name).type),
+                             kept[name])
+            updated_rows = updated_rows.set_column(PAPERS.get_field_index(name), name, col)
+
+    keep_mask = np.ones(papers.num_rows, dtype=bool)
+    keep_mask[t_pos[~t_new]] = False
+    papers = pa.concat_tables([papers.filter(pa.array(keep_mask)), updated_rows])
+    papers = _sorted(papers, [("arxiv_id", "ascending")])
+
+    changed_mask = new_version.copy()
+    changed_mask[np.flatnonzero(latest_mask)[is_refreshed]] = True
+    changed = batch.filter(pa.array(changed_mask))
+    return ArxivMerge(
+        papers=papers, versions=versions, changed=changed, fetched=fetched,
+        new=int(is_new.sum()), revised=int(is_revised.sum()),
+        unchanged=int(same.sum() + is_stale.sum()),
+        cross_listed=int(cross.sum()),
+    )
+
+
+def _sorted(table: pa.Table, keys: list[tuple[str, str]]) -> pa.Table:
+    return table.take(pc.sort_indices(table, keys)).combine_chunks()

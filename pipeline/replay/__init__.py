@@ -1,0 +1,1 @@
+"""Local stand-ins for the services PaperTrail talks to, serving the bundled real sample."""

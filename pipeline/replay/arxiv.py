@@ -1,0 +1,344 @@
+"""A local arXiv export API: answers /api/query with Atom in arXiv's own format.
+
+Serves the bundled sample (or any entries given), as arXiv would have shown them
+at `as_of`: only versions announced by then, only each paper's newest version.
+Understands search_query (cat:, id:, ti:, abs:, au:, all:, lastUpdatedDate: and
+submittedDate: ranges, AND / OR / ANDNOT, parentheses), id_list, start,
+max_results, sortBy, sortOrder, and arXiv's limits. Faults can be queued to
+test clients: 503, 429 with Retry-After, a stall, truncated XML, an empty page.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlsplit
+from xml.sax.saxutils import escape, quoteattr
+
+from pipeline.replay.sample import Entry
+
+_MAX_PER_CALL = 2000
+_MAX_TOTAL = 30000
+_NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
+_OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour for one request: kind is 503 | 429 | stall | truncate | empty | 500."""
+
+    kind: str
+    seconds: float = 0.0  # Retry-After for 429, the stall's length for stall
+
+
+class QueryError(ValueError):
+    pass
+
+
+# -- search_query: a tiny recursive-descent parser ------------------------------------------------
+
+_TOKEN = re.compile(r"\s*(\(|\)|ANDNOT\b|AND\b|OR\b|\w+:\[[^\]]*\]|\w+:\"[^\"]*\"|\w+:[^\s()]+)")
+Predicate = Callable[[Entry], bool]
+
+
+def _tokens(query: str) -> list[str]:
+    pos, out = 0, []
+    query = query.strip()
+    while pos < len(query):
+        m = _TOKEN.match(query, pos)
+        if not m:
+            raise QueryError(f"cannot parse search_query near {query[pos:pos + 20]!r}")
+        out.append(m.group(1))
+        pos = m.end()
+    return out
+
+
+def parse_query(query: str) -> Predicate:
+    tokens = deque(_tokens(query))
+    if not tokens:
+        return lambda e: True
+    pred = _expr(tokens)
+    if tokens:
+        raise QueryError(f"unexpected {tokens[0]!r} in search_query")
+    return pred
+
+
+def _expr(tokens: deque[str]) -> Predicate:
+    left = _atom(tokens)
+    while tokens and tokens[0] in ("AND", "OR", "ANDNOT"):
+        op = tokens.popleft()
+        right = _atom(tokens)
+        if op == "AND":
+            left = (lambda a, b: lambda e: a(e) and b(e))(left, right)
+        elif op == "OR":
+            left = (lambda a, b: lambda e: a(e) or b(e))(left, right)
+        else:
+            left = (lambda a, b: lambda e: a(e) and not b(e))(left, right)
+    return left
+
+
+def _atom(tokens: deque[str]) -> Predicate:
+    if not tokens:
+        raise QueryError("search_query ends too early")
+    tok = tokens.popleft()
+    if tok == "(":
+        inner = _expr(tokens)
+        if not tokens or tokens.popleft() != ")":
+            raise QueryError("unbalanced parentheses in search_query")
+        return inner
+    field, _, value = tok.partition(":")
+    value = value.strip('"')
+    if field in ("lastUpdatedDate", "submittedDate"):
+        m = re.fullmatch(r"\[(\d{8,14}) TO (\d{8,14})\]", value)
+        if not m:
+            raise QueryError(f"bad date range {value!r} (want [YYYYMMDDHHMM TO YYYYMMDDHHMM])")
+        low, high = (_stamp(s) for s in m.groups())
+        attr = "updated" if field == "lastUpdatedDate" else "published"
+        return lambda e: low <= getattr(e, attr) <= high
+    needle = value.lower()
+    texts: dict[str, Callable[[Entry], Iterable[str]]] = {
+        "cat": lambda e: e.categories,
+        "id": lambda e: (e.arxiv_id,),
+        "ti": lambda e: (e.title.lower(),),
+        "abs": lambda e: (e.abstract.lower(),),
+        "au": lambda e: tuple(a.lower() for a in e.authors),
+        "all": lambda e: (e.title.lower(), e.abstract.lower(),
+                          *(a.lower() for a in e.authors)),
+    }
+    if field not in texts:
+        raise QueryError(f"unknown field {field!r} in search_query")
+    get = texts[field]
+    if field in ("cat", "id"):
+        return lambda e: value in get(e)
+    return lambda e: any(needle in t for t in get(e))
+
+
+def _stamp(s: str) -> dt.datetime:
+    s = s.ljust(14, "0")
+    return dt.datetime.strptime(s, "%Y%m%d%H%M%S").replace(tzinfo=dt.UTC)
+
+
+# -- Atom in arXiv's format -----------------------------------------------------------------------
+
+
+def _iso(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def entry_xml(e: Entry) -> str:
+    vid = f"{e.arxiv_id}v{e.version}"
+    parts = [
+        "  <entry>",
+        f"    <id>http://arxiv.org/abs/{vid}</id>",
+        f"    <title>{escape(e.title)}</title>",
+        f"    <updated>{_iso(e.updated)}</updated>",
+        f'    <link href="https://arxiv.org/abs/{vid}" rel="alternate" type="text/html"/>',
+        f'    <link href="https://arxiv.org/pdf/{vid}" rel="related" type="application/pdf"'
+        ' title="pdf"/>',
+        f"    <summary>{escape(e.abstract)}</summary>",
+        *(f'    <category term={quoteattr(c)} scheme="http://arxiv.org/schemas/atom"/>'
+          for c in e.categories),
+        f"    <published>{_iso(e.published)}</published>",
+    ]
+    if e.comment:
+        parts.append(f"    <arxiv:comment>{escape(e.comment)}</arxiv:comment>")
+    parts.append(f"    <arxiv:primary_category term={quoteattr(e.primary_category)}/>")
+    if e.journal_ref:
+        parts.append(f"    <arxiv:journal_ref>{escape(e.journal_ref)}</arxiv:journal_ref>")
+    parts += [f"    <author>\n      <name>{escape(a)}</name>\n    </author>" for a in e.authors]
+    if e.doi:
+        parts.append(f"    <arxiv:doi>{escape(e.doi)}</arxiv:doi>")
+        parts.append(f'    <link rel="related" href="https://doi.org/{escape(e.doi)}"'
+                     ' title="doi"/>')
+    parts.append("  </entry>")
+    return "\n".join(parts)
+
+
+def feed_xml(title: str, entries: list[Entry], total: int, start: int, per_page: int,
+             now: dt.datetime) -> bytes:
+    digest = hashlib.sha1(title.encode()).hexdigest()[:27]
+    head = (
+        "<?xml version='1.0' encoding='UTF-8'?>\n"
+        '<feed xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
+        'xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">\n'
+        f"  <id>https://arxiv.org/api/{digest}</id>\n"
+        f"  <title>{escape(title)}</title>\n"
+        f"  <updated>{_iso(now)}</updated>\n"
+        f"  <opensearch:itemsPerPage>{per_page}</opensearch:itemsPerPage>\n"
+        f"  <opensearch:totalResults>{total}</opensearch:totalResults>\n"
+        f"  <opensearch:startIndex>{start}</opensearch:startIndex>\n"
+    )
+    body = "".join(entry_xml(e) + "\n" for e in entries)
+    return (head + body + "</feed>\n").encode()
+
+
+def error_xml(message: str, now: dt.datetime) -> bytes:
+    slug = re.sub(r"\W+", "_", message.lower()).strip("_")
+    return (
+        "<?xml version='1.0' encoding='UTF-8'?>\n"
+        '<feed xmlns:opensearch="http://a9.com/-/spec/opensearch/1.1/" '
+        'xmlns:arxiv="http://arxiv.org/schemas/atom" xmlns="http://www.w3.org/2005/Atom">\n'
+        "  <id>https://arxiv.org/</id>\n  <title>arXiv Search Results</title>\n"
+        f"  <updated>{_iso(now)}</updated>\n"
+        "  <opensearch:itemsPerPage>1</opensearch:itemsPerPage>\n"
+        "  <opensearch:totalResults>1</opensearch:totalResults>\n"
+        "  <opensearch:startIndex>0</opensearch:startIndex>\n"
+        "  <entry>\n"
+        f"    <id>https://arxiv.org/api/errors#{slug}</id>\n    <title>Error</title>\n"
+        f"    <updated>{_iso(now)}</updated>\n"
+        f"    <summary>{escape(message)}</summary>\n"
+        "    <author>\n      <name>arXiv api core</name>\n    </author>\n"
+        "  </entry>\n</feed>\n"
+    ).encode()
+
+
+# -- the server -----------------------------------------------------------------------------------
+
+
+class ArxivReplay:
+    """A threaded HTTP server on 127.0.0.1 that plays arXiv's export API.
+
+    >>> with ArxivReplay(sample.entries()) as api:  # doctest: +SKIP
+    ...     api.url  # 'http://127.0.0.1:PORT/api/query'
+    """
+
+    def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
+                 port: int = 0) -> None:
+        self.entries = list(entries)
+        self.as_of = as_of
+        self.faults: deque[Fault] = deque()
+        self.log: list[dict[str, list[str]]] = []  # every request's query, in order
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api/query"
+
+    def inject(self, *faults: Fault | str) -> None:
+        """Queue faults; each request consumes one (then the server behaves again)."""
+        with self._lock:
+            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
+
+    def start(self) -> ArxivReplay:
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> ArxivReplay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def visible(self) -> list[Entry]:
+        """The newest announced version of each paper, as arXiv shows it at as_of."""
+        newest: dict[str, Entry] = {}
+        for e in self.entries:
+            if self.as_of is not None and e.announced > self.as_of:
+                continue
+            if e.arxiv_id not in newest or e.version > newest[e.arxiv_id].version:
+                newest[e.arxiv_id] = e
+        return list(newest.values())
+
+    def answer(self, params: dict[str, list[str]]) -> tuple[int, bytes]:
+        now = self.as_of or dt.datetime.now(dt.UTC)
+        get = {k: v[0] for k, v in params.items()}
+        try:
+            start = int(get.get("start", "0"))
+            per_page = int(get.get("max_results", "10"))
+        except ValueError:
+            return 400, error_xml("start and max_results must be integers", now)
+        if per_page > _MAX_PER_CALL or start + per_page > _MAX_TOTAL or start < 0:
+            return 400, error_xml(f"max_results must be ≤ {_MAX_PER_CALL} and start + "
+                                  f"max_results ≤ {_MAX_TOTAL}", now)
+        try:
+            pred = parse_query(get.get("search_query", ""))
+        except QueryError as exc:
+            return 400, error_xml(str(exc), now)
+        pool = self.visible()
+        ids = [i for i in get.get("id_list", "").split(",") if i]
+        if ids:
+            bad = [i for i in ids if not (_NEW_ID.match(i) or _OLD_ID.match(i))]
+            if bad:
+                return 400, error_xml(f"incorrect id format for {bad[0]}", now)
+            newest = {e.arxiv_id: e for e in pool}
+            by_version = {f"{e.arxiv_id}v{e.version}": e for e in self.entries
+                          if self.as_of is None or e.announced <= self.as_of}
+            pool = [e for i in ids if (e := by_version.get(i) or newest.get(i))]
+        elif not get.get("search_query"):
+            return 400, error_xml("search_query or id_list is required", now)
+        hits = [e for e in pool if pred(e)]
+        sort_by = get.get("sortBy", "relevance")
+        key = {"lastUpdatedDate": lambda e: (e.updated, e.arxiv_id),
+               "submittedDate": lambda e: (e.published, e.arxiv_id),
+               "relevance": lambda e: (e.updated, e.arxiv_id)}.get(sort_by)
+        if key is None:
+            return 400, error_xml(f"unknown sortBy {sort_by!r}", now)
+        if not ids or sort_by != "relevance":
+            hits.sort(key=key, reverse=get.get("sortOrder", "descending") != "ascending")
+        title = "arXiv Query: " + "&".join(f"{k}={v}" for k, v in sorted(get.items()))
+        return 200, feed_xml(title, hits[start:start + per_page], len(hits), start, per_page,
+                             now)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        replay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_GET(self) -> None:
+                url = urlsplit(self.path)
+                if url.path != "/api/query":
+                    self._send(404, b"not found", "text/plain")
+                    return
+                params = parse_qs(url.query, keep_blank_values=True)
+                with replay._lock:
+                    replay.log.append(params)
+                    fault = replay.faults.popleft() if replay.faults else None
+                if fault and fault.kind in ("503", "500"):
+                    self._send(int(fault.kind), b"Service Unavailable", "text/plain")
+                    return
+                if fault and fault.kind == "429":
+                    self._send(429, b"Too Many Requests", "text/plain",
+                               {"Retry-After": str(int(fault.seconds))})
+                    return
+                if fault and fault.kind == "stall":
+                    time.sleep(fault.seconds)
+                status, body = replay.answer(params)
+                if fault and fault.kind == "empty" and status == 200:
+                    body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
+                if fault and fault.kind == "truncate" and status == 200:
+                    body = body[: len(body) // 2]
+                self._send(status, body, "application/atom+xml; charset=utf-8")
+
+            def _send(self, status: int, body: bytes, ctype: str,
+                      headers: dict[str, str] | None = None) -> None:
+                # The client may have given up already (its timeout fired during a stall).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+
+        return Handler

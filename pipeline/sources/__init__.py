@@ -1,0 +1,1 @@
+"""Sources fetch and normalise; they never render and never write the store themselves."""
