@@ -1,0 +1,1 @@
+"""The site: a Pelican plugin rendering the store."""
