@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 
 import pytest
 from lxml import etree
@@ -169,3 +170,13 @@ def test_arg_operator_is_understood() -> None:
     out = render_math(r"$\arg\min_x f$")
     assert "<mo>arg</mo>" in out
     assert "\\" not in out
+
+
+@pytest.mark.parametrize("opener", ["\\(", "\\[", "$"])
+def test_unclosed_openers_take_linear_time(opener: str) -> None:
+    # 20,000 unclosed openers: a lazy ".+?" body took ~7 s here; linear takes milliseconds.
+    text = f"{opener}x " * 20000
+    t0 = time.perf_counter()
+    out = render_math(text)
+    assert time.perf_counter() - t0 < 1.0
+    assert "<math" not in out

@@ -21,16 +21,18 @@ MAX_FORMULAS = 200  # per text; bounds the work one hostile abstract can cause
 MAX_BRACE_DEPTH = 64  # deeper nesting risks recursion limits in the converter
 
 # One pass over the text. Inline `$` follows pandoc's rule (no space just inside the
-# dollars, no digit right after the closing one) so "$5 and $10" stays prose.
+# dollars, no digit right after the closing one) so "$5 and $10" stays prose. No body can
+# run past its own kind of delimiter, so a failed opener scans only to the next one and
+# the pass stays linear even on a text of ten thousand unclosed openers.
 _TOKEN = re.compile(
     r"""
       (?P<esc>\\\$)
     | \$\$(?P<display>(?:\\.|[^\\$])+)\$\$
     | \$(?!\s)(?P<inline>(?:\\.|[^\\$])+)(?<!\s)\$(?!\d)
-    | \\\((?P<paren>.+?)\\\)
-    | \\\[(?P<bracket>.+?)\\\]
+    | \\\((?P<paren>(?:\\[^()]|[^\\])+)\\\)
+    | \\\[(?P<bracket>(?:\\[^\[\]]|[^\\])+)\\\]
     """,
-    re.VERBOSE | re.DOTALL,
+    re.VERBOSE,
 )
 
 # The one standard LaTeX operator name latex2mathml does not know (it echoes "\\arg" back).
