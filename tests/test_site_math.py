@@ -9,6 +9,7 @@ import time
 import pytest
 from lxml import etree
 
+from pipeline.site import _math
 from pipeline.site._math import MAX_FORMULA_CHARS, MAX_FORMULAS, render_math
 from tests.conftest import FIXTURES
 
@@ -180,3 +181,24 @@ def test_unclosed_openers_take_linear_time(opener: str) -> None:
     out = render_math(text)
     assert time.perf_counter() - t0 < 1.0
     assert "<math" not in out
+
+
+@pytest.mark.parametrize(
+    "emitted",
+    [
+        '<math xmlns="{ns}"><maction actiontype="statusline"><mi>x</mi></maction></math>',
+        '<math xmlns="{ns}"><a xmlns="http://www.w3.org/1999/xhtml" href="j:">y</a></math>',
+        '<math xmlns="{ns}"><mi>x</mi><script>alert(1)</script></math>',
+    ],
+)
+def test_tags_outside_the_allow_list_reject_the_formula(
+    monkeypatch: pytest.MonkeyPatch, emitted: str
+) -> None:
+    # latex2mathml 3.81 emits only allowed tags; this guards against a converter that doesn't.
+    ns = "http://www.w3.org/1998/Math/MathML"
+    monkeypatch.setattr(_math, "convert", lambda tex, display: emitted.format(ns=ns))
+    _math.formula.cache_clear()
+    try:
+        assert render_math("$x$ <y>") == "$x$ &lt;y&gt;"
+    finally:
+        _math.formula.cache_clear()
