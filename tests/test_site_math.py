@@ -202,3 +202,8 @@ def test_tags_outside_the_allow_list_reject_the_formula(
         assert render_math("$x$ <y>") == "$x$ &lt;y&gt;"
     finally:
         _math.formula.cache_clear()
+
+
+def test_a_backslash_symbol_is_not_mistaken_for_an_unknown_command() -> None:
+    out = render_math(r"$A \backslash B$")
+    assert "<mi>\\</mi>" in out

@@ -37,6 +37,8 @@ _TOKEN = re.compile(
 
 # The one standard LaTeX operator name latex2mathml does not know (it echoes "\\arg" back).
 _ARG = re.compile(r"\\arg(?![A-Za-z])")
+# What latex2mathml leaves in a token element for a command it does not know.
+_ECHOED_COMMAND = re.compile(r"\\[A-Za-z]+\*?")
 
 _MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 _TAGS = frozenset({
@@ -134,7 +136,7 @@ def _serialise(el: ET.Element) -> str:
     if ns != "{" + _MATHML_NS or tag not in _TAGS:
         raise _Rejected(el.tag)
     text = el.text or ""
-    if tag in _TOKEN_TAGS and "\\" in text:
+    if tag in _TOKEN_TAGS and _ECHOED_COMMAND.fullmatch(text):
         raise _Rejected(text)  # an unknown command the converter echoed back, e.g. \url
     attrs = {k: v for k, v in el.attrib.items() if k in _ATTRS}
     variant = el.get("mathvariant")
