@@ -4,7 +4,7 @@
    ms per abstract over the distinct abstracts (the *_AI_enhanced_* files repeat them),
    cold (formula cache cleared before every abstract) and warm, and the share of
    formulas that fell back to escaped source;
-2. word_diff on a 2,000-word abstract with a handful of edits.
+2. word_diff on a 2,000-word abstract with 20 edits, and against an unrelated text.
 Run: .venv/bin/python -m bench.math   (not `python bench/math.py`: run as a script,
 this file would shadow the standard library's math module)
 """
@@ -84,6 +84,12 @@ def bench_diff(texts: list[str]) -> None:
         word_diff(old_s, new_s)
         runs.append((time.perf_counter() - t0) * 1000)
     print(f"word_diff: {len(words)} words, 20 replaced: median {statistics.median(runs):.1f} ms")
+    # Worst case for SequenceMatcher: two unrelated 2,000-word texts over a small vocabulary.
+    vocab = sorted(set(words))[:300]
+    other = " ".join(rng.choice(vocab) for _ in range(2000))
+    t0 = time.perf_counter()
+    word_diff(old_s, other)
+    print(f"word_diff: 2000 words vs an unrelated 2000: {(time.perf_counter() - t0) * 1000:.1f} ms")
 
 
 if __name__ == "__main__":
