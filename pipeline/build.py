@@ -25,10 +25,12 @@ class BuildReport:
     unchanged: int
     files: int
     size_bytes: int
+    removed: int
 
     def line(self) -> str:
         return (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
-                f"{self.written} written, {self.unchanged} unchanged · {self.seconds:.1f} s")
+                f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale "
+                f"removed · {self.seconds:.1f} s")
 
 
 def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None) -> BuildReport:
@@ -52,7 +54,23 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     pelican._get_writer = keep_writer
     pelican.run()
     out = cfg.output_path
-    sizes = [p.stat().st_size for p in out.rglob("*") if p.is_file()]
+    produced = {os.path.normpath(p) for p in writers[0].files()}
+    removed = _remove_stale(out, produced)
+    size = sum(os.stat(p).st_size for p in produced)
     w = writers[0]
-    return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged, len(sizes),
-                       sum(sizes))
+    return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
+                       len(produced), size, removed)
+
+
+def _remove_stale(out: Path, produced: set[str]) -> int:
+    """Delete files a previous build made that this one did not (e.g. pages of papers past
+    paper_pages_days), so the site holds exactly what the store says. Hidden files stay."""
+    removed = 0
+    for folder, dirs, files in os.walk(out):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            path = os.path.normpath(os.path.join(folder, name))
+            if not name.startswith(".") and path not in produced:
+                os.remove(path)
+                removed += 1
+    return removed

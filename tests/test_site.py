@@ -119,7 +119,7 @@ def test_every_page_exists(built):
     papers = built[1].read("papers").to_pylist()
     some = papers[0]["arxiv_id"]
     day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
-    expected = ["index.html", f"paper/{some}/index.html", "brief/index.html",
+    expected = ["index.html", f"paper/{some}.html", "brief/index.html",
                 *(f"brief/24h/{k}/index.html" for k in ("new", "ai", "revised", "digests")),
                 f"brief/{day}/new/index.html", "category/index.html", "category/cs.CV/index.html",
                 "topic/index.html", "sources/index.html", "about/index.html",
@@ -131,7 +131,7 @@ def test_every_page_exists(built):
                 "status.json", "theme/style.css", "theme/app.js"]
     missing = [p for p in expected if not (root / p).is_file()]
     assert missing == []
-    assert len(list((root / "paper").rglob("index.html"))) == len(papers)
+    assert len(list((root / "paper").rglob("*.html"))) == len(papers)
 
 
 def test_every_internal_link_and_asset_resolves(built):
@@ -162,7 +162,7 @@ def test_pages_make_no_external_requests_and_carry_a_csp(built):
 
 def test_untrusted_text_stays_text_everywhere(built):
     root = out(built)
-    page = root / "paper" / XSS_ID / "index.html"
+    page = root / "paper" / f"{XSS_ID}.html"
     text = page.read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
     assert "&lt;b&gt;Mallory&lt;/b&gt;" in text
@@ -244,7 +244,7 @@ def test_home_numbers_match_the_tables(built):
 def test_revision_shows_both_versions_and_the_change(built):
     cfg, store, _ = built
     v2 = next(p for p in store.read("papers").to_pylist() if p["version"] == 2)
-    text = (cfg.output_path / "paper" / v2["arxiv_id"] / "index.html").read_text("utf-8")
+    text = (cfg.output_path / "paper" / f"{v2['arxiv_id']}.html").read_text("utf-8")
     assert "v1 · arXiv" in text and "v2 · arXiv" in text
     assert "<ins>" in text and "release our code" in text
 
@@ -304,7 +304,7 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     untouched = [i for i, p in papers.items() if p["version_seen_at"] < at(DAYS[2])]
     assert untouched
     for arxiv_id in untouched[:50]:
-        page = root / "paper" / arxiv_id / "index.html"
+        page = root / "paper" / f"{arxiv_id}.html"
         assert before[page][1] == page.stat().st_mtime_ns, arxiv_id
     assert before[root / "index.html"][0] != (root / "index.html").read_bytes()
     assert 0 < report.written < len(before) / 2

@@ -66,8 +66,9 @@ class Paper:
 
     @property
     def path(self) -> str:
-        """Site-relative folder of the paper page (old ids contain a slash: fine as folders)."""
-        return f"paper/{self.arxiv_id}/"
+        """Site-relative path of the paper page: one file per paper, not a folder each
+        (20k mkdirs cost seconds); old ids such as astro-ph/0601001 nest one level."""
+        return f"paper/{self.arxiv_id}.html"
 
     @property
     def abs_url(self) -> str:

@@ -39,16 +39,22 @@ class SkipUnchangedWriter(Writer):
 
     def put(self, path: Path, data: bytes) -> None:
         """Write `data` at `path` unless the file already holds exactly these bytes."""
+        self._written_files.add(str(path))
         try:
             if path.stat().st_size == len(data) and path.read_bytes() == data:
                 self.unchanged += 1
                 return
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_bytes(data)
-        os.replace(tmp, path)
+        # A plain write: the output is derived, and a page cut short by a crash differs
+        # from what the next build renders, so that build rewrites it.
+        with open(path, "wb") as fh:
+            fh.write(data)
         self.written += 1
+
+    def files(self) -> set[str]:
+        """Every file this build produced, written or left unchanged."""
+        return set(self._written_files)
 
     def write_text(self, name: str, text: str) -> None:
         """A non-template file (JSON, XML, text) under the output folder."""
