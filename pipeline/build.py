@@ -66,11 +66,14 @@ def _remove_stale(out: Path, produced: set[str]) -> int:
     """Delete files a previous build made that this one did not (e.g. pages of papers past
     paper_pages_days), so the site holds exactly what the store says. Hidden files stay."""
     removed = 0
-    for folder, dirs, files in os.walk(out):
-        dirs[:] = [d for d in dirs if not d.startswith(".")]
+    for folder, _, files in os.walk(out, topdown=False):
+        if any(part.startswith(".") for part in Path(folder).relative_to(out).parts):
+            continue
         for name in files:
             path = os.path.normpath(os.path.join(folder, name))
             if not name.startswith(".") and path not in produced:
                 os.remove(path)
                 removed += 1
+        if folder != str(out) and not os.listdir(folder):
+            os.rmdir(folder)
     return removed

@@ -3,11 +3,9 @@ build from what is stored), 1 an unusable store or our own bug, 2 a bad config o
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import json
 import logging
-import shutil
 import sys
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -199,28 +197,21 @@ def replay(port: int, as_of: str | None) -> None:
 
 @cli.command()
 @click.option("--dir", "demo_dir", type=click.Path(path_type=Path), default=Path(".demo"),
-              show_default=True, help="Where the demo's store goes (emptied first).")
+              show_default=True, help="Where the demo's store and site go (store emptied first).")
+@click.option("--serve/--no-serve", default=True, show_default=True,
+              help="Serve the built site on 127.0.0.1 afterwards.")
+@click.option("--port", default=8000, show_default=True, help="Port for --serve.")
 @click.pass_obj
-def demo(obj: _Context, demo_dir: Path) -> None:
-    """Offline demo: ingest the bundled sample day by day from a local replay, then status."""
-    from pipeline.replay import sample
-    from pipeline.replay.arxiv import ArxivReplay
+def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
+    """Offline demo: the real pipeline over local replays of the bundled sample, day by day,
+    then the site, served at http://127.0.0.1:8000."""
+    from pipeline import demo as demo_mod
 
-    base = obj.config
-    shutil.rmtree(demo_dir / "data", ignore_errors=True)
-    with ArxivReplay(sample.entries()) as api:
-        cfg = dataclasses.replace(
-            base, store=dataclasses.replace(base.store, path=(demo_dir / "data").resolve()),
-            sources=dataclasses.replace(base.sources, arxiv=dataclasses.replace(
-                base.sources.arxiv, api_url=api.url, delay_seconds=0.0)))
-        store = Store(cfg.store_path)
-        for day in sample.days():
-            # Each simulated run happens one hour after that day's announcement.
-            api.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
-            report = ingest_mod.ingest_arxiv(cfg, store, now=api.as_of)
-            click.echo(f"[{api.as_of:%Y-%m-%d %H:%M} UTC] {report.line()}")
+    cfg = demo_mod.run(obj.config, demo_dir, click.echo)
     obj._config = cfg
     click.get_current_context().invoke(status)
+    if serve:
+        demo_mod.serve(cfg.output_path, port, click.echo)
 
 
 @cli.command()

@@ -126,10 +126,12 @@ def test_rebuild_command(tmp_path, replay):
 
 def test_demo_runs_offline(tmp_path):
     result = CliRunner().invoke(cli, ["--config", str(REPO / "papertrail.toml"), "demo",
-                                      "--dir", str(tmp_path / "demo")])
+                                      "--dir", str(tmp_path / "demo"), "--no-serve"])
     assert result.exit_code == 0, result.output
     runs = [line for line in result.output.splitlines() if "arxiv: ok" in line]
     assert len(runs) == 5
     assert any("revised" in line and "revised 0" not in line for line in runs)
     assert (tmp_path / "demo" / "data" / "papers.parquet").exists()
+    assert (tmp_path / "demo" / "output" / "index.html").exists()
+    assert re.search(r"site: \d+ files", result.output)
 

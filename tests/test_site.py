@@ -299,7 +299,13 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     with ArxivReplay(_entries()) as api:
         api.as_of = at(DAYS[3])
         ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
+    old_ids = {e.link: e.id for e in feedparser.parse(
+        before[root / "feeds" / "all.atom.xml"][0]).entries}
     report = build_mod.build(cfg)
+    new_ids = {e.link: e.id for e in feedparser.parse(
+        (root / "feeds" / "all.atom.xml").read_bytes()).entries}
+    kept = old_ids.keys() & new_ids.keys()
+    assert kept and all(old_ids[k] == new_ids[k] for k in kept)  # stable entry ids
     papers = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
     untouched = [i for i, p in papers.items() if p["version_seen_at"] < at(DAYS[2])]
     assert untouched
