@@ -114,11 +114,8 @@ def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None)
     cfg, store = obj.config, obj.store
     since_dt = _parse_since(since)
     now = ingest_mod.utcnow()
-    mark = store.watermark("arxiv")
-    window_start = since_dt or (
-        mark - dt.timedelta(hours=cfg.sources.arxiv.overlap_hours) if mark
-        else now - dt.timedelta(days=cfg.sources.arxiv.backfill_days))
-    with _Progress(window_start, now) as progress:
+    start = since_dt or ingest_mod.window_start(cfg, store.watermark("arxiv"), now)
+    with _Progress(start, now) as progress:
         report = ingest_mod.ingest_arxiv(cfg, store, since=since_dt, max_pages=max_pages,
                                          now=now, progress=progress)
     click.echo(report.line())

@@ -63,6 +63,14 @@ class RunReport:
         return text
 
 
+def window_start(cfg: Config, watermark: dt.datetime | None, now: dt.datetime) -> dt.datetime:
+    """Where a catch-up starts: the overlap before the watermark, or the backfill window."""
+    acfg = cfg.sources.arxiv
+    if watermark is None:
+        return now - dt.timedelta(days=acfg.backfill_days)
+    return watermark - dt.timedelta(hours=acfg.overlap_hours)
+
+
 def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
                  max_pages: int | None = None, now: dt.datetime | None = None,
                  progress: arxiv_source.Progress | None = None) -> RunReport:
@@ -78,9 +86,7 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         papers = store.read("papers")
         version_keys = store.read("versions", columns=["arxiv_id", "version"])
         before = store.watermark("arxiv")
-        if since is None:
-            since = (before - dt.timedelta(hours=acfg.overlap_hours) if before
-                     else started - dt.timedelta(days=acfg.backfill_days))
+        since = since or window_start(cfg, before, started)
         fetch = arxiv_source.fetch_updates(acfg, since, started, max_pages=max_pages,
                                            progress=progress)
         batch = fetch.table()
@@ -92,8 +98,9 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         newest = _max_time(batch["updated"]) if batch.num_rows else None
         after = max(filter(None, [before, newest]), default=None)
         status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
+        wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
-                               if c in set(acfg.categories))
+                               if c in wanted)
         report = RunReport("arxiv", status, merged.counts, fetch.stats.requests,
                            fetch.stats.retries, fetch.error, before,
                            after if fetch.complete else before)
