@@ -100,7 +100,9 @@ class OpenAIReplay:
             self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
 
     def start(self) -> OpenAIReplay:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits up to one interval (the default is 0.5 s).
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
         self._thread.start()
         return self
 
@@ -147,6 +149,9 @@ class OpenAIReplay:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle on, the body waits for the
+            # client's delayed ACK (40 ms on Linux) — a cost no real API server has.
+            disable_nagle_algorithm = True
 
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass
