@@ -258,7 +258,7 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     for i, topic in enumerate(built):
         if not topic.slug:
             _fail(path, f"topics[{i}].slug", "", "a slug is required, e.g. llm-agents")
-        if slugs.count(topic.slug) > 1:
+        if topic.slug in slugs[:i]:
             _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic")
     return dataclasses.replace(config, topics=built)
 

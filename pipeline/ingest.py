@@ -75,7 +75,8 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         return _record_skip(store, run_id, "arxiv", started, "disabled in config")
     with store.lock():
         # Read (and so validate) the tables before spending any request on the network.
-        papers, versions = store.read("papers"), store.read("versions")
+        papers = store.read("papers")
+        version_keys = store.read("versions", columns=["arxiv_id", "version"])
         before = store.watermark("arxiv")
         if since is None:
             since = (before - dt.timedelta(hours=acfg.overlap_hours) if before
@@ -83,10 +84,10 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         fetch = arxiv_source.fetch_updates(acfg, since, started, max_pages=max_pages,
                                            progress=progress)
         batch = fetch.table()
-        merged = merge_arxiv(papers, versions, batch, acfg.categories)
+        merged = merge_arxiv(papers, version_keys, batch, acfg.categories)
         if merged.changed.num_rows:
             store.write_snapshot("arxiv", run_id, started, merged.changed)
-            store.write("versions", merged.versions)
+            store.append("versions", merged.new_versions)
             store.write("papers", merged.papers)
         newest = _max_time(batch["updated"]) if batch.num_rows else None
         after = max(filter(None, [before, newest]), default=None)
@@ -125,12 +126,15 @@ def rebuild(cfg: Config, store: Store) -> dict[str, int]:
     """Recompute papers and versions from the snapshots alone, in the order they were taken."""
     with store.lock():
         # Start from nothing: the current tables may be the very files that are damaged.
-        papers, versions = empty(PAPERS), empty(VERSIONS)
+        papers, versions = empty(PAPERS), [empty(VERSIONS)]
         snaps = store.snapshots("arxiv")
         for snap in snaps:
-            merged = merge_arxiv(papers, versions, store.read_snapshot(snap),
+            keys = pa.concat_tables(versions).select(["arxiv_id", "version"])
+            merged = merge_arxiv(papers, keys, store.read_snapshot(snap),
                                  cfg.sources.arxiv.categories)
-            papers, versions = merged.papers, merged.versions
+            papers = merged.papers
+            versions.append(merged.new_versions)
+        versions = pa.concat_tables(versions)
         store.write("versions", versions)
         store.write("papers", papers)
     return {"snapshots": len(snaps), "papers": papers.num_rows, "versions": versions.num_rows}

@@ -12,6 +12,7 @@ import contextlib
 import datetime as dt
 import fcntl
 import json
+import logging
 import os
 import socket
 from collections.abc import Iterator
@@ -24,8 +25,13 @@ import pyarrow.parquet as pq
 
 from pipeline._schemas import SCHEMA_VERSION, SNAPSHOTS, TABLES
 
+log = logging.getLogger(__name__)
+
 _META_VERSION = b"papertrail.schema_version"
 _META_TABLE = b"papertrail.table"
+_ROW_GROUP = 20_000
+_DICTIONARY = {"version", "categories", "primary_category", "source", "status", "language",
+               "model", "prompt_hash", "topics", "hf_keywords"}
 
 
 class StoreError(Exception):
@@ -65,21 +71,37 @@ class Store:
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+        self.stale_lock: str | None = None  # who left a lock behind, seen at the last lock()
 
     # -- tables ---------------------------------------------------------------------------------
 
     def table_path(self, name: str) -> Path:
         return self.root / f"{name}.parquet"
 
-    def read(self, name: str) -> pa.Table:
-        """The whole table, or an empty one with the right schema when it does not exist yet."""
+    def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
+        """The table (or some columns), or an empty one when it does not exist yet."""
         path = self.table_path(name)
+        schema = TABLES[name]
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
         if not path.exists():
-            return empty(TABLES[name])
-        return _read_checked(path, TABLES[name], name)
+            return empty(schema)
+        return _read_checked(path, name, columns)
 
     def write(self, name: str, table: pa.Table) -> None:
         _write_atomic(self.table_path(name), to_table(table, TABLES[name]), name)
+
+    def append(self, name: str, rows: pa.Table) -> None:
+        """Add rows at the end, streaming the old file through row group by row group, so
+        appending to a large table costs memory for the new rows only."""
+        path = self.table_path(name)
+        rows = to_table(rows, TABLES[name])
+        if not path.exists():
+            self.write(name, rows)
+            return
+        self.read(name, columns=[])  # checks the file's schema and version
+        old = pq.ParquetFile(path)
+        _write_atomic(path, rows, name, before=old)
 
     # -- snapshots ------------------------------------------------------------------------------
 
@@ -103,7 +125,7 @@ class Store:
         return sorted(found, key=lambda s: (s.run_id, s.source))
 
     def read_snapshot(self, snap: Snapshot) -> pa.Table:
-        return _read_checked(snap.path, SNAPSHOTS[snap.source], f"snapshot:{snap.source}")
+        return _read_checked(snap.path, f"snapshot:{snap.source}")
 
     # -- the run ledger -------------------------------------------------------------------------
 
@@ -129,7 +151,8 @@ class Store:
         """An exclusive lock on the store (flock: the kernel frees it if we die).
 
         The file also records who holds it, for the message a second writer sees; a
-        file left by a process that died is detected as stale and taken over.
+        record left by a process that died (the lock is free but the file is not empty)
+        is reported as stale and taken over.
         """
         self.root.mkdir(parents=True, exist_ok=True)
         path = self.root / ".lock"
@@ -143,6 +166,11 @@ class Store:
                     f"{path}: the store is locked by another papertrail process ({holder}); "
                     "wait for it to finish"
                 ) from None
+            left = os.pread(fd, 4096, 0).decode(errors="replace").strip()
+            if left:
+                # We got the lock, so whoever wrote this is gone without cleaning up.
+                log.warning("%s: stale lock left by %s; taking it over", path, left)
+            self.stale_lock = left or None
             os.ftruncate(fd, 0)
             info = {"pid": os.getpid(), "host": socket.gethostname(),
                     "since": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
@@ -155,58 +183,57 @@ class Store:
         finally:
             os.close(fd)
 
-    def stale_lock(self) -> str | None:
-        """Who left a lock file behind without holding the lock (a crashed run), if anyone."""
-        path = self.root / ".lock"
-        if not path.exists():
-            return None
-        text = path.read_text(errors="replace").strip()
-        if not text:
-            return None
-        fd = os.open(path, os.O_RDWR)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return None  # held: not stale
-        else:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
-        return text
 
-
-def _read_checked(path: Path, schema: pa.Schema, name: str) -> pa.Table:
+def _read_checked(path: Path, name: str, columns: list[str] | None = None) -> pa.Table:
+    """Read a table, after checking the file's schema version and its full schema."""
     try:
-        table = pq.read_table(path)
+        found = pq.read_schema(path)
+        table = pq.read_table(path, columns=columns)
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(
             f"{path}: cannot read this Parquet file ({exc}). It was not replaced; restore it "
             "(e.g. from the data branch) or run `papertrail rebuild`"
         ) from None
-    meta = table.schema.metadata or {}
-    version = meta.get(_META_VERSION, b"?").decode()
+    version = (found.metadata or {}).get(_META_VERSION, b"?").decode()
     if version != SCHEMA_VERSION:
         raise StoreError(f"{path}: schema version {version}, this papertrail reads "
                          f"{SCHEMA_VERSION}; run `papertrail rebuild`")
-    if not table.schema.remove_metadata().equals(schema):
+    full = TABLES.get(name) or SNAPSHOTS[name.removeprefix("snapshot:")]
+    if not found.remove_metadata().equals(full):
         raise StoreError(f"{path}: columns do not match the {name} schema; run "
                          "`papertrail rebuild`")
     return table.replace_schema_metadata(None)
 
 
-def _write_atomic(path: Path, table: pa.Table, name: str) -> None:
+def _write_atomic(path: Path, table: pa.Table, name: str,
+                  before: pq.ParquetFile | None = None) -> None:
+    """Write `table` (after the row groups of `before`, if given) to a temp file, check it,
+    then move it over `path`."""
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {_META_VERSION: SCHEMA_VERSION.encode(), _META_TABLE: name.encode()}
     table = table.replace_schema_metadata(meta)
+    expected = table.num_rows + (before.metadata.num_rows if before else 0)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # Dictionary-encode only low-cardinality columns: encoding titles and abstracts costs
+    # time and saves nothing. Bounded row groups keep reads and appends lean.
+    low = [f.name for f in table.schema if f.name in _DICTIONARY]
     try:
-        with open(tmp, "wb") as fh:
-            pq.write_table(table, fh, compression="zstd")
-            fh.flush()
+        with open(tmp, "wb") as fh, pq.ParquetWriter(fh, table.schema, compression="zstd",
+                                                     use_dictionary=low) as writer:
+            tail = table
+            if before is not None:
+                batches = list(before.iter_batches(batch_size=_ROW_GROUP)) or []
+                for batch in batches[:-1]:  # full row groups; the last one joins the new rows
+                    writer.write_table(pa.Table.from_batches([batch], writer.schema))
+                if batches:
+                    last = pa.Table.from_batches(batches[-1:]).replace_schema_metadata(meta)
+                    tail = pa.concat_tables([last, table])
+            writer.write_table(tail, row_group_size=_ROW_GROUP)
+        with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         written = pq.read_metadata(tmp)
-        if written.num_rows != table.num_rows:
-            raise StoreError(f"{tmp}: wrote {written.num_rows} rows, expected {table.num_rows}")
+        if written.num_rows != expected:
+            raise StoreError(f"{tmp}: wrote {written.num_rows} rows, expected {expected}")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

@@ -19,9 +19,9 @@ FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
 def fast_arxiv(cfg: Config, api_url: str, **changes: object) -> Config:
     """The config pointed at a local server, without arXiv's 3 s politeness delay."""
-    arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, delay_seconds=0.0,
-                                backoff_seconds=0.01, max_backoff_seconds=0.05,
-                                timeout_seconds=2.0, **changes)
+    fast: dict[str, object] = {"delay_seconds": 0.0, "backoff_seconds": 0.01,
+                               "max_backoff_seconds": 0.05, "timeout_seconds": 2.0}
+    arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, **{**fast, **changes})
     return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=arxiv))
 
 

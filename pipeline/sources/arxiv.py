@@ -228,6 +228,7 @@ def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetc
     for start in range(0, len(ids), cfg.id_batch_size):
         batch = ids[start:start + cfg.id_batch_size]
         search = arxiv.Search(id_list=batch, max_results=len(batch))
+        client.page_size = min(cfg.page_size, len(batch))  # ask for no more than we want
         fetch.error = _collect(client.results(search), fetch, None, fetched_at, None)
         if fetch.error:
             break

@@ -1,0 +1,135 @@
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline import config as config_mod
+from pipeline.cli import cli
+from pipeline.replay.arxiv import Fault
+
+REPO = Path(__file__).resolve().parents[1]
+README = (REPO / "README.md").read_text(encoding="utf-8")
+CONFIG_DOC = (REPO / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+COMMANDS = sorted(cli.commands)
+
+
+def write_config(tmp_path: Path, api_url: str, extra: str = "") -> Path:
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f"""
+[store]
+path = "data"
+[sources.arxiv]
+api_url = "{api_url}"
+delay_seconds = 0
+backoff_seconds = 0.01
+max_backoff_seconds = 0.02
+timeout_seconds = 2
+backfill_days = 365
+{extra}
+""", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_is_documented_in_the_readme(name):
+    assert re.search(rf"`papertrail {name}\b", README), f"README does not document {name}"
+
+
+@pytest.mark.parametrize("name", COMMANDS)
+def test_every_command_has_help(name):
+    result = CliRunner().invoke(cli, [name, "--help"])
+    assert result.exit_code == 0
+    first_line = (cli.commands[name].help or "").split("\n")[0]
+    assert first_line and " ".join(first_line.split()[:5]) in " ".join(result.output.split())
+
+
+def _sections():
+    from pipeline.config import (
+        ArxivConfig,
+        ClassifyConfig,
+        DigestConfig,
+        HFConfig,
+        SiteConfig,
+        StoreConfig,
+        Topic,
+    )
+    return {"store": StoreConfig, "site": SiteConfig, "sources.arxiv": ArxivConfig,
+            "sources.hf": HFConfig, "classify": ClassifyConfig, "digest": DigestConfig,
+            "[topics]": Topic}
+
+
+@pytest.mark.parametrize(("section", "key"), [
+    (s, k) for s, cls in _sections().items() for k in config_mod.section_keys(cls)])
+def test_every_config_key_is_documented(section, key):
+    block = CONFIG_DOC.split(f"## [{section}]", 1)
+    assert len(block) == 2, f"docs/CONFIG.md has no ## [{section}] section"
+    body = block[1].split("\n## ", 1)[0]
+    assert re.search(rf"^\| `{re.escape(key)}` \|", body, re.M), f"{section}.{key} undocumented"
+
+
+def test_ingest_then_status(tmp_path, replay):
+    path = write_config(tmp_path, replay.url)
+    runner = CliRunner()
+    result = runner.invoke(cli, ["--config", str(path), "ingest"])
+    assert result.exit_code == 0, result.output
+    assert "arxiv: ok" in result.output
+    visible = len(replay.visible())
+    assert f"new {visible}" in result.output
+    status = runner.invoke(cli, ["--config", str(path), "status", "--json"])
+    [row] = json.loads(status.output)
+    assert row["source"] == "arxiv" and row["status"] == "ok" and row["new"] == visible
+    table = runner.invoke(cli, ["--config", str(path), "status"])
+    assert "last success" in table.output and "arxiv" in table.output
+
+
+def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
+    path = write_config(tmp_path, replay.url)
+    replay.inject(*[Fault("503")] * 5)
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest"])
+    assert result.exit_code == 0
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
+
+
+def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):
+    path = write_config(tmp_path, replay.url)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "papers.parquet").write_bytes(b"PAR1 not really")
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest"])
+    assert result.exit_code == 1
+    assert "papers.parquet" in result.output and "store error" in result.output
+
+
+def test_since_and_max_pages(tmp_path, replay):
+    path = write_config(tmp_path, replay.url, "page_size = 100")
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--since", "2026-06-01",
+                                      "--max-pages", "1"])
+    assert result.exit_code == 0
+    assert "arxiv: partial" in result.output and "new 100" in result.output
+    assert replay.log[0]["max_results"] == ["100"]
+    bad = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--since", "yesterday"])
+    assert bad.exit_code == 2 and "not a date" in bad.output
+
+
+def test_rebuild_command(tmp_path, replay):
+    path = write_config(tmp_path, replay.url)
+    runner = CliRunner()
+    runner.invoke(cli, ["--config", str(path), "ingest"])
+    result = runner.invoke(cli, ["--config", str(path), "rebuild"])
+    assert result.exit_code == 0
+    assert f"{len(replay.visible())} papers" in result.output
+
+
+def test_demo_runs_offline(tmp_path):
+    result = CliRunner().invoke(cli, ["--config", str(REPO / "papertrail.toml"), "demo",
+                                      "--dir", str(tmp_path / "demo")])
+    assert result.exit_code == 0, result.output
+    runs = [line for line in result.output.splitlines() if "arxiv: ok" in line]
+    assert len(runs) == 5
+    assert any("revised" in line and "revised 0" not in line for line in runs)
+    assert (tmp_path / "demo" / "data" / "papers.parquet").exists()
+

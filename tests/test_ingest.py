@@ -1,0 +1,314 @@
+"""arXiv ingestion end to end: the real `arxiv` client over HTTP to the local replay."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import time
+
+import pyarrow.compute as pc
+import pytest
+
+from pipeline import ingest
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.store import Store, StoreError, StoreLocked
+from tests.conftest import fast_arxiv
+
+DAYS = sample.days()
+
+
+def at(day: str) -> dt.datetime:
+    """The simulated time of a run: one hour after that day's announcement."""
+    return sample.announced_at(day) + dt.timedelta(hours=1)
+
+
+def run_on(day, replay, cfg, store, **kwargs):
+    replay.as_of = at(day)
+    return ingest.ingest_arxiv(cfg, store, now=replay.as_of, **kwargs)
+
+
+def visible_at(when: dt.datetime) -> dict[str, sample.Entry]:
+    newest: dict[str, sample.Entry] = {}
+    for e in sample.entries():
+        if e.announced <= when and (e.arxiv_id not in newest
+                                    or e.version > newest[e.arxiv_id].version):
+            newest[e.arxiv_id] = e
+    return newest
+
+
+@pytest.fixture
+def store_after_first_day(replay, config, store):
+    report = run_on(DAYS[0], replay, config, store)
+    assert report.status == "ok"
+    return store
+
+
+def test_first_run_backfills_every_page(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, page_size=50, backfill_days=10)
+    report = run_on(DAYS[-1], replay, cfg, store)
+    expected = visible_at(at(DAYS[-1]))
+    papers = store.read("papers")
+    assert report.status == "ok"
+    assert papers.num_rows == len(expected) == report.counts["new"]
+    assert len(replay.log) == math.ceil(len(expected) / 50) == report.requests
+    assert {(r["arxiv_id"], r["version"]) for r in papers.select(["arxiv_id", "version"])
+            .to_pylist()} == {(e.arxiv_id, e.version) for e in expected.values()}
+    # every request asks for the configured categories, newest update first
+    first = replay.log[0]
+    assert first["sortBy"] == ["lastUpdatedDate"] and first["sortOrder"] == ["descending"]
+    assert first["search_query"][0].count("cat:cs.") == 40
+
+
+def test_fields_are_recorded_as_arxiv_serves_them(store_after_first_day):
+    papers = store_after_first_day.read("papers").to_pylist()
+    by_id = {p["arxiv_id"]: p for p in papers}
+    e = next(x for x in sample.entries() if x.version == 1)
+    row = by_id[e.arxiv_id]
+    assert row["title"] == e.title
+    assert row["abstract"] == e.abstract
+    assert row["authors"] == list(e.authors)
+    assert row["categories"] == list(e.categories)
+    assert row["primary_category"] == e.categories[0]
+    assert row["published"] == e.published and row["updated"] == e.updated
+    assert row["first_seen"] == at(DAYS[0]) == row["version_seen_at"]
+    assert row["version"] == 1
+
+
+def test_v1_then_v2_is_one_paper_with_two_versions(replay, store_after_first_day, config):
+    store = store_after_first_day
+    revised = [e for e in sample.entries() if e.version == 2 and e.announced <= at(DAYS[2])
+               and e.announced > at(DAYS[1])]
+    run_on(DAYS[1], replay, config, store)
+    report = run_on(DAYS[2], replay, config, store)
+    assert revised, "the sample simulates revisions"
+    assert report.counts["revised"] == len(revised)
+    target = revised[0]
+    versions = store.read("versions").to_pylist()
+    mine = [v for v in versions if v["arxiv_id"] == target.arxiv_id]
+    assert [v["version"] for v in mine] == [1, 2]
+    assert mine[0]["first_seen"] == at(DAYS[0]) and mine[1]["first_seen"] == at(DAYS[2])
+    assert mine[1]["abstract"] == target.abstract != mine[0]["abstract"]
+    paper = next(p for p in store.read("papers").to_pylist() if p["arxiv_id"] == target.arxiv_id)
+    assert paper["version"] == 2
+    assert paper["first_seen"] == at(DAYS[0])  # the ingestion clock keeps its first value
+    assert paper["version_seen_at"] == at(DAYS[2])
+    assert paper["published"] < paper["updated"] == target.updated
+
+
+def test_overlap_relisting_is_unchanged_and_writes_no_snapshot(replay, store_after_first_day,
+                                                                config):
+    store = store_after_first_day
+    snaps_before = store.snapshots()
+    report = run_on(DAYS[0], replay, config, store)  # the same listing again
+    assert report.counts["new"] == report.counts["revised"] == 0
+    assert report.counts["unchanged"] == store.read("papers").num_rows
+    assert store.snapshots() == snaps_before
+
+
+def test_same_responses_twice_give_identical_tables(replay, config, tmp_path):
+    def one_store(name):
+        store = Store(tmp_path / name)
+        run_on(DAYS[0], replay, config, store)
+        run_on(DAYS[2], replay, config, store)
+        return store
+
+    a = one_store("a")
+    papers, versions = a.read("papers"), a.read("versions")
+    bytes_before = a.table_path("papers").read_bytes()
+    run_on(DAYS[2], replay, config, a)
+    assert a.read("papers").equals(papers) and a.read("versions").equals(versions)
+    assert a.table_path("papers").read_bytes() == bytes_before
+    b = one_store("b")
+    assert b.table_path("papers").read_bytes() == bytes_before
+    assert b.table_path("versions").read_bytes() == a.table_path("versions").read_bytes()
+
+
+def test_paper_first_seen_at_v3_keeps_its_number(config, tmp_path):
+    base = next(e for e in sample.entries() if e.version == 1)
+    v3 = dataclasses.replace(base, version=3, updated=base.updated + dt.timedelta(days=30),
+                             announced=base.announced + dt.timedelta(days=30))
+    with ArxivReplay([v3]) as api:
+        cfg = fast_arxiv(config, api.url, backfill_days=60)
+        store = Store(tmp_path / "v3")
+        report = ingest.ingest_arxiv(cfg, store, now=v3.announced)
+    assert report.counts["new"] == 1 and report.counts["revised"] == 0
+    assert [(v["arxiv_id"], v["version"]) for v in store.read("versions").to_pylist()] == [
+        (base.arxiv_id, 3)]
+    assert store.read("papers")["version"].to_pylist() == [3]
+
+
+def test_cross_lists_are_told_apart(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, categories=("cs.CL",))
+    report = run_on(DAYS[0], replay, cfg, store)
+    shown = visible_at(at(DAYS[0])).values()
+    listed = [e for e in shown if "cs.CL" in e.categories]
+    assert report.counts["new"] == len(listed)
+    assert report.counts["cross_listed"] == sum(e.categories[0] != "cs.CL" for e in listed) > 0
+    cross = pc.sum(store.read("papers")["cross_list"]).as_py()
+    assert cross == report.counts["cross_listed"]
+
+
+def test_watermark_and_overlap_drive_the_next_query(replay, store_after_first_day, config):
+    store = store_after_first_day
+    mark = store.watermark("arxiv")
+    assert mark == max(e.updated for e in visible_at(at(DAYS[0])).values())
+    report = run_on(DAYS[1], replay, config, store)
+    since = dt.datetime.fromisoformat(
+        json.loads(store.read("runs")["details"][-1].as_py())["since"])
+    assert since == mark - dt.timedelta(hours=config.sources.arxiv.overlap_hours)
+    assert report.watermark_before == mark < report.watermark_after
+
+
+@pytest.mark.parametrize("fault", ["503", "500", "truncate", "empty"])
+def test_a_transient_fault_is_retried(replay, config, store, fault):
+    replay.as_of = at(DAYS[0])
+    replay.inject("ok", fault)  # the second page misbehaves once
+    cfg = fast_arxiv(config, replay.url, page_size=100)
+    report = ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+    assert report.status == "ok", report.error
+    assert report.retries == 1
+    assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))
+
+
+def test_an_empty_first_page_is_retried(replay, config, store):
+    replay.inject("empty")
+    report = run_on(DAYS[0], replay, config, store)
+    assert report.status == "ok" and report.retries == 1
+    assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))
+
+
+def test_429_waits_for_retry_after(replay, config, store):
+    replay.inject(Fault("429", seconds=1))
+    started = time.monotonic()
+    report = run_on(DAYS[0], replay, config, store)
+    assert time.monotonic() - started >= 1.0
+    assert report.status == "ok" and report.retries == 1
+
+
+def test_a_stall_hits_the_timeout_then_retries(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, timeout_seconds=0.3)
+    replay.inject(Fault("stall", seconds=1.5))
+    started = time.monotonic()
+    report = run_on(DAYS[0], replay, cfg, store)
+    assert report.status == "ok" and report.retries == 1
+    assert time.monotonic() - started < 1.5  # we did not wait for the stalled answer
+
+
+def test_delay_between_requests_is_honoured(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, page_size=100, delay_seconds=0.2)
+    started = time.monotonic()
+    report = run_on(DAYS[0], replay, cfg, store)
+    assert report.requests == 3
+    assert time.monotonic() - started >= 2 * 0.2
+
+
+def test_persistent_failure_keeps_stored_data_and_records_it(replay, store_after_first_day,
+                                                             config):
+    store = store_after_first_day
+    before = {n: store.table_path(n).read_bytes() for n in ("papers", "versions")}
+    mark = store.watermark("arxiv")
+    replay.inject(*["503"] * (config.sources.arxiv.max_retries + 1))
+    report = run_on(DAYS[1], replay, config, store)
+    assert report.status == "failed"
+    assert "HTTP 503" in report.error and "gave up after 4 retries" in report.error
+    assert {n: store.table_path(n).read_bytes() for n in before} == before
+    last = store.runs("arxiv").iloc[-1]
+    assert last["status"] == "failed" and "503" in last["error"]
+    assert store.watermark("arxiv") == mark
+    assert "next run resumes from" in report.line()
+
+
+def test_failure_mid_run_is_partial_and_the_next_run_resumes(replay, store_after_first_day,
+                                                             config):
+    store = store_after_first_day
+    old = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
+    mark = store.watermark("arxiv")
+    cfg = fast_arxiv(config, replay.url, page_size=100)
+    replay.inject("ok", *["503"] * (cfg.sources.arxiv.max_retries + 1))
+    report = run_on(DAYS[2], replay, cfg, store)
+    assert report.status == "partial"
+    assert report.counts["fetched"] == 100
+    assert store.watermark("arxiv") == mark  # a partial run does not move the watermark
+    now = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
+    assert old.keys() <= now.keys()  # nothing stored was lost
+    assert all(now[k]["first_seen"] == old[k]["first_seen"] for k in old)
+
+    resumed = run_on(DAYS[2], replay, cfg, store)
+    assert resumed.status == "ok"
+    assert resumed.watermark_before == mark
+    expected = visible_at(at(DAYS[2]))
+    assert store.read("papers").num_rows == len(expected)
+    assert store.watermark("arxiv") == max(e.updated for e in expected.values())
+
+
+def test_max_pages_stops_early_as_partial(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, page_size=50)
+    report = run_on(DAYS[0], replay, cfg, store, max_pages=2)
+    assert report.status == "partial" and "--max-pages" in report.error
+    assert report.counts["fetched"] == 100 and report.requests == 2
+
+
+def test_total_time_is_bounded(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, max_run_seconds=1.0, backoff_seconds=0.4,
+                     max_backoff_seconds=5, max_retries=10)
+    replay.inject(*["503"] * 11)
+    started = time.monotonic()
+    report = run_on(DAYS[0], replay, cfg, store)
+    assert time.monotonic() - started < 2.0
+    assert report.status == "failed" and "max_run_seconds" in report.error
+
+
+def test_corrupt_papers_file_is_reported_and_kept(replay, store_after_first_day, config):
+    store = store_after_first_day
+    path = store.table_path("papers")
+    damaged = path.read_bytes()[: path.stat().st_size // 2]
+    path.write_bytes(damaged)
+    replay.log.clear()
+    with pytest.raises(StoreError) as err:
+        run_on(DAYS[1], replay, config, store)
+    assert str(path) in str(err.value) and "rebuild" in str(err.value)
+    assert path.read_bytes() == damaged  # never silently replaced
+    assert replay.log == []  # and no request was spent
+
+
+def test_rebuild_from_snapshots_yields_the_same_tables(replay, config, store):
+    for day in DAYS:
+        run_on(day, replay, config, store)
+    papers, versions = store.read("papers"), store.read("versions")
+    store.table_path("papers").write_bytes(b"garbage")
+    result = ingest.rebuild(config, store)
+    assert result["papers"] == papers.num_rows
+    assert store.read("papers").equals(papers)
+    assert store.read("versions").equals(versions)
+
+
+def test_a_second_writer_gets_a_clear_message(replay, config, store):
+    with store.lock(), pytest.raises(StoreLocked) as err:
+        run_on(DAYS[0], replay, config, Store(store.root))
+    assert "locked by another papertrail process" in str(err.value)
+    assert '"pid"' in str(err.value)
+
+
+def test_a_stale_lock_is_detected_and_taken_over(replay, config, store, caplog):
+    store.root.mkdir(parents=True)
+    (store.root / ".lock").write_text('{"pid": 999999, "host": "gone"}')
+    report = run_on(DAYS[0], replay, config, store)
+    assert report.status == "ok"
+    assert store.stale_lock == '{"pid": 999999, "host": "gone"}'
+    assert "stale lock" in caplog.text
+
+
+def test_runs_are_accounted(replay, store_after_first_day, config):
+    runs = store_after_first_day.read("runs").to_pylist()
+    assert len(runs) == 1
+    run = runs[0]
+    assert run["source"] == "arxiv" and run["status"] == "ok" and run["error"] is None
+    assert run["fetched"] == run["new"] == len(visible_at(at(DAYS[0])))
+    assert run["revised"] == run["unchanged"] == 0
+    assert run["requests"] == 2 and run["retries"] == 0
+    assert run["started"] == at(DAYS[0]) <= run["finished"]
+    assert run["watermark_before"] is None
+    assert run["watermark_after"] == store_after_first_day.watermark("arxiv")
