@@ -13,7 +13,6 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
-from conftest import fast_arxiv
 
 from pipeline import cli
 from pipeline.config import Config
@@ -25,6 +24,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import Fault, OpenAIReplay
 from pipeline.store import Store
+from tests.conftest import fast_arxiv
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 T0 = dt.datetime(2026, 6, 26, 12, tzinfo=dt.UTC)
