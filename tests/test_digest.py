@@ -223,6 +223,28 @@ def test_stall_times_out(cfg: Config, llm: OpenAIReplay) -> None:
     assert json.loads(last_run(cfg)["details"])["budget_used"] > 0  # may have been billed
 
 
+def test_a_body_that_is_not_a_chat_completion_is_a_failed_attempt(cfg: Config,
+                                                                  llm: OpenAIReplay) -> None:
+    cfg = with_digest(cfg, base_url=llm.url, max_per_run=1)
+    llm.inject("garbage")
+    report = run_digest(cfg, Store(cfg.store_path), now=T0)
+    assert (report.counts["failed"], report.retries, llm.calls) == (1, 0, 1)
+    [row] = digests(cfg)
+    assert row["error"] == "the server's answer is not a chat completion"
+
+
+def test_missing_usage_charges_the_estimate(cfg: Config, llm: OpenAIReplay) -> None:
+    cfg = with_digest(cfg, base_url=llm.url, max_per_run=1)
+    llm.inject("nousage")
+    store = Store(cfg.store_path)
+    report = run_digest(cfg, store, now=T0)
+    assert report.counts["made"] == 1 and report.tokens_in == 0
+    [paper] = [Paper(r.arxiv_id, int(r.version), r.title, r.abstract) for r in
+               select(store.read("papers"), store.read("versions"), "ai").head(1).itertuples()]
+    estimate = estimate_tokens(messages(paper, "zh-CN"), cfg.digest.max_output_tokens)
+    assert json.loads(last_run(cfg)["details"])["budget_used"] == estimate
+
+
 def test_outage_stops_dispatching(cfg: Config, llm: OpenAIReplay) -> None:
     cfg = with_digest(cfg, base_url=llm.url, concurrency=1)
     llm.inject(*["500"] * 10)

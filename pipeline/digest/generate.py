@@ -10,6 +10,7 @@ that could overshoot is never sent, and nothing after it is sent either.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,6 +23,43 @@ from pipeline.digest.prompt import Paper, estimate_tokens, firmer, messages, val
 # retries) means the server is down or throttling us: stop dispatching instead of
 # spending an attempt of every remaining paper on it.
 OUTAGE_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None  # None: the server reported no (usable) usage
+    completion_tokens: int | None
+
+
+def parse_completion(body: bytes) -> Reply | None:
+    """The parts of a chat completion we use, read defensively: the body comes from a server
+    we do not control, and the openai package's own parsing raises arbitrary errors (or
+    returns a str) on a body that is not a chat completion. None: not a chat completion."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def count(value: object) -> int | None:
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+        return value if ok else None  # type: ignore[return-value]
+
+    prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+    if prompt is None or completion is None:
+        prompt = completion = None
+    return Reply(text(message.get("content")), text(choice.get("finish_reason")), prompt,
+                 completion)
 
 
 @dataclass
@@ -103,7 +141,7 @@ class _Generator:
                 out.corrective = 1
             out.requests += 1
             try:
-                resp = await self.client.chat.completions.create(
+                raw = await self.client.chat.completions.with_raw_response.create(
                     model=self.cfg.model, messages=msgs,  # type: ignore[arg-type]
                     temperature=self.cfg.temperature, max_tokens=self.cfg.max_output_tokens,
                     response_format={"type": "json_object"})
@@ -114,17 +152,20 @@ class _Generator:
                 self.failures_in_a_row += 1
                 out.error, out.transport = describe(exc, self.cfg), True
                 return out
-            self.failures_in_a_row = 0
-            usage = resp.usage
-            if usage is None:  # some servers omit usage: charge the estimate
+            reply = parse_completion(raw.content)
+            if reply is None:  # a broken server or proxy, not a bad answer: no firmer retry
                 self.budget.settle(estimate, estimate)
+                self.failures_in_a_row += 1
+                out.error, out.transport = "the server's answer is not a chat completion", True
+                return out
+            self.failures_in_a_row = 0
+            if reply.prompt_tokens is None or reply.completion_tokens is None:
+                self.budget.settle(estimate, estimate)  # no usage reported: charge the estimate
             else:
-                out.tokens_in += usage.prompt_tokens
-                out.tokens_out += usage.completion_tokens
-                self.budget.settle(estimate, usage.prompt_tokens + usage.completion_tokens)
-            choice = resp.choices[0] if resp.choices else None
-            fields, problem = validate(choice.message.content if choice else None,
-                                       choice.finish_reason if choice else None)
+                out.tokens_in += reply.prompt_tokens
+                out.tokens_out += reply.completion_tokens
+                self.budget.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
+            fields, problem = validate(reply.content, reply.finish_reason)
             if fields is not None:
                 out.status, out.fields = "ok", fields
                 return out
@@ -151,12 +192,15 @@ async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_ke
 
     async with client:
         for i, paper in enumerate(papers):
-            await sem.acquire()
+            if i >= max_per_run:
+                dispatch.skipped_budget = len(papers) - i
+                break
+            await sem.acquire()  # a free slot first: answers in flight settle their tokens
             msgs = messages(paper, language)
             estimate = estimate_tokens(msgs, cfg.max_output_tokens)
             if gen.failures_in_a_row >= OUTAGE_AFTER:
                 dispatch.left_outage = len(papers) - i
-            elif i >= max_per_run or not budget.reserve(estimate):
+            elif not budget.reserve(estimate):
                 dispatch.skipped_budget = len(papers) - i
             else:
                 dispatch.sent += 1

@@ -6,7 +6,7 @@ paper's real Chinese digest as a JSON object, and reports usage tokens. It honou
 max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
-429 with Retry-After, 500, a stall.
+no usage in the answer, an HTML page instead of JSON, 429 with Retry-After, 500, a stall.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pipeline.replay import sample
 
 _DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
-FAULTS = ("invalid", "missing", "overlong", "obey", "429", "500", "stall")
+FAULTS = ("invalid", "missing", "overlong", "obey", "nousage", "garbage", "429", "500", "stall")
 
 
 @dataclass(frozen=True)
@@ -189,6 +189,9 @@ class OpenAIReplay:
                     self._json(500, {"error": {"message": "The server had an error",
                                                "type": "server_error"}})
                     return
+                if fault and fault.kind == "garbage":  # e.g. a proxy's error page
+                    self._send(200, b"<html><body>Bad gateway</body></html>", "text/html")
+                    return
                 if fault and fault.kind == "stall":
                     replay._stopping.wait(fault.seconds)
                 if replay.latency:
@@ -202,7 +205,7 @@ class OpenAIReplay:
                 prompt = sum(count_tokens(str(m.get("content", ""))) + 4
                              for m in body.get("messages") or [])
                 completion = count_tokens(content)
-                self._json(200, {
+                answer = {
                     "id": f"chatcmpl-replay-{len(replay.requests)}",
                     "object": "chat.completion", "created": int(time.time()),
                     "model": body.get("model", "replay"),
@@ -210,15 +213,22 @@ class OpenAIReplay:
                                  "message": {"role": "assistant", "content": content}}],
                     "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                               "total_tokens": prompt + completion},
-                })
+                }
+                if fault and fault.kind == "nousage":
+                    del answer["usage"]
+                self._json(200, answer)
 
             def _json(self, status: int, payload: dict,
                       headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload, ensure_ascii=False).encode()
+                self._send(status, data, "application/json", headers)
+
+            def _send(self, status: int, data: bytes, ctype: str,
+                      headers: dict[str, str] | None = None) -> None:
                 # The client may have given up already (its timeout fired during a stall).
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.send_response(status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", ctype)
                     self.send_header("Content-Length", str(len(data)))
                     for k, v in (headers or {}).items():
                         self.send_header(k, v)
