@@ -98,8 +98,8 @@ def test_bad_digest_config_names_the_key(tmp_path: Path, toml: str, key: str) ->
 
 
 def test_replay_answers_unknown_papers_with_a_labelled_stand_in() -> None:
-    server = OpenAIReplay({})
-    answer = server.digest_for({"arxiv_id": "0000.00000", "title": "T"})
+    with OpenAIReplay({}) as server:
+        answer = server.digest_for({"arxiv_id": "0000.00000", "title": "T"})
     assert set(answer) == set(FIELDS) and "回放服务器" in answer["tldr"]
     with pytest.raises(ValueError, match="unknown fault"):
         Fault("teapot")

@@ -19,9 +19,10 @@ import openai
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import Paper, estimate_tokens, firmer, messages, validate
 
-# This many transport failures in a row (429/5xx/timeouts/refused after the client's own
-# retries) means the server is down or throttling us: stop dispatching instead of
-# spending an attempt of every remaining paper on it.
+# This many HTTP-level failures in a row (any error status after the client's own retries,
+# a timeout, a refused connection, a body that is not a chat completion) means the server
+# is down, throttling us or refusing our key: stop dispatching instead of spending an
+# attempt of every remaining paper on it.
 OUTAGE_AFTER = 3
 
 
@@ -52,8 +53,9 @@ def parse_completion(body: bytes) -> Reply | None:
         return value if isinstance(value, str) else None
 
     def count(value: object) -> int | None:
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= 0
-        return value if ok else None  # type: ignore[return-value]
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        return None
 
     prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
     if prompt is None or completion is None:
@@ -122,10 +124,9 @@ def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
 
 
 class _Generator:
-    def __init__(self, cfg: DigestConfig, language: str, client: openai.AsyncOpenAI,
-                 budget: Budget) -> None:
-        self.cfg, self.language, self.client, self.budget = cfg, language, client, budget
-        self.failures_in_a_row = 0
+    def __init__(self, cfg: DigestConfig, client: openai.AsyncOpenAI, budget: Budget) -> None:
+        self.cfg, self.client, self.budget = cfg, client, budget
+        self.failures_in_a_row = 0  # HTTP-level failures; a usable answer resets it
 
     async def attempt(self, paper: Paper, msgs: list[dict[str, str]], estimate: int) -> Outcome:
         """One attempt: a request, and one firmer request when the reply is unusable.
@@ -179,7 +180,7 @@ async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_ke
     """Digest papers in order with at most cfg.concurrency requests in flight."""
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
                                 timeout=cfg.timeout_seconds, max_retries=cfg.max_retries)
-    gen = _Generator(cfg, language, client, budget)
+    gen = _Generator(cfg, client, budget)
     sem = asyncio.Semaphore(cfg.concurrency)
     dispatch = Dispatch()
     tasks: list[asyncio.Task[None]] = []

@@ -118,9 +118,10 @@ def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> 
             if len(outcomes) % CHECKPOINT_EVERY == 0:
                 store.write("digests", rows.table())
 
-        budget = Budget(dcfg.token_budget_per_run)
-        dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language, api_key,
-                                        dcfg.max_per_run, budget, on_outcome))
+        budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
+        if todo.todo:
+            dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language,
+                                            api_key, dcfg.max_per_run, budget, on_outcome))
         if rows.changed:
             store.write("digests", rows.table())
         report = _report(outcomes, dispatch, todo.selected, len(todo.cached),
