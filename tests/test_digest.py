@@ -363,6 +363,19 @@ def test_token_budget_is_exact(cfg: Config, llm: OpenAIReplay) -> None:
     assert expected(est[0]) >= 1 and expected(est[0] - 1) == 0
 
 
+def test_token_budget_holds_with_requests_in_flight(cfg: Config, llm: OpenAIReplay) -> None:
+    store = Store(cfg.store_path)
+    mark_ai(store, 12)
+    llm.latency = 0.05
+    budget = 12_000  # room for a few requests, not for twelve
+    report = run_digest(with_digest(cfg, base_url=llm.url, concurrency=4,
+                                    token_budget_per_run=budget), store, now=T0)
+    assert 0 < report.counts["made"] < 12
+    assert report.counts["made"] + report.counts["skipped by budget"] == 12
+    assert report.tokens_in + report.tokens_out <= budget
+    assert json.loads(last_run(cfg)["details"])["budget_used"] <= budget
+
+
 # -- regeneration ---------------------------------------------------------------------------------
 
 
@@ -401,6 +414,21 @@ def test_new_version_regenerates_and_supersedes(cfg: Config, llm: OpenAIReplay) 
     current = {(r["arxiv_id"], r["version"]) for r in rows if not r["superseded"]}
     assert {(i, 2) for i in revised} <= current
     assert all(r["superseded"] for r in rows if r["arxiv_id"] in revised and r["version"] == 1)
+
+
+def test_language_and_model_are_part_of_the_key(cfg: Config, llm: OpenAIReplay) -> None:
+    store = Store(cfg.store_path)
+    run_digest(cfg, store, now=T0)
+    english = with_digest(cfg, base_url=llm.url, language="en")
+    report = run_digest(english, store, now=T0)
+    assert report.counts["made"] == 5 and "English" in llm.requests[-1]["messages"][0]["content"]
+    # Each language keeps its own current digest.
+    assert not any(r["superseded"] for r in digests(cfg))
+    run_digest(with_digest(english, base_url=llm.url, model="other-model"), store, now=T0)
+    rows = digests(cfg)
+    assert llm.calls == 15 and len(rows) == 15
+    current = {(r["language"], r["model"]) for r in rows if not r["superseded"]}
+    assert current == {("zh-CN", "replay-model"), ("en", "other-model")}
 
 
 # -- concurrency, no key, CLI ---------------------------------------------------------------------
