@@ -227,6 +227,16 @@ def demo(obj: _Context, demo_dir: Path) -> None:
     click.get_current_context().invoke(status)
 
 
+@cli.command()
+@click.option("--publish", is_flag=True, help="Use publishconf.py (absolute URLs from base_url).")
+@click.pass_obj
+def build(obj: _Context, publish: bool) -> None:
+    """Build the static site from the store into [site] output (Pelican + our generator)."""
+    from pipeline import build as build_mod
+
+    click.echo(build_mod.build(obj.config, publish=publish).line())
+
+
 # -- digests (issue 4) ----------------------------------------------------------------------------
 
 

@@ -1,0 +1,142 @@
+"""The numbers the site states, computed from the tables (pure functions, no I/O).
+
+Windows are computed at build time in the site's time zone; the build's "now"
+is the end of the newest run in the ledger (the data's own clock), so a
+rebuild of unchanged data states the same numbers and writes the same bytes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
+
+import pandas as pd
+
+# arXiv's announcement calendar: Sunday–Thursday 20:00 US-Eastern; none on Friday or
+# Saturday evenings, nor on these holidays (arXiv's availability page).
+EASTERN = ZoneInfo("America/New_York")
+ARXIV_HOLIDAYS = frozenset(dt.date.fromisoformat(d) for d in (
+    "2026-01-01", "2026-01-19", "2026-06-19", "2026-07-03", "2026-09-07", "2026-11-26",
+    "2026-12-25", "2026-12-29", "2026-12-31",
+))
+
+
+def announces_on(day: dt.date) -> bool:
+    """Whether arXiv sends an announcement on the evening (US-Eastern) of `day`."""
+    return day.weekday() in (6, 0, 1, 2, 3) and day not in ARXIV_HOLIDAYS
+
+
+def as_of(runs: pd.DataFrame) -> dt.datetime:
+    """The data's clock: when the newest run finished (now, before the first run)."""
+    if runs.empty or runs["finished"].isna().all():
+        return dt.datetime.now(dt.UTC).replace(microsecond=0)
+    return runs["finished"].max().to_pydatetime()
+
+
+@dataclass(frozen=True)
+class SourceState:
+    source: str
+    status: str
+    last_attempt: dt.datetime | None
+    last_success: dt.datetime | None
+    fetched: int
+    new: int
+    revised: int
+    error: str | None
+    watermark: dt.datetime | None
+    tokens: int = 0
+
+    @property
+    def failing(self) -> bool:
+        return self.status in ("failed", "partial")
+
+
+@dataclass(frozen=True)
+class HomeStats:
+    now: dt.datetime
+    window_start: dt.datetime
+    new_papers: int
+    new_ai: int
+    revised: int
+    new_digests: int
+    last_check: dt.datetime | None
+    last_new_version: dt.datetime | None
+    newest_updated: dt.datetime | None
+    total_papers: int
+    total_ai: int
+    total_revised: int
+    total_hf: int
+    sources: list[SourceState] = field(default_factory=list)
+    announces_today: bool = True
+
+    @property
+    def degraded(self) -> bool:
+        return any(s.failing for s in self.sources)
+
+
+def in_window(times: pd.Series, start: dt.datetime, end: dt.datetime) -> pd.Series:
+    return (times > start) & (times <= end)
+
+
+def revisions(versions: pd.DataFrame, papers: pd.DataFrame) -> pd.DataFrame:
+    """Versions after the first one we stored of each paper: what 'revised' counts."""
+    first = papers[["arxiv_id", "first_seen"]].rename(columns={"first_seen": "paper_seen"})
+    later = versions[versions["version"] > 1].merge(first, on="arxiv_id", how="inner")
+    return later[later["first_seen"] > later["paper_seen"]].drop(columns="paper_seen")
+
+
+def source_states(runs: pd.DataFrame) -> list[SourceState]:
+    out = []
+    for source, mine in runs.groupby("source", sort=False):
+        last = mine.iloc[-1]
+        ok = mine[mine["status"] == "ok"]
+        marks = ok["watermark_after"].dropna()
+        out.append(SourceState(
+            source=str(source), status=str(last["status"]),
+            last_attempt=_py(last["started"]),
+            last_success=_py(ok["finished"].max()) if not ok.empty else None,
+            fetched=_int(last["fetched"]), new=_int(last["new"]), revised=_int(last["revised"]),
+            error=None if pd.isna(last["error"]) else str(last["error"]),
+            watermark=_py(marks.max()) if not marks.empty else None,
+            tokens=_int(mine["tokens_in"].sum()) + _int(mine["tokens_out"].sum()),
+        ))
+    order = {"arxiv": 0, "hf": 1, "digest": 2}
+    return sorted(out, key=lambda s: order.get(s.source, 9))
+
+
+def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
+         runs: pd.DataFrame, tz: ZoneInfo, now: dt.datetime | None = None) -> HomeStats:
+    now = now or as_of(runs)
+    start = now - dt.timedelta(hours=24)
+    new = papers[in_window(papers["first_seen"], start, now)]
+    revised = revisions(versions, papers)
+    revised = revised[in_window(revised["first_seen"], start, now)]
+    ok_digests = digests[digests["status"] == "ok"] if not digests.empty else digests
+    finished = runs[runs["status"].isin(["ok", "partial"])] if not runs.empty else runs
+    local_day = now.astimezone(EASTERN).date()
+    return HomeStats(
+        now=now, window_start=start,
+        new_papers=len(new), new_ai=int(new["ai_related"].fillna(False).sum()),
+        revised=int(revised["arxiv_id"].nunique()),
+        new_digests=int(in_window(ok_digests["created"], start, now).sum())
+        if not ok_digests.empty else 0,
+        last_check=_py(finished["finished"].max()) if not finished.empty else None,
+        last_new_version=_py(versions["first_seen"].max()) if not versions.empty else None,
+        newest_updated=_py(papers["updated"].max()) if not papers.empty else None,
+        total_papers=len(papers), total_ai=int(papers["ai_related"].fillna(False).sum()),
+        total_revised=int((papers["version"] > 1).sum()),
+        total_hf=int(papers["hf_day"].notna().sum()),
+        sources=source_states(runs) if not runs.empty else [],
+        announces_today=announces_on(local_day),
+    )
+
+
+def _py(value: object) -> dt.datetime | None:
+    if value is None or pd.isna(value):
+        return None
+    return pd.Timestamp(value).to_pydatetime()
+
+
+def _int(value: object) -> int:
+    return 0 if value is None or pd.isna(value) else int(value)

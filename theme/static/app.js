@@ -1,0 +1,38 @@
+// PaperTrail: refresh the home page's numbers every minute from status.json, no reload.
+// Reading works without this script; it only keeps an open tab current.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var root = script ? script.src.replace(/theme\/app\.js(\?.*)?$/, "") : "";
+  var REFRESH_MS = 60 * 1000;
+
+  function show(key, value) {
+    var nodes = document.querySelectorAll('[data-stat="' + key + '"]');
+    for (var i = 0; i < nodes.length; i++) {
+      var node = nodes[i];
+      if (key === "degraded") {
+        node.hidden = !value;
+      } else if (typeof value === "number") {
+        var text = value.toLocaleString("en-US");
+        node.textContent = /^(new_|revised)/.test(key) ? "+" + text : text;
+      } else {
+        node.textContent = String(value);
+      }
+    }
+  }
+
+  function refresh() {
+    fetch(root + "status.json", { cache: "no-store" })
+      .then(function (r) { return r.ok ? r.json() : null; })
+      .then(function (status) {
+        if (!status) return;
+        Object.keys(status).forEach(function (key) {
+          var v = status[key];
+          if (typeof v === "number" || typeof v === "boolean" || typeof v === "string") show(key, v);
+        });
+      })
+      .catch(function () { /* offline: keep what the page shows */ });
+  }
+
+  if (document.querySelector("[data-stat]")) setInterval(refresh, REFRESH_MS);
+})();
