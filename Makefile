@@ -27,6 +27,8 @@ lint: $(STAMP)
 ## bench: print the performance figures (not a test)
 bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/mathml.py
+	$(BIN)/python bench/site.py 20000
 	$(BIN)/python bench/digest.py
 
 clean:

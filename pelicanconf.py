@@ -22,7 +22,7 @@ PATH = str(HERE / "content")
 OUTPUT_PATH = str(_cfg.output_path)
 THEME = str(HERE / "theme")
 THEME_STATIC_DIR = "theme"
-THEME_STATIC_PATHS = ["static"]
+THEME_STATIC_PATHS: list[str] = []  # pipeline.site copies theme/static itself
 PLUGINS = ["pipeline.site"]
 
 # Pelican's default is autoescape off: a <script> in a title would run.

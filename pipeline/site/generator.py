@@ -13,6 +13,7 @@ import logging
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict
+from pathlib import Path
 
 from markupsafe import Markup, escape
 from pelican.generators import Generator
@@ -133,6 +134,7 @@ class _Build:
         self.build_home()
         self.build_feeds()
         self.build_machine_files()
+        self.copy_theme_static()
         log.info("papertrail: %d pages", len(self.pages))
 
     def _revisions(self) -> list[tuple[Paper, int, dt.datetime]]:
@@ -244,8 +246,9 @@ class _Build:
         runs = self.lib.frames["runs"]
         per_category: dict[str, int] = {}
         arxiv_runs = runs[runs["source"] == "arxiv"] if not runs.empty else runs
-        if not arxiv_runs.empty and arxiv_runs.iloc[-1]["details"]:
-            per_category = json.loads(arxiv_runs.iloc[-1]["details"]).get("per_category", {})
+        details = arxiv_runs.iloc[-1]["details"] if not arxiv_runs.empty else None
+        if isinstance(details, str):
+            per_category = json.loads(details).get("per_category", {})
         ledger = []
         if not runs.empty:
             digest_runs = runs[runs["source"] == "digest"]
@@ -290,6 +293,15 @@ class _Build:
             self.writer.write_text(f"feeds/{spec.slug}.rss.xml", rss)
         self.writer.write_text("feeds.opml", _feeds.opml(
             self.all_feeds, site_title=self.cfg.site.title, base_url=self.cfg.site.base_url))
+
+    def copy_theme_static(self) -> None:
+        """The theme's css/js, through the writer so unchanged files keep their bytes and
+        times (Pelican's own copy would touch them on every build)."""
+        static = Path(self.gen.theme) / "static"
+        for path in sorted(static.rglob("*")):
+            if path.is_file():
+                self.writer.put(Path(self.writer.output_path) / "theme" /
+                                path.relative_to(static), path.read_bytes())
 
     def build_machine_files(self) -> None:
         h = self.home

@@ -1,0 +1,119 @@
+"""Site build benchmark (issue 5). Prints figures; asserts nothing.
+
+Makes a store of N papers from the real sample's distributions (titles, abstracts with
+their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
+then times a full `papertrail build` in a fresh process and reports its peak memory,
+the home page's size and the site's size per 1,000 papers.
+Run: .venv/bin/python bench/site.py [N ...]   (default: 20000)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline import config as config_mod
+from pipeline._schemas import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS
+from pipeline.merge import merge_arxiv
+from pipeline.replay import sample
+from pipeline.store import Store, empty
+
+T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+
+def make_store(root: Path, n: int) -> config_mod.Config:
+    cfg_path = root / "papertrail.toml"
+    cfg_path.write_text('[store]\npath = "data"\n[site]\noutput = "out"\n'
+                        'base_url = "https://example.org/"\n', encoding="utf-8")
+    cfg = config_mod.load(cfg_path)
+    base = [e for e in sample.entries() if e.version == 1]
+    digests = sample.digests()
+    days = max(1, n // 1000)
+    rows, revised, digest_rows = [], [], []
+    for i in range(n):
+        e = base[i % len(base)]
+        day = i * days // n
+        seen = T0 + dt.timedelta(days=day, hours=1)
+        when = seen - dt.timedelta(hours=8, seconds=i % 3600)
+        arxiv_id = f"26{6 + day // 30:02d}.{i:05d}"
+        row = {"arxiv_id": arxiv_id, "version": 1, "title": e.title, "abstract": e.abstract,
+               "authors": list(e.authors), "categories": list(e.categories),
+               "primary_category": e.primary_category, "comment": e.comment,
+               "journal_ref": None, "doi": None, "published": when, "updated": when,
+               "fetched_at": seen}
+        rows.append(row)
+        if i % 20 == 0 and day + 2 < days:
+            later = seen + dt.timedelta(days=2)
+            revised.append({**row, "version": 2, "abstract": e.abstract + " Revised.",
+                            "updated": later - dt.timedelta(hours=8), "fetched_at": later})
+        if i % 10 == 0 and e.arxiv_id in digests:
+            d = digests[e.arxiv_id]
+            digest_rows.append({"arxiv_id": arxiv_id, "version": 1, "language": "zh-CN",
+                                "model": "bench", "prompt_hash": "b", "status": "ok",
+                                "superseded": False, "tldr": d.get("tldr"),
+                                "motivation": d.get("motivation"), "method": d.get("method"),
+                                "results": d.get("result"), "conclusion": d.get("conclusion"),
+                                "attempts": 1, "tokens_in": 900, "tokens_out": 300,
+                                "created": seen + dt.timedelta(minutes=30)})
+    first = merge_arxiv(empty(PAPERS), empty(VERSIONS),
+                        pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), ["cs.CV"])
+    second = merge_arxiv(first.papers, first.new_versions.select(["arxiv_id", "version"]),
+                         pa.Table.from_pylist(revised, schema=ARXIV_SNAPSHOT), ["cs.CV"])
+    store = Store(cfg.store_path)
+    store.write("papers", second.papers)
+    store.write("versions", pa.concat_tables([first.new_versions, second.new_versions]))
+    store.write("digests", pa.Table.from_pylist(digest_rows, schema=DIGESTS))
+    end = T0 + dt.timedelta(days=days, hours=1)
+    store.append_run({"run_id": "bench", "source": "arxiv", "started": end, "finished": end,
+                      "status": "ok", "fetched": n, "new": n, "watermark_after": end})
+    return cfg
+
+
+def child(cfg_path: str) -> None:
+    from pipeline import build
+
+    cfg = config_mod.load(cfg_path)
+    started = time.perf_counter()
+    report = build.build(cfg)
+    seconds = time.perf_counter() - started
+    hwm = next(int(line.split()[1]) / 1024 for line in
+               Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    print(json.dumps({"seconds": seconds, "rss": hwm, "files": report.files,
+                      "bytes": report.size_bytes, "written": report.written,
+                      "home": (cfg.output_path / "index.html").stat().st_size}))
+
+
+def bench(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = make_store(Path(tmp), n)
+        runs = []
+        for _ in range(2):  # a full build, then a rebuild of unchanged data
+            proc = subprocess.run([sys.executable, __file__, "child", str(cfg.path)],
+                                  capture_output=True, text=True)
+            if proc.returncode:
+                raise SystemExit(proc.stderr)
+            out = proc.stdout
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+        full, again = runs
+        print(f"{n:,} papers: full build {full['seconds']:.1f} s, peak RSS {full['rss']:.0f} MiB,"
+              f" {full['files']:,} files, {full['bytes'] / 1e6:.0f} MB "
+              f"({full['bytes'] / 1e6 / (n / 1000):.1f} MB per 1,000 papers), home page "
+              f"{full['home'] / 1000:.0f} KB")
+        print(f"  rebuild of unchanged data: {again['seconds']:.1f} s, "
+              f"{again['written']} files written")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["child"]:
+        child(sys.argv[2])
+    else:
+        sizes = [int(a) for a in sys.argv[1:]] or [20_000]
+        for size in sizes:
+            bench(size)

@@ -1,0 +1,322 @@
+"""The built site, from a store made by the real pipeline over the replay."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import re
+import shutil
+from html.parser import HTMLParser
+from pathlib import Path
+
+import feedparser
+import pyarrow as pa
+import pytest
+from lxml import etree
+from lxml import html as lxml_html
+
+from pipeline import build as build_mod
+from pipeline import config as config_mod
+from pipeline import ingest
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.site import i18n
+from pipeline.store import Store
+from tests.conftest import fast_arxiv
+
+DAYS = sample.days()
+XSS_ID = "2606.99999"
+XSS_TITLE = "<script>alert(1)</script>"
+XSS_ABSTRACT = ("We study <img src=x onerror=alert(1)> and [click](javascript:alert(1)) "
+                "with $x^2$ cost.")
+
+
+def at(day: str) -> dt.datetime:
+    return sample.announced_at(day) + dt.timedelta(hours=1)
+
+
+def _entries() -> list[sample.Entry]:
+    base = next(e for e in sample.entries() if e.version == 1)
+    when = sample.announced_at(DAYS[-1]) - dt.timedelta(hours=7)
+    evil = dataclasses.replace(base, arxiv_id=XSS_ID, title=XSS_TITLE, abstract=XSS_ABSTRACT,
+                               authors=("<b>Mallory</b>", "Eve"), published=when, updated=when,
+                               announced=sample.announced_at(DAYS[-1]))
+    return [*sample.entries(), evil]
+
+
+def make_config(root: Path, language: str = "zh-CN", **site: str) -> config_mod.Config:
+    path = root / "papertrail.toml"
+    extra = "".join(f'{k} = "{v}"\n' for k, v in site.items())
+    path.write_text(f'[store]\npath = "data"\n[site]\nlanguage = "{language}"\n'
+                    f'output = "out"\n{extra}', encoding="utf-8")
+    return config_mod.load(path)
+
+
+def add_digest(store: Store, arxiv_id: str, version: int, when: dt.datetime,
+               text: str) -> None:
+    """A digest row as the digest step stores it (the digest step itself has its tests)."""
+    row = {"arxiv_id": arxiv_id, "version": version, "language": "zh-CN", "model": "test-model",
+           "prompt_hash": "p1", "status": "ok", "superseded": False, "tldr": text,
+           "motivation": "m", "method": "x", "results": "r", "conclusion": "c",
+           "attempts": 1, "tokens_in": 10, "tokens_out": 5, "created": when}
+    digests = store.read("digests")
+    store.write("digests", pa.concat_tables([digests, pa.Table.from_pylist(
+        [row], schema=digests.schema)]))
+
+
+def run_pipeline(cfg: config_mod.Config, days: list[str]) -> Store:
+    store = Store(cfg.store_path)
+    with ArxivReplay(_entries()) as api:
+        fast = fast_arxiv(cfg, api.url)
+        for day in days:
+            api.as_of = at(day)
+            ingest.ingest_arxiv(fast, store, now=api.as_of)
+    return store
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    root = tmp_path_factory.mktemp("site")
+    cfg = make_config(root, base_url="https://example.org/papertrail/")
+    store = run_pipeline(cfg, DAYS)
+    add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=5),
+               "<img src=x onerror=alert(1)> 扩散模型 <a href='javascript:alert(1)'>x</a>")
+    report = build_mod.build(cfg)
+    return cfg, store, report
+
+
+def out(built) -> Path:
+    return built[0].output_path
+
+
+def html_files(root: Path) -> list[Path]:
+    return sorted(root.rglob("*.html"))
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+
+    def handle_starttag(self, tag, attrs):
+        d = dict(attrs)
+        self.tags.append((tag, d))
+        for key in ("href", "src"):
+            if d.get(key):
+                self.links.append(d[key])
+
+
+def parse(path: Path) -> _Links:
+    p = _Links()
+    p.feed(path.read_text(encoding="utf-8"))
+    return p
+
+
+def test_every_page_exists(built):
+    root = out(built)
+    papers = built[1].read("papers").to_pylist()
+    some = papers[0]["arxiv_id"]
+    day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
+    expected = ["index.html", f"paper/{some}/index.html", "brief/index.html",
+                *(f"brief/24h/{k}/index.html" for k in ("new", "ai", "revised", "digests")),
+                f"brief/{day}/new/index.html", "category/index.html", "category/cs.CV/index.html",
+                "topic/index.html", "sources/index.html", "about/index.html",
+                *(f"library/{c}/{r}/index.html" for c in ("updated", "first_seen", "published")
+                  for r in ("24h", "7d", "all")),
+                "feeds/all.atom.xml", "feeds/all.rss.xml", "feeds/ai.atom.xml",
+                "feeds/revisions.atom.xml", "feeds/digests.rss.xml",
+                "feeds/category/cs.CL.atom.xml", "feeds.opml", "sitemap.xml", "robots.txt",
+                "status.json", "theme/style.css", "theme/app.js"]
+    missing = [p for p in expected if not (root / p).is_file()]
+    assert missing == []
+    assert len(list((root / "paper").rglob("index.html"))) == len(papers)
+
+
+def test_every_internal_link_and_asset_resolves(built):
+    root = out(built)
+    broken = []
+    for page in html_files(root):
+        for link in parse(page).links:
+            if re.match(r"^(https?:|mailto:)", link) or link.startswith("#"):
+                continue
+            target = (page.parent / link.split("#")[0].split("?")[0]).resolve()
+            if link.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append((str(page.relative_to(root)), link))
+    assert broken == []
+
+
+def test_pages_make_no_external_requests_and_carry_a_csp(built):
+    for page in html_files(out(built)):
+        text = page.read_text(encoding="utf-8")
+        assert "default-src 'none'" in text, page
+        for tag, attrs in parse(page).tags:
+            if tag in ("script", "img", "iframe") or (tag == "link" and attrs.get("rel") in (
+                    "stylesheet", "icon", "preload")):
+                url = attrs.get("src") or attrs.get("href") or ""
+                assert not re.match(r"^(https?:)?//", url), (page, tag, url)
+
+
+def test_untrusted_text_stays_text_everywhere(built):
+    root = out(built)
+    page = root / "paper" / XSS_ID / "index.html"
+    text = page.read_text(encoding="utf-8")
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
+    assert "&lt;b&gt;Mallory&lt;/b&gt;" in text
+    for path in [*html_files(root), *root.rglob("*.xml"), *root.rglob("*.json")]:
+        raw = path.read_text(encoding="utf-8")
+        assert XSS_TITLE not in raw, path
+        assert "<img src=x" not in raw, path
+    for path in html_files(root):
+        for tag, attrs in parse(path).tags:
+            assert not any(k.startswith("on") for k in attrs), (path, tag, attrs)
+            assert not (attrs.get("href") or "").lower().startswith("javascript:"), path
+            if tag == "script":
+                assert attrs.get("src", "").endswith("theme/app.js"), path
+    # the digest (machine output) is labelled and escaped
+    assert "test-model" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
+
+
+def test_feeds_carry_untrusted_text_as_text(built):
+    root = out(built)
+    tree = etree.parse(str(root / "feeds" / "all.atom.xml"))
+    ns = {"a": "http://www.w3.org/2005/Atom"}
+    entry = next(e for e in tree.iterfind("a:entry", ns)
+                 if e.findtext("a:id", namespaces=ns).endswith(XSS_ID))
+    assert entry.findtext("a:title", namespaces=ns) == XSS_TITLE  # a text construct
+    summary_html = entry.findtext("a:summary", namespaces=ns)
+    doc = lxml_html.fromstring(f"<div>{summary_html}</div>")
+    assert doc.xpath("//script|//img") == []
+    assert XSS_TITLE in doc.text_content() and "<img src=x onerror" in doc.text_content()
+
+
+def test_feeds_parse_with_expected_entries(built):
+    root = out(built)
+    papers = built[1].read("papers")
+    for name in ("all", "ai", "revisions", "digests", "category/cs.CL"):
+        for ext in ("atom", "rss"):
+            feed = feedparser.parse((root / "feeds" / f"{name}.{ext}.xml").read_bytes())
+            assert not feed.bozo, (name, ext, feed.get("bozo_exception"))
+    all_feed = feedparser.parse((root / "feeds" / "all.atom.xml").read_bytes())
+    assert len(all_feed.entries) == min(100, papers.num_rows)
+    digests = feedparser.parse((root / "feeds" / "digests.atom.xml").read_bytes())
+    assert [e.id.rsplit(":", 1)[1] for e in digests.entries] == [f"paper/{XSS_ID}v1/digest"]
+    revisions = feedparser.parse((root / "feeds" / "revisions.atom.xml").read_bytes())
+    assert revisions.entries and all(re.search(r"v\d+$", e.id) for e in revisions.entries)
+    opml = (root / "feeds.opml").read_text(encoding="utf-8")
+    for f in root.joinpath("feeds").rglob("*.xml"):
+        assert f"feeds/{f.relative_to(root / 'feeds')}" in opml
+    home = (root / "index.html").read_text(encoding="utf-8")
+    assert 'rel="alternate" type="application/atom+xml"' in home
+
+
+def _stat(home: str, key: str) -> int:
+    m = re.search(rf'data-stat="{key}">\+?([\d,]+)<', home)
+    assert m, key
+    return int(m.group(1).replace(",", ""))
+
+
+def test_home_numbers_match_the_tables(built):
+    cfg, store, _ = built
+    papers, versions = store.read("papers").to_pylist(), store.read("versions").to_pylist()
+    runs = store.read("runs").to_pylist()
+    now = max(r["finished"] for r in runs)
+    start = now - dt.timedelta(hours=24)
+    first_seen = {p["arxiv_id"]: p["first_seen"] for p in papers}
+    new = [p for p in papers if start < p["first_seen"] <= now]
+    revised = {v["arxiv_id"] for v in versions if v["version"] > 1
+               and start < v["first_seen"] <= now and v["first_seen"] > first_seen[v["arxiv_id"]]}
+    home = (cfg.output_path / "index.html").read_text(encoding="utf-8")
+    assert _stat(home, "new_papers") == len(new) > 0
+    assert _stat(home, "revised") == len(revised) > 0
+    assert _stat(home, "new_digests") == 1
+    assert _stat(home, "total_papers") == len(papers)
+    assert _stat(home, "total_revised") == sum(p["version"] > 1 for p in papers)
+    assert "统计 " in home and "北京时间" in home
+    status = json.loads((cfg.output_path / "status.json").read_text(encoding="utf-8"))
+    assert status["new_papers"] == len(new) and status["degraded"] is False
+    assert len((cfg.output_path / "index.html").read_bytes()) < 100_000
+
+
+def test_revision_shows_both_versions_and_the_change(built):
+    cfg, store, _ = built
+    v2 = next(p for p in store.read("papers").to_pylist() if p["version"] == 2)
+    text = (cfg.output_path / "paper" / v2["arxiv_id"] / "index.html").read_text("utf-8")
+    assert "v1 · arXiv" in text and "v2 · arXiv" in text
+    assert "<ins>" in text and "release our code" in text
+
+
+def test_a_failing_source_shows_the_banner(tmp_path):
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:1])
+    with ArxivReplay([]) as api:
+        api.inject(*["503"] * 5)
+        ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=at(DAYS[1]))
+    build_mod.build(cfg)
+    home = (cfg.output_path / "index.html").read_text("utf-8")
+    banner = re.search(r'<p class="banner"[^>]*data-stat="degraded"[^>]*>', home).group(0)
+    assert "hidden" not in banner and "部分采集异常" in home
+    sources = (cfg.output_path / "sources" / "index.html").read_text("utf-8")
+    assert "HTTP 503" in sources and "status-failed" in sources
+
+
+def test_english_build(tmp_path):
+    cfg = make_config(tmp_path, language="en")
+    run_pipeline(cfg, DAYS[:2])
+    build_mod.build(cfg)
+    home = (cfg.output_path / "index.html").read_text("utf-8")
+    assert '<html lang="en">' in home and "Never miss the next important paper." in home
+    assert "Beijing time" in home and "新增论文" not in home
+
+
+def test_catalogue_has_every_key_in_both_languages():
+    zh, en = i18n.CATALOGUE["zh-CN"], i18n.CATALOGUE["en"]
+    assert set(zh) == set(en)
+    assert all(zh[k].count("{") == en[k].count("{") for k in zh)
+
+
+def test_templates_use_only_catalogue_keys():
+    keys = set(i18n.CATALOGUE["en"])
+    used = set()
+    for tpl in Path(__file__).resolve().parents[1].joinpath("theme", "templates").glob("*.html"):
+        used |= set(re.findall(r"\bs\.(\w+)", tpl.read_text("utf-8")))
+    assert used - keys == set()
+
+
+def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path):
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:3])
+    build_mod.build(cfg)
+    root = cfg.output_path
+    before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    again = build_mod.build(cfg)
+    assert again.written == 0
+    assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before
+
+    with ArxivReplay(_entries()) as api:
+        api.as_of = at(DAYS[3])
+        ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
+    report = build_mod.build(cfg)
+    papers = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
+    untouched = [i for i, p in papers.items() if p["version_seen_at"] < at(DAYS[2])]
+    assert untouched
+    for arxiv_id in untouched[:50]:
+        page = root / "paper" / arxiv_id / "index.html"
+        assert before[page][1] == page.stat().st_mtime_ns, arxiv_id
+    assert before[root / "index.html"][0] != (root / "index.html").read_bytes()
+    assert 0 < report.written < len(before) / 2
+
+
+def test_build_cli_prints_the_site_size(tmp_path):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+    cfg = make_config(tmp_path)
+    run_pipeline(cfg, DAYS[:1])
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "build"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"site: \d+ files, [\d.]+ MB", result.output)
+    shutil.rmtree(cfg.output_path)
