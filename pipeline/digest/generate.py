@@ -102,7 +102,6 @@ class Budget:
 class Dispatch:
     """What happened to the candidates that were not sent."""
 
-    sent: int = 0
     skipped_budget: int = 0  # max_per_run or the token budget stopped them
     left_outage: int = 0  # the server looked down; left for the next run
 
@@ -204,7 +203,6 @@ async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_ke
             elif not budget.reserve(estimate):
                 dispatch.skipped_budget = len(papers) - i
             else:
-                dispatch.sent += 1
                 tasks.append(asyncio.create_task(run(paper, msgs, estimate)))
                 continue
             sem.release()

@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import os
 import time
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -48,6 +49,9 @@ class _Rows:
 
     def __init__(self, rows: Iterable[dict]) -> None:
         self.rows: dict[Key, dict] = {key_of(r): r for r in rows}
+        self.by_paper: dict[tuple[str, str], set[Key]] = defaultdict(set)  # (id, language)
+        for key in self.rows:
+            self.by_paper[key[0], key[2]].add(key)
         self.changed = False
 
     def table(self) -> pa.Table:
@@ -57,12 +61,11 @@ class _Rows:
     def make_current(self, key: Key) -> None:
         """This digest is the one to show: every other row of the paper in its language is
         superseded (older versions, older prompts, other models; they stay stored)."""
-        for other, row in self.rows.items():
-            if other[0] == key[0] and other[2] == key[2]:
-                superseded = other != key
-                if row["superseded"] != superseded:
-                    row["superseded"] = superseded
-                    self.changed = True
+        for other in self.by_paper[key[0], key[2]]:
+            row, superseded = self.rows[other], other != key
+            if row["superseded"] != superseded:
+                row["superseded"] = superseded
+                self.changed = True
 
     def record(self, key: Key, out: Outcome, previous: dict | None, now: dt.datetime,
                backoff_hours: float, max_attempts: int) -> None:
@@ -81,6 +84,7 @@ class _Rows:
             wait = dt.timedelta(hours=backoff_hours * 2 ** (attempts - 1))
             row["next_attempt_after"] = now + wait
         self.rows[key] = row
+        self.by_paper[key[0], key[2]].add(key)
         self.changed = True
         if out.status == "ok":
             self.make_current(key)
