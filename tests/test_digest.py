@@ -363,6 +363,27 @@ def test_token_budget_is_exact(cfg: Config, llm: OpenAIReplay) -> None:
     assert expected(est[0]) >= 1 and expected(est[0] - 1) == 0
 
 
+def test_a_corrective_retry_that_would_not_fit_is_not_sent(cfg: Config,
+                                                           llm: OpenAIReplay) -> None:
+    store = Store(cfg.store_path)
+    [first] = select(store.read("papers"), store.read("versions"), "ai").head(1).itertuples()
+    paper = Paper(first.arxiv_id, int(first.version), first.title, first.abstract)
+    budget = estimate_tokens(messages(paper, "zh-CN"), cfg.digest.max_output_tokens)
+    llm.inject("invalid")
+    report = run_digest(with_digest(cfg, base_url=llm.url, concurrency=1,
+                                    token_budget_per_run=budget), store, now=T0)
+    assert (llm.calls, report.counts["made"], report.counts["failed"]) == (1, 0, 0)
+    assert report.counts["skipped by budget"] == 5
+    assert digests(cfg) == []  # not the paper's fault: no failed attempt is charged to it
+    assert 0 < report.tokens_in + report.tokens_out <= budget  # but the ledger has the cost
+
+
+def test_the_key_from_the_configured_variable_is_sent(cfg: Config, llm: OpenAIReplay) -> None:
+    run_digest(with_digest(cfg, base_url=llm.url, max_per_run=1), Store(cfg.store_path),
+               now=T0)
+    assert llm.authorization == ["Bearer test-key"]
+
+
 def test_token_budget_holds_with_requests_in_flight(cfg: Config, llm: OpenAIReplay) -> None:
     store = Store(cfg.store_path)
     mark_ai(store, 12)

@@ -79,6 +79,7 @@ class OpenAIReplay:
         self.faults: deque[Fault] = deque()
         self.requests: list[dict] = []  # every request body, in arrival order
         self.arrivals: list[float] = []  # time.monotonic() of each, for timing tests
+        self.authorization: list[str] = []  # each request's Authorization header
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests ever being answered at once
         self._lock = threading.Lock()
@@ -170,6 +171,7 @@ class OpenAIReplay:
                 with replay._lock:
                     replay.requests.append(body)
                     replay.arrivals.append(time.monotonic())
+                    replay.authorization.append(self.headers.get("Authorization", ""))
                     fault = replay.faults.popleft() if replay.faults else None
                     replay.in_flight += 1
                     replay.max_in_flight = max(replay.max_in_flight, replay.in_flight)
