@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
+from pipeline._schemas import PAPERS, VERSIONS
 from pipeline.config import ConfigError
 from pipeline.digest.generate import Reply, parse_completion
+from pipeline.digest.plan import select
 from pipeline.digest.prompt import FIELDS, Paper, estimate_tokens, messages, prompt_hash, validate
 from pipeline.replay.openai import Fault, OpenAIReplay
 
@@ -103,3 +107,35 @@ def test_replay_answers_unknown_papers_with_a_labelled_stand_in() -> None:
     assert set(answer) == set(FIELDS) and "回放服务器" in answer["tldr"]
     with pytest.raises(ValueError, match="unknown fault"):
         Fault("teapot")
+
+
+def _tables() -> tuple[pa.Table, pa.Table]:
+    t = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    papers = pa.Table.from_pylist([
+        {"arxiv_id": "a", "ai_related": True, "topics": ["x"]},
+        {"arxiv_id": "b", "ai_related": None, "topics": None},
+        {"arxiv_id": "c", "ai_related": False, "topics": []},
+        {"arxiv_id": "d", "ai_related": True, "topics": ["y"]},
+    ], schema=PAPERS)
+    versions = pa.Table.from_pylist([
+        {"arxiv_id": "a", "version": 1, "updated": t, "title": "A", "abstract": "old"},
+        {"arxiv_id": "a", "version": 2, "updated": t + dt.timedelta(days=3), "title": "A",
+         "abstract": "new"},
+        {"arxiv_id": "b", "version": 1, "updated": t + dt.timedelta(days=2), "title": "B",
+         "abstract": "b"},
+        {"arxiv_id": "c", "version": 1, "updated": t + dt.timedelta(days=1), "title": "C",
+         "abstract": "c"},
+        {"arxiv_id": "d", "version": 1, "updated": t, "title": "D", "abstract": " "},
+    ], schema=VERSIONS)
+    return papers, versions
+
+
+@pytest.mark.parametrize(("selection", "ids"), [
+    ("all", ["a", "b", "c"]),  # newest first; d has no abstract
+    ("ai", ["a"]),  # not yet classified (None) counts as not AI
+    ("topics", ["a"]),
+])
+def test_select_newest_version_newest_first(selection: str, ids: list[str]) -> None:
+    out = select(*_tables(), selection)
+    assert list(out["arxiv_id"]) == ids
+    assert out.iloc[0]["version"] == 2 and out.iloc[0]["abstract"] == "new"
