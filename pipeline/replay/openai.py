@@ -50,13 +50,17 @@ def count_tokens(text: str) -> int:
 
 
 def _paper(messages: list[dict]) -> dict:
+    """The paper in the prompt's data block; {} when there is none (the stand-in answers)."""
     for message in messages:
         m = _DATA.search(str(message.get("content", "")))
-        if m:
-            with contextlib.suppress(ValueError):
-                data = json.loads(m.group(1))
-                if isinstance(data, dict):
-                    return data
+        if not m:
+            continue
+        try:
+            data = json.loads(m.group(1))
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
     return {}
 
 
