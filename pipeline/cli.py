@@ -150,6 +150,10 @@ def status(obj: _Context, as_json: bool) -> None:
             **{k: int(last[k]) if pd.notna(last[k]) else 0
                for k in ("fetched", "new", "revised", "unchanged")},
             "watermark": _fmt(store.watermark(source), tz),
+            # The cost ledger: model tokens spent over all runs (digest runs only spend any).
+            "tokens in/out": (f"{int(mine['tokens_in'].fillna(0).sum()):,}/"
+                              f"{int(mine['tokens_out'].fillna(0).sum()):,}"
+                              if mine["tokens_in"].notna().any() else "—"),
             "last error": failed.iloc[-1]["error"] if not failed.empty else "—",
         })
     if as_json:
@@ -219,6 +223,35 @@ def build(obj: _Context, publish: bool) -> None:
     from pipeline import build as build_mod
 
     click.echo(build_mod.build(obj.config, publish=publish).line())
+
+
+# -- digests (issue 4) ----------------------------------------------------------------------------
+
+
+@cli.command()
+@click.pass_obj
+def digest(obj: _Context) -> None:
+    """Write AI reading digests for new paper versions (skipped when no API key is set)."""
+    from pipeline.digest import run_digest
+
+    click.echo(run_digest(obj.config, obj.store).line())
+
+
+@cli.command("replay-openai")
+@click.option("--port", default=8002, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--latency", default=0.0, show_default=True, help="Seconds per response.")
+def replay_openai(port: int, latency: float) -> None:
+    """Serve a local OpenAI-compatible chat API answering with the bundled real digests."""
+    from pipeline.replay.openai import OpenAIReplay
+
+    server = OpenAIReplay(latency=latency, port=port)
+    click.echo(f"OpenAI-compatible replay at {server.url} ({len(server.digests)} digests); "
+               "Ctrl-C stops")
+    try:
+        server.start()
+        server._thread.join()  # type: ignore[union-attr]
+    except KeyboardInterrupt:
+        server.stop()
 
 
 def main() -> None:

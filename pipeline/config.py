@@ -166,13 +166,18 @@ class DigestConfig:
     language: Literal["", "zh-CN", "en"] = ""  # empty: the site's language
     temperature: float = _spec(0.2, _between(0, 2), "0 to 2")
     max_output_tokens: int = _spec(900, _between(64, 8192), "64 to 8192")
-    timeout_seconds: float = _spec(60.0, _at_least(1), "seconds ≥ 1")
+    timeout_seconds: float = _spec(60.0, _at_least(0.1), "seconds ≥ 0.1")
+    # The openai client's own retries (429 honouring Retry-After, 5xx, timeouts) per request;
+    # when they run out the digest counts one failed attempt.
+    max_retries: int = _spec(2, _between(0, 10), "0 to 10")
     concurrency: int = _spec(4, _between(1, 64), "1 to 64")
     max_per_run: int = _spec(100, _at_least(0), "a whole number ≥ 0")
     token_budget_per_run: int = _spec(300_000, _at_least(0), "a whole number ≥ 0")
     selection: Literal["all", "ai", "topics"] = "ai"
     prompt_version: str = _spec("1", _non_empty, "a non-empty label")
     max_attempts: int = _spec(3, _between(1, 20), "1 to 20")
+    # A failed digest waits retry_backoff_hours × 2^(attempts − 1) before the next try.
+    retry_backoff_hours: float = _spec(1.0, _between(0, 24 * 30), "0 to 720 hours")
 
 
 @dataclass(frozen=True)

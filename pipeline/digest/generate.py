@@ -1,0 +1,211 @@
+"""Asking the model: the async openai client, a semaphore, hard budgets, one retry on bad output.
+
+Requests are dispatched strictly in candidate order, so "newest first" holds and the
+budget decision for each request is made once, in that order. Before each request
+(the corrective retry included) its token estimate is reserved against the budget;
+when the answer arrives the reservation is replaced by the reported usage. A request
+that could overshoot is never sent, and nothing after it is sent either.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import openai
+
+from pipeline.config import DigestConfig
+from pipeline.digest.prompt import Paper, estimate_tokens, firmer, messages, validate
+
+# This many HTTP-level failures in a row (any error status after the client's own retries,
+# a timeout, a refused connection, a body that is not a chat completion) means the server
+# is down, throttling us or refusing our key: stop dispatching instead of spending an
+# attempt of every remaining paper on it.
+OUTAGE_AFTER = 3
+
+
+@dataclass(frozen=True)
+class Reply:
+    content: str | None
+    finish_reason: str | None
+    prompt_tokens: int | None  # None: the server reported no (usable) usage
+    completion_tokens: int | None
+
+
+def parse_completion(body: bytes) -> Reply | None:
+    """The parts of a chat completion we use, read defensively: the body comes from a server
+    we do not control, and the openai package's own parsing raises arbitrary errors (or
+    returns a str) on a body that is not a chat completion. None: not a chat completion."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        return None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        return None
+    choice = choices[0]
+    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+
+    def text(value: object) -> str | None:
+        return value if isinstance(value, str) else None
+
+    def count(value: object) -> int | None:
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            return value
+        return None
+
+    prompt, completion = count(usage.get("prompt_tokens")), count(usage.get("completion_tokens"))
+    if prompt is None or completion is None:
+        prompt = completion = None
+    return Reply(text(message.get("content")), text(choice.get("finish_reason")), prompt,
+                 completion)
+
+
+@dataclass
+class Outcome:
+    paper: Paper
+    status: str  # ok | failed | budget (not sent: it could have exceeded the token budget)
+    fields: dict[str, str] | None = None
+    error: str | None = None
+    tokens_in: int = 0
+    tokens_out: int = 0
+    requests: int = 0
+    corrective: int = 0  # 1 when the first reply was rejected and asked again
+    transport: bool = False  # failed in HTTP, not in the reply's content
+
+
+class Budget:
+    """Hard token budget. Single event loop, so no lock is needed."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0  # reported usage, or the estimate where usage is unknown
+        self.reserved = 0  # estimates of requests in flight
+        self.closed = False  # once a request did not fit, no later (smaller) one jumps ahead
+
+    def reserve(self, estimate: int) -> bool:
+        if self.closed or self.used + self.reserved + estimate > self.limit:
+            self.closed = True
+            return False
+        self.reserved += estimate
+        return True
+
+    def settle(self, estimate: int, used: int) -> None:
+        self.reserved -= estimate
+        self.used += used
+
+
+@dataclass
+class Dispatch:
+    """What happened to the candidates that were not sent."""
+
+    skipped_budget: int = 0  # max_per_run or the token budget stopped them
+    left_outage: int = 0  # the server looked down; left for the next run
+
+
+def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
+    if isinstance(exc, openai.APITimeoutError):
+        text = f"timed out after {cfg.timeout_seconds:g} s"
+    elif isinstance(exc, openai.APIConnectionError):
+        text = f"cannot connect: {exc.__cause__ or exc}"
+    elif isinstance(exc, openai.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        text = f"HTTP {exc.status_code}: {body.get('message') or exc.message}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, openai.APIConnectionError | openai.RateLimitError |
+                  openai.InternalServerError):
+        text += f" (after {cfg.max_retries} client retries)"
+    return text[:500]
+
+
+class _Generator:
+    def __init__(self, cfg: DigestConfig, client: openai.AsyncOpenAI, budget: Budget) -> None:
+        self.cfg, self.client, self.budget = cfg, client, budget
+        self.failures_in_a_row = 0  # HTTP-level failures; a usable answer resets it
+
+    async def attempt(self, paper: Paper, msgs: list[dict[str, str]], estimate: int) -> Outcome:
+        """One attempt: a request, and one firmer request when the reply is unusable.
+        The caller has reserved `estimate` for the first request."""
+        out, problem = Outcome(paper, "failed"), ""
+        for corrective in (False, True):
+            if corrective:
+                msgs = firmer(msgs, problem)
+                estimate = estimate_tokens(msgs, self.cfg.max_output_tokens)
+                if not self.budget.reserve(estimate):
+                    out.status = "budget"
+                    return out
+                out.corrective = 1
+            out.requests += 1
+            try:
+                raw = await self.client.chat.completions.with_raw_response.create(
+                    model=self.cfg.model, messages=msgs,  # type: ignore[arg-type]
+                    temperature=self.cfg.temperature, max_tokens=self.cfg.max_output_tokens,
+                    response_format={"type": "json_object"})
+            except openai.OpenAIError as exc:
+                # Error statuses are not billed; a timed-out request may still have been.
+                timed_out = isinstance(exc, openai.APITimeoutError)
+                self.budget.settle(estimate, estimate if timed_out else 0)
+                self.failures_in_a_row += 1
+                out.error, out.transport = describe(exc, self.cfg), True
+                return out
+            reply = parse_completion(raw.content)
+            if reply is None:  # a broken server or proxy, not a bad answer: no firmer retry
+                self.budget.settle(estimate, estimate)
+                self.failures_in_a_row += 1
+                out.error, out.transport = "the server's answer is not a chat completion", True
+                return out
+            self.failures_in_a_row = 0
+            if reply.prompt_tokens is None or reply.completion_tokens is None:
+                self.budget.settle(estimate, estimate)  # no usage reported: charge the estimate
+            else:
+                out.tokens_in += reply.prompt_tokens
+                out.tokens_out += reply.completion_tokens
+                self.budget.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
+            fields, problem = validate(reply.content, reply.finish_reason)
+            if fields is not None:
+                out.status, out.fields = "ok", fields
+                return out
+        out.error = f"unusable reply twice: {problem}"
+        return out
+
+
+async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_key: str,
+                   max_per_run: int, budget: Budget,
+                   on_outcome: Callable[[Outcome], None]) -> Dispatch:
+    """Digest papers in order with at most cfg.concurrency requests in flight."""
+    client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
+                                timeout=cfg.timeout_seconds, max_retries=cfg.max_retries)
+    gen = _Generator(cfg, client, budget)
+    sem = asyncio.Semaphore(cfg.concurrency)
+    dispatch = Dispatch()
+    tasks: list[asyncio.Task[None]] = []
+
+    async def run(paper: Paper, msgs: list[dict[str, str]], estimate: int) -> None:
+        try:
+            on_outcome(await gen.attempt(paper, msgs, estimate))
+        finally:
+            sem.release()
+
+    async with client:
+        for i, paper in enumerate(papers):
+            if i >= max_per_run:
+                dispatch.skipped_budget = len(papers) - i
+                break
+            await sem.acquire()  # a free slot first: answers in flight settle their tokens
+            msgs = messages(paper, language)
+            estimate = estimate_tokens(msgs, cfg.max_output_tokens)
+            if gen.failures_in_a_row >= OUTAGE_AFTER:
+                dispatch.left_outage = len(papers) - i
+            elif not budget.reserve(estimate):
+                dispatch.skipped_budget = len(papers) - i
+            else:
+                tasks.append(asyncio.create_task(run(paper, msgs, estimate)))
+                continue
+            sem.release()
+            break
+        await asyncio.gather(*tasks)
+    return dispatch

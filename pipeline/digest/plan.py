@@ -1,0 +1,68 @@
+"""Which paper versions need a digest this run, and what the store already holds.
+
+A digest is keyed by (paper, version, language, model, prompt hash). Only each paper's
+newest stored version is a candidate: digesting a version that has been replaced
+would be paying for a page nobody reads.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+import pandas as pd
+import pyarrow as pa
+
+from pipeline.digest.prompt import Paper
+
+Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
+
+
+def key_of(row: dict) -> Key:
+    return (row["arxiv_id"], int(row["version"]), row["language"], row["model"],
+            row["prompt_hash"])
+
+
+@dataclass
+class Plan:
+    selected: int = 0
+    todo: list[tuple[Paper, dict | None]] = field(default_factory=list)  # newest first
+    cached: list[Key] = field(default_factory=list)
+    backoff: int = 0  # failed recently; retried once next_attempt_after has passed
+    exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
+
+
+def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame:
+    """The newest version of each selected paper that has an abstract, newest first."""
+    flags = papers.select(["arxiv_id", "ai_related", "topics"]).to_pandas()
+    if selection == "ai":
+        # ai_related is filled by the classify step; not yet classified counts as not AI.
+        flags = flags[flags["ai_related"].fillna(False).astype(bool)]
+    elif selection == "topics":
+        flags = flags[flags["topics"].map(lambda t: t is not None and len(t) > 0)]
+    df = versions.select(["arxiv_id", "version", "updated", "title", "abstract"]).to_pandas()
+    df = df[df["arxiv_id"].isin(flags["arxiv_id"])]
+    df = df.sort_values("version").drop_duplicates("arxiv_id", keep="last")
+    df = df[df["abstract"].fillna("").str.strip() != ""]
+    return df.sort_values(["updated", "arxiv_id"], ascending=False).reset_index(drop=True)
+
+
+def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, model: str,
+         phash: str, max_attempts: int, now: dt.datetime) -> Plan:
+    out = Plan(selected=len(candidates))
+    for c in candidates.itertuples(index=False):
+        key: Key = (c.arxiv_id, int(c.version), language, model, phash)
+        row = existing.get(key)
+        if row is not None and row["status"] == "ok":
+            out.cached.append(key)
+            continue
+        if row is not None:
+            if (row["attempts"] or 0) >= max_attempts:
+                out.exhausted += 1
+                continue
+            wait = row["next_attempt_after"]
+            if wait is not None and wait > now:
+                out.backoff += 1
+                continue
+        out.todo.append((Paper(c.arxiv_id, int(c.version), c.title or "", c.abstract), row))
+    return out

@@ -1,0 +1,179 @@
+"""The digest step: plan → ask the model → digests.parquet → one run record.
+
+Like ingest, a failing model server is data, not an exception: failures are stored
+per digest (retried on later runs with backoff) and summed up in runs.parquet. Only
+an unusable store or our own bug raises.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+import time
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from pipeline._schemas import DIGESTS
+from pipeline.config import Config
+from pipeline.digest.generate import Budget, Dispatch, Outcome, generate
+from pipeline.digest.plan import Key, key_of, plan, select
+from pipeline.digest.prompt import prompt_hash
+from pipeline.ingest import RunReport, new_run_id, utcnow
+from pipeline.store import Store, to_table
+
+CHECKPOINT_EVERY = 20  # outcomes between writes, so a killed run keeps what it paid for
+
+
+@dataclass
+class DigestReport(RunReport):
+    tokens_in: int = 0
+    tokens_out: int = 0
+
+    def line(self) -> str:
+        if self.status == "skipped":
+            return f"{self.source}: skipped ({self.error})"
+        parts = [f"{k} {v}" for k, v in self.counts.items()]
+        parts.append(f"{self.requests} requests, {self.retries} corrective retries")
+        parts.append(f"tokens {self.tokens_in:,} in / {self.tokens_out:,} out")
+        text = f"{self.source}: {self.status} · " + " · ".join(parts)
+        return text + (f" · ERROR {self.error}" if self.error else "")
+
+
+class _Rows:
+    """digests.parquet in memory, keyed, with the superseded flags kept consistent."""
+
+    def __init__(self, rows: Iterable[dict]) -> None:
+        self.rows: dict[Key, dict] = {key_of(r): r for r in rows}
+        self.by_paper: dict[tuple[str, str], set[Key]] = defaultdict(set)  # (id, language)
+        for key in self.rows:
+            self.by_paper[key[0], key[2]].add(key)
+        self.changed = False
+
+    def table(self) -> pa.Table:
+        return to_table(pa.Table.from_pylist(list(self.rows.values()), schema=DIGESTS),
+                        DIGESTS)
+
+    def make_current(self, key: Key) -> None:
+        """This digest is the one to show: every other row of the paper in its language is
+        superseded (older versions, older prompts, other models; they stay stored)."""
+        for other in self.by_paper[key[0], key[2]]:
+            row, superseded = self.rows[other], other != key
+            if row["superseded"] != superseded:
+                row["superseded"] = superseded
+                self.changed = True
+
+    def record(self, key: Key, out: Outcome, previous: dict | None, now: dt.datetime,
+               backoff_hours: float, max_attempts: int) -> None:
+        before = previous or {}
+        attempts = (before.get("attempts") or 0) + 1
+        row = {
+            "arxiv_id": key[0], "version": key[1], "language": key[2], "model": key[3],
+            "prompt_hash": key[4], "status": out.status, "superseded": False,
+            **(out.fields or {}), "error": out.error, "attempts": attempts,
+            # Per digest, everything its attempts cost.
+            "tokens_in": (before.get("tokens_in") or 0) + out.tokens_in,
+            "tokens_out": (before.get("tokens_out") or 0) + out.tokens_out,
+            "created": now, "next_attempt_after": None,
+        }
+        if out.status == "failed" and attempts < max_attempts:
+            wait = dt.timedelta(hours=backoff_hours * 2 ** (attempts - 1))
+            row["next_attempt_after"] = now + wait
+        self.rows[key] = row
+        self.by_paper[key[0], key[2]].add(key)
+        self.changed = True
+        if out.status == "ok":
+            self.make_current(key)
+
+
+def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> DigestReport:
+    """One digest run over the stored papers; never raises for the model server's failures."""
+    dcfg = cfg.digest
+    started = now or utcnow()
+    run_id = new_run_id("digest", started)
+    if not dcfg.enabled:
+        return _skip(store, run_id, started, "disabled in config")
+    api_key = os.environ.get(dcfg.api_key_env, "").strip()
+    if not api_key:
+        return _skip(store, run_id, started, f"no API key: ${dcfg.api_key_env} is not set; "
+                     "the site shows no new digests")
+    clock = time.monotonic()
+    language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
+    with store.lock():
+        candidates = select(store.read("papers"), store.read("versions"), dcfg.selection)
+        rows = _Rows(store.read("digests").to_pylist())
+        todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts,
+                    started)
+        for key in todo.cached:
+            rows.make_current(key)
+        previous = {p.arxiv_id: row for p, row in todo.todo}
+        outcomes: list[Outcome] = []
+
+        def on_outcome(out: Outcome) -> None:
+            outcomes.append(out)
+            if out.status != "budget":
+                key = (out.paper.arxiv_id, out.paper.version, language, dcfg.model, phash)
+                rows.record(key, out, previous[out.paper.arxiv_id], started,
+                            dcfg.retry_backoff_hours, dcfg.max_attempts)
+            if len(outcomes) % CHECKPOINT_EVERY == 0:
+                store.write("digests", rows.table())
+
+        budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
+        if todo.todo:
+            dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language,
+                                            api_key, dcfg.max_per_run, budget, on_outcome))
+        if rows.changed:
+            store.write("digests", rows.table())
+        report = _report(outcomes, dispatch, todo.selected, len(todo.cached),
+                         todo.backoff + todo.exhausted)
+        store.append_run({
+            "run_id": run_id, "source": "digest", "started": started,
+            "finished": started + dt.timedelta(seconds=round(time.monotonic() - clock, 3)),
+            "status": report.status, "fetched": todo.selected,
+            "new": report.counts["made"], "unchanged": report.counts["cached"],
+            "requests": report.requests, "retries": report.retries, "error": report.error,
+            "tokens_in": report.tokens_in, "tokens_out": report.tokens_out,
+            "details": json.dumps({
+                **report.counts, "backoff": todo.backoff, "exhausted": todo.exhausted,
+                "left_outage": dispatch.left_outage, "budget_used": budget.used,
+                "model": dcfg.model, "base_url": dcfg.base_url, "language": language,
+                "prompt_version": dcfg.prompt_version, "prompt_hash": phash,
+            }, ensure_ascii=False),
+        })
+    return report
+
+
+def _report(outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: int,
+            waiting: int) -> DigestReport:
+    failed = [o for o in outcomes if o.status == "failed"]
+    made = sum(o.status == "ok" for o in outcomes)
+    budget = dispatch.skipped_budget + sum(o.status == "budget" for o in outcomes)
+    counts = {"selected": selected, "made": made, "cached": cached, "failed": len(failed),
+              "skipped by budget": budget, "waiting": waiting}
+    errors = []
+    if failed:
+        first = failed[0]
+        errors.append(f"{len(failed)} failed, e.g. {first.paper.arxiv_id}v{first.paper.version}"
+                      f": {first.error}")
+    if dispatch.left_outage:
+        errors.append(f"the server failed several requests in a row; {dispatch.left_outage} "
+                      "left for the next run")
+    status = "ok"
+    if failed or dispatch.left_outage:
+        status = "partial" if made or cached else "failed"
+    return DigestReport("digest", status, counts, sum(o.requests for o in outcomes),
+                        sum(o.corrective for o in outcomes), "; ".join(errors) or None,
+                        tokens_in=sum(o.tokens_in for o in outcomes),
+                        tokens_out=sum(o.tokens_out for o in outcomes))
+
+
+def _skip(store: Store, run_id: str, started: dt.datetime, why: str) -> DigestReport:
+    with store.lock():
+        store.append_run({"run_id": run_id, "source": "digest", "started": started,
+                          "finished": started, "status": "skipped", "error": why,
+                          "tokens_in": 0, "tokens_out": 0})
+    return DigestReport("digest", "skipped", error=why)

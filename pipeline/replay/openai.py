@@ -1,0 +1,244 @@
+"""A local OpenAI-compatible chat server that answers with the bundled real digests.
+
+POST /v1/chat/completions finds the paper in the prompt's data block (the JSON line
+after BEGIN_PAPER_DATA that `pipeline.digest.prompt` writes), answers with that
+paper's real Chinese digest as a JSON object, and reports usage tokens. It honours
+max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
+latency per response, counts simultaneous requests, and misbehaves on request:
+invalid JSON content, a missing or over-long field, an obeyed prompt injection,
+no usage in the answer, an HTML page instead of JSON, 429 with Retry-After, 500, a stall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from pipeline.replay import sample
+
+_DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
+FAULTS = ("invalid", "missing", "overlong", "obey", "nousage", "garbage", "429", "500", "stall")
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour for one request; kind is one of FAULTS.
+
+    seconds: Retry-After for 429 (fractions allowed; the openai client honours them),
+    the stall's length for stall.
+    """
+
+    kind: str
+    seconds: float = 0.0
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULTS:
+            raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULTS)}")
+
+
+def count_tokens(text: str) -> int:
+    """The replay's tokenizer: about one token per Chinese character or 3 bytes of English."""
+    return math.ceil(len(text.encode()) / 3)
+
+
+def _paper(messages: list[dict]) -> dict:
+    """The paper in the prompt's data block; {} when there is none (the stand-in answers)."""
+    for message in messages:
+        m = _DATA.search(str(message.get("content", "")))
+        if not m:
+            continue
+        try:
+            data = json.loads(m.group(1))
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    return {}
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a burst of new connections must not be refused
+
+
+class OpenAIReplay:
+    """A threaded HTTP server on 127.0.0.1 speaking the chat.completions API.
+
+    >>> with OpenAIReplay(latency=0.2) as llm:  # doctest: +SKIP
+    ...     llm.url  # 'http://127.0.0.1:PORT/v1' — the base_url for the openai client
+    """
+
+    def __init__(self, digests: Mapping[str, dict] | None = None, *, latency: float = 0.0,
+                 port: int = 0) -> None:
+        self.digests = sample.digests() if digests is None else digests
+        self.latency = latency
+        self.faults: deque[Fault] = deque()
+        self.requests: list[dict] = []  # every request body, in arrival order
+        self.arrivals: list[float] = []  # time.monotonic() of each, for timing tests
+        self.authorization: list[str] = []  # each request's Authorization header
+        self.in_flight = 0
+        self.max_in_flight = 0  # the most requests ever being answered at once
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()  # ends stalls early on stop()
+        self._server = _Server(("127.0.0.1", port), self._handler())
+        self._thread: threading.Thread | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    @property
+    def calls(self) -> int:
+        return len(self.requests)
+
+    def inject(self, *faults: Fault | str) -> None:
+        """Queue faults; each request consumes one (then the server behaves again)."""
+        with self._lock:
+            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
+
+    def start(self) -> OpenAIReplay:
+        # A short poll interval: shutdown() waits up to one interval (the default is 0.5 s).
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:  # shutdown() waits for a serve_forever that must be running
+            self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> OpenAIReplay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def digest_for(self, paper: dict) -> dict[str, str]:
+        """The answer a well-behaved model gives: the real digest, in the prompt's field names."""
+        real = self.digests.get(str(paper.get("arxiv_id", "")))
+        if real is None:  # not in the sample: a plain, clearly labelled stand-in
+            title = str(paper.get("title", "")) or "未知论文"
+            note = "（回放服务器：样本中没有这篇论文的真实导读）"
+            return {"tldr": f"{title}{note}", "motivation": note, "method": note,
+                    "results": note, "conclusion": note}
+        return {"tldr": real.get("tldr", ""), "motivation": real.get("motivation", ""),
+                "method": real.get("method", ""), "results": real.get("result", ""),
+                "conclusion": real.get("conclusion", "")}
+
+    def content_for(self, body: dict, fault: Fault | None) -> str:
+        paper = _paper(body.get("messages") or [])
+        answer: dict[str, str] = self.digest_for(paper)
+        kind = fault.kind if fault else ""
+        if kind == "invalid":
+            return "好的，以下是导读：" + json.dumps(answer, ensure_ascii=False)[:-2]
+        if kind == "missing":
+            answer.pop("method")
+        elif kind == "overlong":
+            answer["tldr"] += " " + "and so on, " * 40  # 440 more characters, few tokens
+        elif kind == "obey":  # a model that fell for an injection in the abstract
+            answer["tldr"] = str(paper.get("abstract", ""))
+        return json.dumps(answer, ensure_ascii=False)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        replay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body go out as two writes; with Nagle on, the body waits for the
+            # client's delayed ACK (40 ms on Linux) — a cost no real API server has.
+            disable_nagle_algorithm = True
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if self.path.rstrip("/") != "/v1/chat/completions":
+                    self._json(404, {"error": {"message": "not found", "type": "not_found"}})
+                    return
+                try:
+                    body = json.loads(raw)
+                except ValueError:
+                    self._json(400, {"error": {"message": "body is not JSON",
+                                               "type": "invalid_request_error"}})
+                    return
+                with replay._lock:
+                    replay.requests.append(body)
+                    replay.arrivals.append(time.monotonic())
+                    replay.authorization.append(self.headers.get("Authorization", ""))
+                    fault = replay.faults.popleft() if replay.faults else None
+                    replay.in_flight += 1
+                    replay.max_in_flight = max(replay.max_in_flight, replay.in_flight)
+                try:
+                    self._answer(body, fault)
+                finally:
+                    with replay._lock:
+                        replay.in_flight -= 1
+
+            def _answer(self, body: dict, fault: Fault | None) -> None:
+                if fault and fault.kind == "429":
+                    self._json(429, {"error": {"message": "Rate limit reached",
+                                               "type": "rate_limit_error"}},
+                               {"Retry-After": f"{fault.seconds:g}"})
+                    return
+                if fault and fault.kind == "500":
+                    self._json(500, {"error": {"message": "The server had an error",
+                                               "type": "server_error"}})
+                    return
+                if fault and fault.kind == "garbage":  # e.g. a proxy's error page
+                    self._send(200, b"<html><body>Bad gateway</body></html>", "text/html")
+                    return
+                if fault and fault.kind == "stall":
+                    replay._stopping.wait(fault.seconds)
+                if replay.latency:
+                    time.sleep(replay.latency)
+                content = replay.content_for(body, fault)
+                finish = "stop"
+                limit = body.get("max_tokens") or body.get("max_completion_tokens")
+                if isinstance(limit, int) and count_tokens(content) > limit:
+                    content = content.encode()[: limit * 3].decode(errors="ignore")
+                    finish = "length"
+                prompt = sum(count_tokens(str(m.get("content", ""))) + 4
+                             for m in body.get("messages") or [])
+                completion = count_tokens(content)
+                answer = {
+                    "id": f"chatcmpl-replay-{len(replay.requests)}",
+                    "object": "chat.completion", "created": int(time.time()),
+                    "model": body.get("model", "replay"),
+                    "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
+                                 "message": {"role": "assistant", "content": content}}],
+                    "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                              "total_tokens": prompt + completion},
+                }
+                if fault and fault.kind == "nousage":
+                    del answer["usage"]
+                self._json(200, answer)
+
+            def _json(self, status: int, payload: dict,
+                      headers: dict[str, str] | None = None) -> None:
+                data = json.dumps(payload, ensure_ascii=False).encode()
+                self._send(status, data, "application/json", headers)
+
+            def _send(self, status: int, data: bytes, ctype: str,
+                      headers: dict[str, str] | None = None) -> None:
+                # The client may have given up already (its timeout fired during a stall).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(status)
+                    self.send_header("Content-Type", ctype)
+                    self.send_header("Content-Length", str(len(data)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(data)
+
+        return Handler
