@@ -312,6 +312,12 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     for arxiv_id in untouched[:50]:
         page = root / "paper" / f"{arxiv_id}.html"
         assert before[page][1] == page.stat().st_mtime_ns, arxiv_id
+    revised_now = [i for i, p in papers.items() if p["version_seen_at"] == at(DAYS[3])
+                   and p["version"] == 2]
+    assert revised_now
+    for arxiv_id in revised_now:  # the page cache must not hide a new version
+        page = root / "paper" / f"{arxiv_id}.html"
+        assert before[page][0] != page.read_bytes() and "v2 · arXiv" in page.read_text("utf-8")
     assert before[root / "index.html"][0] != (root / "index.html").read_bytes()
     assert 0 < report.written < len(before) / 2
 

@@ -300,6 +300,7 @@ class ArxivReplay:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # else each answer waits ~40 ms for a delayed ACK
 
             def log_message(self, *args: object) -> None:  # keep test output quiet
                 pass

@@ -52,6 +52,12 @@ class SkipUnchangedWriter(Writer):
             fh.write(data)
         self.written += 1
 
+    def keep(self, path: Path) -> None:
+        """Count a file this build produces without rendering it again (its inputs are
+        unchanged), so it is not removed as stale."""
+        self._written_files.add(str(path))
+        self.unchanged += 1
+
     def files(self) -> set[str]:
         """Every file this build produced, written or left unchanged."""
         return set(self._written_files)

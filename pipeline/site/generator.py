@@ -7,7 +7,9 @@ per paper and reused by every list; each list page only joins them.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
@@ -34,6 +36,7 @@ HOME_CARDS = 20
 RANGES = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "all": None}
 BRIEF_KINDS = ("new", "ai", "revised", "digests")
 _ROOT = "\ue000root\ue000"  # stands for the relative root in cards rendered once
+_PAGE_CACHE = ".papertrail/pages.json"  # fingerprints of the inputs of each paper page
 
 
 class PaperTrailGenerator(Generator):
@@ -151,9 +154,34 @@ class _Build:
                       key=lambda p: (getattr(p, clock), p.arxiv_id), reverse=True)
 
     def build_papers(self) -> None:
+        """Paper pages, skipping any whose inputs (its data, the templates, the strings and
+        site settings) have not changed since the page was last rendered: most of a large
+        site's build time, and on an ordinary day almost every page is unchanged."""
+        out = Path(self.writer.output_path)
+        cache = out / _PAGE_CACHE
+        old = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
+        salt = self._salt("paper", "base")
+        new = {}
         for paper in self.lib.papers:
-            if paper.has_page:
+            if not paper.has_page:
+                continue
+            key = hashlib.blake2b((salt + repr(dataclasses.astuple(paper))).encode(),
+                                  digest_size=16).hexdigest()
+            new[paper.path] = key
+            target = out / paper.path
+            if old.get(paper.path) == key and target.exists():
+                self.writer.keep(target)
+                self.pages.append(paper.path)
+            else:
                 self.page(paper.path, "paper.html", p=paper, title=paper.title)
+        self.writer.put(cache, json.dumps(new, sort_keys=True, indent=0).encode())
+
+    def _salt(self, *templates: str) -> str:
+        """What every page of a kind depends on besides its own data."""
+        theme = Path(self.gen.theme) / "templates"
+        parts = [(theme / f"{t}.html").read_text("utf-8") for t in templates]
+        parts += [json.dumps(self.s, sort_keys=True), repr(self.cfg.site), repr(self.site_feeds)]
+        return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
 
     def build_library(self) -> None:
         now = self.lib.now
