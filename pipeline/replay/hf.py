@@ -74,7 +74,9 @@ class HFReplay:
             self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
 
     def start(self) -> HFReplay:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: tests stop many servers, each stop waits up to one poll.
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
