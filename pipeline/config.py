@@ -274,8 +274,9 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     built = tuple(_build_topic(t, path, i) for i, t in enumerate(topics))
     slugs = [t.slug for t in built]
     for i, topic in enumerate(built):
-        if slugs.count(topic.slug) > 1:
-            _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic")
+        if topic.slug in slugs[:i]:
+            _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic",
+                  f"topics[{slugs.index(topic.slug)}] has it already")
     return dataclasses.replace(config, topics=built)
 
 
