@@ -27,6 +27,7 @@ lint: $(STAMP)
 ## bench: print the performance figures (not a test)
 bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/enrich.py
 
 clean:
 	rm -rf .demo output data/.lock

@@ -44,21 +44,34 @@ def contains(texts: pa.Array | pa.ChunkedArray, pattern: str) -> np.ndarray:
     return pc.fill_null(hits, False).to_numpy(zero_copy_only=False)
 
 
+def which_phrase(texts: pa.Array | pa.ChunkedArray, phrases: tuple[str, ...] | list[str]
+                 ) -> np.ndarray:
+    """Per text, the index of the phrase found first (leftmost; config order breaks ties),
+    or -1. One capturing scan for all phrases: only run it on the rows that matched."""
+    found = np.full(len(texts), -1, dtype=np.int64)
+    if len(texts) == 0:
+        return found
+    pattern = "(?i)" + "|".join(f"(?P<p{i}>{phrase_pattern(p)})" for i, p in enumerate(phrases))
+    groups = pc.extract_regex(texts, pattern)
+    for i in reversed(range(len(phrases))):  # a match fills exactly one group
+        hit = pc.fill_null(pc.not_equal(pc.struct_field(groups, [i]), ""), False)
+        found[hit.to_numpy(zero_copy_only=False)] = i
+    return found
+
+
 def first_phrase(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedArray,
                  phrases: tuple[str, ...] | list[str], label: str) -> np.ndarray:
     """For rows known to contain some phrase: why, as "<label> 'p' in title|abstract".
 
-    The first phrase (in config order) found in the title wins, then in the abstract;
+    The phrase found first in the title wins, else the one found first in the abstract;
     rows where none is found get None.
     """
     why = np.full(len(title), None, dtype=object)
-    unexplained = np.ones(len(title), dtype=bool)
-    for where, texts in (("title", title), ("abstract", abstract)):
-        for phrase in phrases:
-            rows = np.flatnonzero(unexplained)
-            if rows.size == 0:
-                return why
-            found = rows[contains(pc.take(texts, pa.array(rows)), phrase_pattern(phrase))]
-            why[found] = f"{label} '{phrase}' in {where}"
-            unexplained[found] = False
+    in_title = which_phrase(title, phrases)
+    rest = np.flatnonzero(in_title < 0)
+    in_abstract = np.full(len(title), -1, dtype=np.int64)
+    in_abstract[rest] = which_phrase(pc.take(abstract, pa.array(rest)), phrases)
+    for where, found in (("title", in_title), ("abstract", in_abstract)):
+        for i, phrase in enumerate(phrases):
+            why[found == i] = f"{label} '{phrase}' in {where}"
     return why

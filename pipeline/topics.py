@@ -101,8 +101,18 @@ class Matched:
 _FILTERS_ONLY = ""  # a topic without selectors: matched by its filters, which say why
 
 
-def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None) -> np.ndarray:
-    """Per row, why the paper is in `topic` ("keyword 'x' in title; category cs.RO"), or None."""
+def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
+    pattern = _text.phrase_pattern(phrase)
+    return _text.contains(papers["title"], pattern) | _text.contains(papers["abstract"], pattern)
+
+
+def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
+                group_heads: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Per row, why the paper is in `topic` ("keyword 'x' in title; category cs.RO"), or None.
+
+    `group_heads`: precomputed hits (over all rows) of the first phrase of `all` groups,
+    shared by the topics that start a group with the same phrase.
+    """
     n = papers.num_rows
     rows = np.arange(n)
     category = upvotes = None
@@ -116,17 +126,24 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None) -> 
     why = np.full(n, None, dtype=object)
     if not (topic.keywords or topic.all or topic.authors):
         why[rows] = _FILTERS_ONLY
-    title = papers["title"].take(pa.array(rows))
-    abstract = papers["abstract"].take(pa.array(rows))
+    if rows.size == n:  # no filter: no copy of the text
+        title, abstract = papers["title"], papers["abstract"]
+    else:
+        title, abstract = papers["title"].take(pa.array(rows)), papers["abstract"].take(
+            pa.array(rows))
     if topic.keywords and rows.size:
         pattern = _text.any_pattern(topic.keywords)
         hit = np.flatnonzero(_text.contains(title, pattern) | _text.contains(abstract, pattern))
         why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
                                             abstract.take(pa.array(hit)), topic.keywords,
                                             "keyword")
+    heads = group_heads or {}
     for group in topic.all:
         open_rows = np.flatnonzero(_unset(why[rows]))
-        for phrase in group:  # each phrase only scans the rows every earlier one matched
+        rest = group
+        if group[0] in heads:
+            open_rows, rest = open_rows[heads[group[0]][rows[open_rows]]], group[1:]
+        for phrase in rest:  # each phrase only scans the rows every earlier one matched
             if open_rows.size == 0:
                 break
             pattern = _text.phrase_pattern(phrase)
@@ -163,9 +180,13 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     """The topics (and reasons) of every row of a papers-shaped table."""
     n = papers.num_rows
     authors = AuthorIndex(papers["authors"]) if any(t.authors for t in topics) else None
+    heads = {g[0] for t in topics for g in t.all}
     workers = max(1, min(len(topics), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        columns = list(pool.map(lambda t: match_topic(papers, t, authors), topics))
+        group_heads = dict(zip(heads, pool.map(lambda p: phrase_hits(papers, p), heads),
+                               strict=True))
+        columns = list(pool.map(lambda t: match_topic(papers, t, authors, group_heads),
+                                topics))
     if not columns:
         empty = pa.array([[]] * n, _STRS)
         return Matched(empty, empty)
