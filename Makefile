@@ -26,8 +26,7 @@ lint: $(STAMP)
 
 ## bench: print the performance figures (not a test)
 bench: $(STAMP)
-	$(BIN)/python bench/ingest.py
-	$(BIN)/python bench/enrich.py
+	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf .demo output data/.lock

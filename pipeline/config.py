@@ -169,10 +169,14 @@ class ClassifyConfig:
         "arXiv category codes",
     )
     ai_phrases: tuple[str, ...] = _spec(
-        ("large language model", "language model", "LLM", "neural network", "deep learning",
-         "machine learning", "reinforcement learning", "diffusion model", "transformer",
-         "foundation model", "generative model", "multimodal model", "vision-language",
-         "artificial intelligence", "AI agent", "prompt", "fine-tuning", "embedding"),
+        ("large language model", "language model", "LLM", "GPT", "neural network",
+         "deep learning", "machine learning", "reinforcement learning", "federated learning",
+         "distributed learning", "self-supervised learning", "representation learning",
+         "diffusion model",
+         "transformer", "foundation model", "generative model", "generative adversarial network",
+         "multimodal model", "vision-language", "natural language processing", "computer vision",
+         "artificial intelligence", "AI agent", "prompting", "prompt engineering",
+         "fine-tuning", "text embedding", "word embedding", "embedding model"),
         _phrases,
         "phrases matched on word boundaries, case-insensitively",
     )
