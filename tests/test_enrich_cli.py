@@ -142,3 +142,16 @@ def test_every_command_has_help(command: tuple[str, ...]) -> None:
     assert result.output.count("\n") > 3 and "Usage:" in result.output
     summary = result.output.split("\n\n")[1].strip()
     assert len(summary) > 15, result.output
+
+
+def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivReplay,
+                                              hf_replay: HFReplay) -> None:
+    path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
+                         'delay_seconds = 0\nmax_retries = 0\n'
+                         f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
+                         'delay_seconds = 0\nbackfill_days = 1\n')
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("arxiv: ") and lines[-1].startswith("hf: ok")
+    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "hf"}

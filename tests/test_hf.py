@@ -256,3 +256,24 @@ def test_rebuild_reproduces_the_tables_after_arxiv_and_hf_runs(
     ingest.rebuild(cfg, store)
     assert store.read("papers").equals(papers)
     assert store.read("versions").equals(versions)
+
+
+def test_an_empty_list_is_nothing_that_day(base_config: Config) -> None:
+    with HFReplay({"2026-06-27": b"[]"}) as server:
+        fetch = hf.fetch_days(fast_hf(base_config, server.endpoint).sources.hf,
+                              [_day("2026-06-27")], FETCHED)
+    assert fetch.error is None and fetch.days == {"2026-06-27": 0}
+    assert fetch.last_day == _day("2026-06-27")
+
+
+def test_arxiv_failing_for_the_picks_makes_the_run_partial(
+        hf_config: Config, store: Store, replay: ArxivReplay) -> None:
+    cfg = _only_days(hf_config, backfill_days=1)
+    cfg = dataclasses.replace(cfg, sources=dataclasses.replace(
+        cfg.sources, arxiv=dataclasses.replace(cfg.sources.arxiv, max_retries=1)))
+    replay.inject("503", "503")
+    report = ingest.ingest_hf(cfg, store, now=_at("2026-06-22"))
+    assert report.status == "partial"
+    assert report.error.startswith("arXiv by id:") and "HTTP 503" in report.error
+    assert store.watermark("hf") is None  # the next run reads these days again
+    assert store.read("papers").num_rows == 0 and store.snapshots() == []
