@@ -313,5 +313,28 @@ def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> No
         click.echo(f"… and {len(hits) - limit} more (--limit)")
 
 
+@cli.command("replay-hf")
+@click.option("--port", default=8002, show_default=True, help="Port on 127.0.0.1.")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False,
+                                                   path_type=Path))
+def replay_hf(port: int, files: tuple[Path, ...]) -> None:
+    """Serve the bundled sample's HF daily lists (or FILES, dated by their names) as a local
+    /api/daily_papers, for offline runs: set [sources.hf] endpoint to the printed URL."""
+    from pipeline.replay.hf import HFReplay, file_days
+
+    try:
+        days = file_days(list(files)) if files else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="FILES") from None
+    server = HFReplay(days, port=port)
+    click.echo(f"HF replay at {server.endpoint} ({len(server.days)} days: "
+               f"{', '.join(sorted(server.days))}); Ctrl-C stops")
+    try:
+        server.start()
+        server._thread.join()  # type: ignore[union-attr]
+    except KeyboardInterrupt:
+        server.stop()
+
+
 def main() -> None:
     cli(prog_name="papertrail")

@@ -125,6 +125,8 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
 
     why = np.full(n, None, dtype=object)
     if not (topic.keywords or topic.all or topic.authors):
+        if category is None and upvotes is None:
+            return why  # selects nothing (the config loader refuses such a topic)
         why[rows] = _FILTERS_ONLY
     if rows.size == n:  # no filter: no copy of the text
         title, abstract = papers["title"], papers["abstract"]
@@ -150,7 +152,7 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
             t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
             open_rows = open_rows[_text.contains(t, pattern) | _text.contains(a, pattern)]
         why[rows[open_rows]] = "all of " + ", ".join(f"'{p}'" for p in group)
-    if topic.authors and authors is not None:
+    if topic.authors and authors is not None:  # None only when no topic names authors
         by_author = authors.match(topic.authors, topic.match_initials, n)
         fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
         why[fill] = by_author[fill]
