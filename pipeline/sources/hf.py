@@ -130,7 +130,8 @@ class HFClient:
         try:
             hf_raise_for_status(resp)
         except HfHubHTTPError as exc:
-            raise SourceError(str(exc).strip().splitlines()[0]) from None
+            first_line = next(iter(str(exc).strip().splitlines()), "")
+            raise SourceError(f"HTTP {resp.status_code} {first_line}".strip()) from None
         try:
             items = json.loads(resp.content)
         except (ValueError, UnicodeDecodeError) as exc:
