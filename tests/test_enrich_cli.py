@@ -81,6 +81,16 @@ def test_topics_check_counts_matches(sample_store: Path) -> None:
     assert "2 topics valid" in result.output and "matches nothing" not in result.output
 
 
+def test_topics_check_flags_a_topic_that_matches_nothing(sample_store: Path) -> None:
+    sample_store.write_text(sample_store.read_text(encoding="utf-8") + '\n[[topics]]\n'
+                            'slug = "void"\nname = { zh = "空", en = "Void" }\n'
+                            'keywords = ["zqxjv"]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "check"])
+    assert result.exit_code == 0
+    void = next(line for line in result.output.splitlines() if "void" in line)
+    assert "0 of 1333 papers" in void and "matches nothing" in void
+
+
 def test_topics_check_rejects_a_bad_topic_with_exit_2(tmp_path: Path) -> None:
     path = _write_config(tmp_path, "")
     path.write_text(path.read_text(encoding="utf-8") + '\n[[topics]]\nslug = "bad"\n'

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as dt
 import json
 import time
+from collections.abc import Iterator
 
 import pyarrow.compute as pc
 import pytest
@@ -37,7 +38,7 @@ def _only_days(cfg: Config, **changes: object) -> Config:
 
 
 @pytest.fixture
-def fixture_replay() -> HFReplay:
+def fixture_replay() -> Iterator[HFReplay]:
     """The HF replay over the shared fixture files of both shapes (2024 raw and today's)."""
     with HFReplay(file_days(sorted(HF_DIR.glob("hf_daily_papers_*.json")))) as server:
         yield server
