@@ -172,7 +172,7 @@ class ClassifyConfig:
         ("large language model", "language model", "LLM", "GPT", "neural network",
          "deep learning", "machine learning", "reinforcement learning", "federated learning",
          "distributed learning", "self-supervised learning", "representation learning",
-         "diffusion model",
+         "diffusion model", "world model",
          "transformer", "foundation model", "generative model", "generative adversarial network",
          "multimodal model", "vision-language", "natural language processing", "computer vision",
          "artificial intelligence", "AI agent", "prompting", "prompt engineering",
