@@ -26,10 +26,7 @@ lint: $(STAMP)
 
 ## bench: print the performance figures (not a test)
 bench: $(STAMP)
-	$(BIN)/python bench/ingest.py
-	$(BIN)/python bench/mathml.py
-	$(BIN)/python bench/site.py 20000
-	$(BIN)/python bench/digest.py
+	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
 	rm -rf .demo output data/.lock

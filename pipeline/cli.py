@@ -102,23 +102,27 @@ class _Progress:
 
 
 @cli.command()
-@click.option("--source", type=click.Choice(["arxiv", "all"]), default="all", show_default=True,
-              help="Which source to ingest.")
+@click.option("--source", type=click.Choice(["arxiv", "hf", "all"]), default="all",
+              show_default=True, help="Which source to ingest (all: arxiv, then hf).")
 @click.option("--since", help="Re-read from this date (UTC unless it has an offset) instead of "
               "the stored watermark.")
-@click.option("--max-pages", type=click.IntRange(min=1), help="Stop after N pages (the run is "
-              "then partial and the watermark stays).")
+@click.option("--max-pages", type=click.IntRange(min=1), help="arXiv: stop after N pages (the "
+              "run is then partial and the watermark stays).")
 @click.pass_obj
 def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None) -> None:
     """Fetch what is new from the sources into data/ (snapshots, papers, versions, runs)."""
     cfg, store = obj.config, obj.store
     since_dt = _parse_since(since)
     now = ingest_mod.utcnow()
-    start = since_dt or ingest_mod.window_start(cfg, store.watermark("arxiv"), now)
-    with _Progress(start, now) as progress:
-        report = ingest_mod.ingest_arxiv(cfg, store, since=since_dt, max_pages=max_pages,
-                                         now=now, progress=progress)
-    click.echo(report.line())
+    if source in ("arxiv", "all"):
+        start = since_dt or ingest_mod.window_start(cfg, store.watermark("arxiv"), now)
+        with _Progress(start, now) as progress:
+            report = ingest_mod.ingest_arxiv(cfg, store, since=since_dt, max_pages=max_pages,
+                                             now=now, progress=progress)
+        click.echo(report.line())
+    if source in ("hf", "all"):
+        since_day = since_dt.astimezone(dt.UTC).date() if since_dt else None
+        click.echo(ingest_mod.ingest_hf(cfg, store, since=since_day, now=now).line())
 
 
 def _fmt(ts: object, tz: ZoneInfo) -> str:
@@ -247,6 +251,115 @@ def replay_openai(port: int, latency: float) -> None:
     server = OpenAIReplay(latency=latency, port=port)
     click.echo(f"OpenAI-compatible replay at {server.url} ({len(server.digests)} digests); "
                "Ctrl-C stops")
+    try:
+        server.start()
+        server._thread.join()  # type: ignore[union-attr]
+    except KeyboardInterrupt:
+        server.stop()
+
+
+# -- issue 3: enrich and topics ------------------------------------------------------------------
+
+
+@cli.command()
+@click.pass_obj
+def enrich(obj: _Context) -> None:
+    """Recompute the AI flag and topics of every paper from papertrail.toml (after editing
+    [classify] or [[topics]]); touches only those derived columns."""
+    from pipeline import enrich as enrich_mod
+
+    result = enrich_mod.enrich(obj.config, obj.store)
+    total = result["papers"] or 1
+    click.echo(f"enriched {result['papers']} papers: {result['ai_related']} AI-related "
+               f"({100 * result['ai_related'] / total:.1f}%)"
+               + ("" if result["written"] else " · nothing changed"))
+    for slug, count in result["topics"].items():
+        click.echo(f"  {slug}: {count}")
+
+
+@cli.group()
+def topics() -> None:
+    """Check and tune the [[topics]] of papertrail.toml."""
+
+
+@topics.command("check")
+@click.pass_obj
+def topics_check(obj: _Context) -> None:
+    """Validate every topic (errors name the topic and key; exit 2) and count its matches in
+    the store; a topic that matches nothing is flagged."""
+    from pipeline import topics as topics_mod
+
+    cfg = obj.config
+    if not cfg.topics:
+        click.echo(f"{cfg.path}: no [[topics]] configured")
+        return
+    papers = obj.store.read("papers")
+    matched = topics_mod.match(papers, cfg.topics).topics.to_pylist()
+    for topic in cfg.topics:
+        count = sum(topic.slug in row for row in matched)
+        parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
+                 f"{len(topic.all)} all-groups" if topic.all else "",
+                 f"{len(topic.exclude)} excludes" if topic.exclude else "",
+                 f"categories {', '.join(topic.categories)}" if topic.categories else "",
+                 f"{len(topic.authors)} authors" if topic.authors else "",
+                 f"≥ {topic.min_upvotes} upvotes" if topic.min_upvotes else ""]
+        note = "" if count else "  ← matches nothing in the store"
+        click.echo(f"ok  {topic.slug} ({topic.name.en} / {topic.name.zh}): "
+                   f"{' · '.join(p for p in parts if p)} · {count} of {papers.num_rows} "
+                   f"papers{note}")
+    click.echo(f"{len(cfg.topics)} topics valid")
+
+
+@topics.command("preview")
+@click.argument("slug")
+@click.option("--days", type=click.IntRange(min=1), help="Only papers updated in the N days "
+              "up to the newest paper in the store.")
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
+              help="Print at most this many papers.")
+@click.pass_obj
+def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> None:
+    """Print the stored papers that match topic SLUG as configured now, newest first, with
+    why — tune a topic before committing it (no need to run enrich first)."""
+    from pipeline import topics as topics_mod
+
+    cfg = obj.config
+    topic = next((t for t in cfg.topics if t.slug == slug), None)
+    if topic is None:
+        known = ", ".join(t.slug for t in cfg.topics) or "none configured"
+        raise click.BadParameter(f"no topic {slug!r} (known: {known})", param_hint="SLUG")
+    papers = obj.store.read("papers")
+    why = topics_mod.match(papers, (topic,)).reasons.to_pylist()
+    df = papers.select(["arxiv_id", "updated", "title"]).to_pandas()
+    df["why"] = [r[0] if r else None for r in why]
+    if days and not df.empty:
+        df = df[df["updated"] >= df["updated"].max() - pd.Timedelta(days=days)]
+    hits = df[df["why"].notna()].sort_values(["updated", "arxiv_id"], ascending=False)
+    window = f" in the last {days} days" if days else ""
+    click.echo(f"{topic.slug}: {len(hits)} of {len(df)} papers{window}")
+    for row in hits.head(limit).itertuples():
+        title = " ".join(row.title.split())
+        title = title if len(title) <= 90 else title[:89] + "…"
+        click.echo(f"{row.updated:%Y-%m-%d}  {row.arxiv_id}  {title}\n            why: {row.why}")
+    if len(hits) > limit:
+        click.echo(f"… and {len(hits) - limit} more (--limit)")
+
+
+@cli.command("replay-hf")
+@click.option("--port", default=8003, show_default=True, help="Port on 127.0.0.1.")
+@click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False,
+                                                   path_type=Path))
+def replay_hf(port: int, files: tuple[Path, ...]) -> None:
+    """Serve the bundled sample's HF daily lists (or FILES, dated by their names) as a local
+    /api/daily_papers, for offline runs: set [sources.hf] endpoint to the printed URL."""
+    from pipeline.replay.hf import HFReplay, file_days
+
+    try:
+        days = file_days(list(files)) if files else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="FILES") from None
+    server = HFReplay(days, port=port)
+    click.echo(f"HF replay at {server.endpoint} ({len(server.days)} days: "
+               f"{', '.join(sorted(server.days))}); Ctrl-C stops")
     try:
         server.start()
         server._thread.join()  # type: ignore[union-attr]

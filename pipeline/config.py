@@ -64,6 +64,23 @@ def _non_empty(value: Any) -> str | None:
     return None if value else "must not be empty"
 
 
+def _phrases(values: tuple[str, ...]) -> str | None:
+    # A phrase without a letter or digit would match everywhere (or nowhere): surely a typo.
+    for i, v in enumerate(values):
+        if not re.search(r"\w", v):
+            return f"item {i} ({v!r}) has no letter or digit"
+    return None
+
+
+def _phrase_groups(groups: tuple[tuple[str, ...], ...]) -> str | None:
+    for i, group in enumerate(groups):
+        if not group:
+            return f"group {i} is empty"
+        if problem := _phrases(group):
+            return f"group {i}: {problem}"
+    return None
+
+
 def _spec(default: Any, check: Check | None = None, allowed: str = "") -> Any:
     """A dataclass field with a default, an optional check and the 'allowed' text for errors."""
     kwargs: dict[str, Any] = {"metadata": {"check": check, "allowed": allowed}}
@@ -129,6 +146,9 @@ class HFConfig:
     max_backoff_seconds: float = _spec(60.0, _at_least(0), "seconds ≥ 0")
     delay_seconds: float = _spec(1.0, _at_least(0), "seconds ≥ 0")
     backfill_days: int = _spec(7, _between(1, 365), "1 to 365 days")
+    # Picks keep arriving and upvotes keep growing after a day's list appears, so each run
+    # re-reads this many days before the watermark day (which is itself always re-read).
+    overlap_days: int = _spec(2, _between(0, 30), "0 to 30 days")
     page_size: int = _spec(100, _between(1, 100), "1 to 100 items per request")
 
 
@@ -149,11 +169,16 @@ class ClassifyConfig:
         "arXiv category codes",
     )
     ai_phrases: tuple[str, ...] = _spec(
-        ("large language model", "language model", "LLM", "neural network", "deep learning",
-         "machine learning", "reinforcement learning", "diffusion model", "transformer",
-         "foundation model", "generative model", "multimodal model", "vision-language",
-         "artificial intelligence", "AI agent", "prompt", "fine-tuning", "embedding"),
-        allowed="phrases matched on word boundaries, case-insensitively",
+        ("large language model", "language model", "LLM", "GPT", "neural network",
+         "deep learning", "machine learning", "reinforcement learning", "federated learning",
+         "distributed learning", "self-supervised learning", "representation learning",
+         "diffusion model", "world model",
+         "transformer", "foundation model", "generative model", "generative adversarial network",
+         "multimodal model", "vision-language", "natural language processing", "computer vision",
+         "artificial intelligence", "AI agent", "prompting", "prompt engineering",
+         "fine-tuning", "text embedding", "word embedding", "embedding model"),
+        _phrases,
+        "phrases matched on word boundaries, case-insensitively",
     )
 
 
@@ -193,11 +218,14 @@ class Topic:
                       "lowercase letters, digits and dashes, e.g. llm-agents")
     name: TopicName = field(default_factory=TopicName)
     description: str = ""
-    keywords: tuple[str, ...] = ()  # any of these phrases
-    all: tuple[tuple[str, ...], ...] = ()  # groups: every phrase of a group must match
-    exclude: tuple[str, ...] = ()  # none of these phrases
+    # any of these phrases
+    keywords: tuple[str, ...] = _spec((), _phrases, "an array of phrases")
+    # groups: a paper matches a group when every phrase of the group is in it
+    all: tuple[tuple[str, ...], ...] = _spec((), _phrase_groups,
+                                             "an array of arrays of phrases")
+    exclude: tuple[str, ...] = _spec((), _phrases, "an array of phrases")  # none of these
     categories: tuple[str, ...] = _spec((), _categories, "arXiv category codes")
-    authors: tuple[str, ...] = ()
+    authors: tuple[str, ...] = _spec((), _phrases, "an array of names such as 'Kaiming He'")
     match_initials: bool = False  # "K. He" matches "Kaiming He" only when True
     min_upvotes: int = _spec(0, _at_least(0), "a whole number ≥ 0")
 
@@ -252,15 +280,42 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     config = _build(Config, {**raw, "path": path}, path, "")
     if not isinstance(topics, list):
         _fail(path, "topics", topics, "an array of tables: [[topics]]")
-    built = tuple(_build(Topic, t, path, f"topics[{i}]") if isinstance(t, dict)
-                  else _fail(path, f"topics[{i}]", t, "a table") for i, t in enumerate(topics))
+    built = tuple(_build_topic(t, path, i) for i, t in enumerate(topics))
     slugs = [t.slug for t in built]
     for i, topic in enumerate(built):
-        if not topic.slug:
-            _fail(path, f"topics[{i}].slug", "", "a slug is required, e.g. llm-agents")
         if topic.slug in slugs[:i]:
-            _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic")
+            _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic",
+                  f"topics[{slugs.index(topic.slug)}] has it already")
     return dataclasses.replace(config, topics=built)
+
+
+def _build_topic(raw: Any, path: Path, i: int) -> Topic:
+    key = f"topics[{i}]"
+    if not isinstance(raw, dict):
+        _fail(path, key, raw, "a table")
+    slug = raw.get("slug")
+    try:
+        topic = _build(Topic, raw, path, key)
+        if not topic.slug:
+            _fail(path, f"{key}.slug", _MISSING, "a slug is required, e.g. llm-agents")
+        for lang in ("zh", "en"):
+            if not getattr(topic.name, lang):
+                _fail(path, f"{key}.name.{lang}", _MISSING, "a non-empty string",
+                      "every topic needs a Chinese and an English name")
+        if not (topic.keywords or topic.all or topic.categories or topic.authors
+                or topic.min_upvotes):
+            _fail(path, key, raw, "at least one of keywords, all, categories, authors, "
+                  "min_upvotes", "this topic would match nothing")
+        lowered = {k.casefold() for k in topic.keywords}
+        clash = [x for x in topic.exclude if x.casefold() in lowered]
+        if clash:
+            _fail(path, f"{key}.exclude", list(topic.exclude), "phrases not also in keywords",
+                  f"{clash[0]!r} is both a keyword and an exclude")
+    except ConfigError as exc:
+        if isinstance(slug, str) and slug:
+            raise ConfigError(f"{exc} (in topic {slug!r})") from None
+        raise
+    return topic
 
 
 def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> typing.NoReturn:

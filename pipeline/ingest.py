@@ -20,8 +20,10 @@ import pyarrow as pa
 
 from pipeline._schemas import PAPERS, VERSIONS
 from pipeline.config import Config
-from pipeline.merge import merge_arxiv
+from pipeline.enrich import derive
+from pipeline.merge import merge_arxiv, merge_hf
 from pipeline.sources import arxiv as arxiv_source
+from pipeline.sources import hf as hf_source
 from pipeline.store import Store, empty
 
 Clock = Callable[[], dt.datetime]
@@ -94,7 +96,7 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         if merged.changed.num_rows:
             store.write_snapshot("arxiv", run_id, started, merged.changed)
             store.append("versions", merged.new_versions)
-            store.write("papers", merged.papers)
+            store.write("papers", derive(cfg, merged.papers))
         newest = _max_time(batch["updated"]) if batch.num_rows else None
         after = max(filter(None, [before, newest]), default=None)
         status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
@@ -129,18 +131,96 @@ def _record_skip(store: Store, run_id: str, source: str, started: dt.datetime,
     return RunReport(source, "skipped", error=why)
 
 
+def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
+              now: dt.datetime | None = None) -> RunReport:
+    """One HF catch-up: the daily lists from the watermark day (minus the overlap) to today.
+
+    Picks the store does not hold yet are fetched from arXiv by id first (and kept as an
+    arxiv snapshot of this run), so every pick has a full record.
+    """
+    hcfg, acfg = cfg.sources.hf, cfg.sources.arxiv
+    started = now or utcnow()
+    clock = time.monotonic()
+    run_id = new_run_id("hf", started)
+    if not hcfg.enabled:
+        return _record_skip(store, run_id, "hf", started, "disabled in config")
+    with store.lock():
+        papers = store.read("papers")
+        version_keys = store.read("versions", columns=["arxiv_id", "version"])
+        before = store.watermark("hf")
+        today = started.astimezone(dt.UTC).date()
+        if since is None:
+            since = (before.date() - dt.timedelta(days=hcfg.overlap_days) if before
+                     else today - dt.timedelta(days=hcfg.backfill_days))
+        days = [since + dt.timedelta(days=i) for i in range((today - since).days + 1)]
+        fetch = hf_source.fetch_days(hcfg, days, started)
+        batch = fetch.table()
+
+        known = set(papers["arxiv_id"].to_pylist())
+        missing = sorted({i for i in batch["arxiv_id"].to_pylist() if i not in known})
+        by_id = arxiv_source.fetch_ids(acfg, missing, started) if missing else None
+        cross_listed, wrote = 0, False
+        if by_id is not None and by_id.rows:
+            merged_ids = merge_arxiv(papers, version_keys, by_id.table(), acfg.categories)
+            papers, cross_listed = merged_ids.papers, merged_ids.cross_listed
+            if merged_ids.changed.num_rows:
+                # Same run id: rebuild replays it just before this run's HF snapshot.
+                store.write_snapshot("arxiv", run_id, started, merged_ids.changed)
+                store.append("versions", merged_ids.new_versions)
+                wrote = True
+        merged = merge_hf(papers, batch)
+        if merged.changed.num_rows:
+            store.write_snapshot("hf", run_id, started, merged.changed)
+            wrote = True
+        if wrote:
+            store.write("papers", derive(cfg, merged.papers))
+
+        id_error = by_id.error if by_id is not None else None
+        errors = [e for e in (fetch.error, id_error and f"arXiv by id: {id_error}") if e]
+        error = "; ".join(errors) or None
+        status = "ok" if error is None else ("partial" if fetch.last_day else "failed")
+        last = (dt.datetime.combine(fetch.last_day, dt.time(), dt.UTC) if fetch.last_day
+                else None)
+        after = max(filter(None, [before, last]), default=None) if error is None else before
+        id_stats = by_id.stats if by_id is not None else arxiv_source.FetchStats()
+        counts = {**merged.counts, "cross_listed": cross_listed}
+        report = RunReport("hf", status, counts, fetch.stats.requests + id_stats.requests,
+                           fetch.stats.retries + id_stats.retries, error, before, after)
+        fetched_ids = {r["arxiv_id"] for r in by_id.rows} if by_id is not None else set()
+        store.append_run({
+            "run_id": run_id, "source": "hf", "started": started,
+            "finished": started + dt.timedelta(seconds=round(time.monotonic() - clock, 3)),
+            "status": status, **counts,
+            "requests": report.requests, "retries": report.retries,
+            "error": error, "watermark_before": before, "watermark_after": after,
+            "details": json.dumps({
+                "since": since.isoformat(), "days": fetch.days, "skipped_items": fetch.skipped,
+                "unmatched": merged.unmatched,
+                "arxiv_by_id": {"requested": len(missing), "fetched": len(fetched_ids),
+                                "not_found": sorted(set(missing) - fetched_ids)
+                                if id_error is None else [],
+                                "requests": id_stats.requests, "retries": id_stats.retries},
+            }),
+        })
+    return report
+
+
 def rebuild(cfg: Config, store: Store) -> dict[str, int]:
     """Recompute papers and versions from the snapshots alone, in the order they were taken."""
     with store.lock():
         # Start from nothing: the current tables may be the very files that are damaged.
         papers, versions = empty(PAPERS), [empty(VERSIONS)]
-        snaps = store.snapshots("arxiv")
+        snaps = store.snapshots()
         for snap in snaps:
-            keys = pa.concat_tables(versions).select(["arxiv_id", "version"])
-            merged = merge_arxiv(papers, keys, store.read_snapshot(snap),
-                                 cfg.sources.arxiv.categories)
-            papers = merged.papers
-            versions.append(merged.new_versions)
+            table = store.read_snapshot(snap)
+            if snap.source == "arxiv":
+                keys = pa.concat_tables(versions).select(["arxiv_id", "version"])
+                merged = merge_arxiv(papers, keys, table, cfg.sources.arxiv.categories)
+                papers = merged.papers
+                versions.append(merged.new_versions)
+            else:
+                papers = merge_hf(papers, table).papers
+        papers = derive(cfg, papers)
         versions = pa.concat_tables(versions)
         store.write("versions", versions)
         store.write("papers", papers)

@@ -6,13 +6,18 @@ import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
+from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS
+from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
+from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.store import Store
+from pipeline.replay.hf import HFReplay
+from pipeline.store import Store, empty
 
 FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
 
@@ -47,3 +52,38 @@ def config(base_config: Config, replay: ArxivReplay) -> Config:
 @pytest.fixture
 def store(config: Config) -> Store:
     return Store(config.store_path)
+
+
+# -- issue 3: Hugging Face replay and sample papers ------------------------------------------------
+
+
+def fast_hf(cfg: Config, endpoint: str, **changes: object) -> Config:
+    """The config pointed at a local HF replay, without delays and with quick backoff."""
+    fast = {"delay_seconds": 0.0, "backoff_seconds": 0.01, "max_backoff_seconds": 0.05,
+            "timeout_seconds": 2.0}
+    hf = dataclasses.replace(cfg.sources.hf, endpoint=endpoint, **{**fast, **changes})
+    return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, hf=hf))
+
+
+@pytest.fixture
+def hf_replay() -> Iterator[HFReplay]:
+    """The HF daily-papers replay over the bundled sample days (2026-06-22 … 26)."""
+    with HFReplay() as server:
+        yield server
+
+
+@pytest.fixture
+def hf_config(config: Config, hf_replay: HFReplay) -> Config:
+    """Both sources pointed at their local replays."""
+    return fast_hf(config, hf_replay.endpoint)
+
+
+@pytest.fixture(scope="session")
+def sample_papers() -> pa.Table:
+    """The bundled sample's newest versions as a papers table (no server needed)."""
+    rows = [{**{k: v for k, v in e.__dict__.items() if k != "announced"},
+             "authors": list(e.authors), "categories": list(e.categories),
+             "primary_category": e.primary_category, "fetched_at": e.announced}
+            for e in sample.entries()]
+    batch = pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT)
+    return merge_arxiv(empty(PAPERS), empty(VERSIONS), batch, CS_CATEGORIES).papers

@@ -30,6 +30,8 @@ max_backoff_seconds = 0.02
 timeout_seconds = 2
 backfill_days = 365
 {extra}
+[sources.hf]
+enabled = false
 """, encoding="utf-8")
     return path
 
@@ -80,8 +82,9 @@ def test_ingest_then_status(tmp_path, replay):
     visible = len(replay.visible())
     assert f"new {visible}" in result.output
     status = runner.invoke(cli, ["--config", str(path), "status", "--json"])
-    [row] = json.loads(status.output)
-    assert row["source"] == "arxiv" and row["status"] == "ok" and row["new"] == visible
+    rows = {r["source"]: r for r in json.loads(status.output)}
+    assert rows["arxiv"]["status"] == "ok" and rows["arxiv"]["new"] == visible
+    assert rows["hf"]["status"] == "skipped"  # disabled in this config, and says so
     table = runner.invoke(cli, ["--config", str(path), "status"])
     assert "last success" in table.output and "arxiv" in table.output
 
@@ -92,7 +95,8 @@ def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest"])
     assert result.exit_code == 0
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 1 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
+    assert len(lines) == 2 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
+    assert lines[1] == "hf: skipped (disabled in config)"
 
 
 def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):

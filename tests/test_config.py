@@ -72,7 +72,9 @@ BAD = [
     ("[digest]\nselection = 'some'\n", "digest.selection", "'some'", "'all' | 'ai' | 'topics'"),
     ("[sources.hf]\nenabled = 1\n", "sources.hf.enabled", "1", "true or false"),
     ("[[topics]]\nslug = 'Bad Slug'\n", "topics[0].slug", "Bad Slug", "lowercase"),
-    ("[[topics]]\nslug = 'a'\n[[topics]]\nslug = 'a'\n", "topics[1].slug", "'a'", "no other"),
+    ("[[topics]]\nslug = 'a'\nname = {zh = '甲', en = 'A'}\nkeywords = ['x']\n"
+     "[[topics]]\nslug = 'a'\nname = {zh = '乙', en = 'B'}\nkeywords = ['y']\n",
+     "topics[1].slug", "'a'", "no other"),
     ("[[topics]]\nname = {zh = 'x', en = 'y'}\n", "topics[0].slug", "", "required"),
     ("[[topics]]\nslug = 'a'\nkeywords = 'agents'\n", "topics[0].keywords", "'agents'",
      "array"),

@@ -1,0 +1,62 @@
+"""The AI-related flag: an explainable rule a reader can check by eye.
+
+A paper is AI-related when any of its categories is one of `[classify]
+ai_categories`, or when its title or abstract contains one of `ai_phrases`
+(whole words, case-insensitive, see pipeline._text). The reason names the
+first thing that decided it: its first AI category (the primary one when that
+is AI), else the first phrase in config order found in the title, else in the
+abstract — "category cs.LG", "phrase 'language model' in title".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import _text
+from pipeline.config import ClassifyConfig
+
+
+@dataclass(frozen=True)
+class Classified:
+    ai_related: pa.Array  # bool
+    ai_reason: pa.Array  # string, null when not AI-related
+
+
+def first_category(categories: pa.ChunkedArray | pa.Array, wanted: tuple[str, ...]
+                   ) -> np.ndarray:
+    """Per row, the first of its categories that is in `wanted` (None when none is)."""
+    categories = pc.fill_null(categories, pa.scalar([], pa.list_(pa.string())))
+    flat = pc.list_flatten(categories)
+    parents = pc.list_parent_indices(categories).to_numpy()
+    out = np.full(len(categories), None, dtype=object)
+    if not wanted or len(flat) == 0:
+        return out
+    hit = pc.is_in(flat, pa.array(wanted, pa.string())).to_numpy(zero_copy_only=False)
+    rows, first = np.unique(parents[hit], return_index=True)  # parents ascend: first hit
+    out[rows] = flat.to_numpy(zero_copy_only=False)[np.flatnonzero(hit)[first]]
+    return out
+
+
+def classify(papers: pa.Table, cfg: ClassifyConfig) -> Classified:
+    """The flag and its reason for every row of a papers-shaped table."""
+    category = first_category(papers["categories"], cfg.ai_categories)
+    by_category = category.astype(bool)  # None → False; codes are non-empty
+    reason = np.full(papers.num_rows, None, dtype=object)
+    reason[by_category] = ["category " + c for c in category[by_category]]
+    rest = np.flatnonzero(~by_category)  # only these need the text scan
+    if cfg.ai_phrases and rest.size:
+        idx = pa.array(rest)
+        title = pc.take(papers["title"], idx)
+        abstract = pc.take(papers["abstract"], idx)
+        pattern = _text.any_pattern(cfg.ai_phrases)
+        hit = _text.contains(title, pattern) | _text.contains(abstract, pattern)
+        hit_rows = np.flatnonzero(hit)
+        why = _text.first_phrase(pc.take(title, pa.array(hit_rows)),
+                                 pc.take(abstract, pa.array(hit_rows)), cfg.ai_phrases,
+                                 "phrase")
+        reason[rest[hit_rows]] = why
+    return Classified(pa.array(reason.astype(bool)), pa.array(reason, pa.string()))

@@ -1,0 +1,45 @@
+"""Derived columns: the AI flag and topics, recomputed from papertrail.toml.
+
+`derive` is a pure function of (config, papers), applied after every merge and at
+the end of `rebuild`, so the stored derived columns always follow the stored
+metadata; `enrich` reapplies it to the store after a config change. Only
+ai_related, ai_reason, topics and topic_reasons are touched.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import classify, topics
+from pipeline._schemas import PAPERS
+from pipeline.config import Config
+from pipeline.store import Store
+
+DERIVED = ("ai_related", "ai_reason", "topics", "topic_reasons")
+
+
+def derive(cfg: Config, papers: pa.Table) -> pa.Table:
+    flag = classify.classify(papers, cfg.classify)
+    matched = topics.match(papers, cfg.topics)
+    for name, column in zip(DERIVED, (flag.ai_related, flag.ai_reason, matched.topics,
+                                      matched.reasons), strict=True):
+        papers = papers.set_column(PAPERS.get_field_index(name), PAPERS.field(name),
+                                   column.cast(PAPERS.field(name).type))
+    return papers
+
+
+def enrich(cfg: Config, store: Store) -> dict[str, object]:
+    """Recompute the derived columns of every paper; writes only when something changed."""
+    with store.lock():
+        papers = store.read("papers")
+        derived = derive(cfg, papers)
+        changed = not derived.select(DERIVED).equals(papers.select(DERIVED))
+        if changed:
+            store.write("papers", derived)
+    per_topic = {t.slug: 0 for t in cfg.topics}
+    for slug in pc.list_flatten(derived["topics"]).to_pylist():
+        per_topic[slug] += 1
+    return {"papers": derived.num_rows,
+            "ai_related": int(pc.sum(derived["ai_related"]).as_py() or 0),
+            "topics": per_topic, "written": changed}

@@ -1,0 +1,150 @@
+"""A local Hugging Face daily-papers API: answers /api/daily_papers?date=&p=&limit=.
+
+Serves the bundled sample's days (or any JSON files named …YYYY-MM-DD….json)
+with HF's paging; a day it does not have answers 404, as HF does. Faults can be
+queued to test clients, one per request: 404, 429 with Retry-After, 500,
+malformed JSON, a stall.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+from pipeline.replay import sample
+
+_DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_DEFAULT_LIMIT = 50  # HF's own default page size
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One misbehaviour for one request: kind is 404 | 429 | 500 | malformed | stall."""
+
+    kind: str
+    seconds: float = 0.0  # Retry-After for 429, the stall's length for stall
+
+
+def sample_days() -> dict[str, bytes]:
+    return {day: body for day in sample.days() if (body := sample.hf_daily(day)) is not None}
+
+
+def file_days(paths: list[Path]) -> dict[str, bytes]:
+    """Fixture files by the date in their name."""
+    out = {}
+    for path in paths:
+        m = _DAY.search(path.name)
+        if m is None:
+            raise ValueError(f"{path}: no YYYY-MM-DD in the file name")
+        out[m.group(1)] = path.read_bytes()
+    return out
+
+
+class HFReplay:
+    """A threaded HTTP server on 127.0.0.1 that plays HF's daily-papers API.
+
+    >>> with HFReplay(sample_days()) as hf:  # doctest: +SKIP
+    ...     hf.endpoint  # 'http://127.0.0.1:PORT'
+    """
+
+    def __init__(self, days: dict[str, bytes] | None = None, *, port: int = 0) -> None:
+        self.days = sample_days() if days is None else dict(days)
+        self.faults: deque[Fault] = deque()
+        self.log: list[dict[str, str]] = []  # every request's query, in order
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
+        self._server.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def inject(self, *faults: Fault | str) -> None:
+        """Queue faults; each request consumes one (then the server behaves again)."""
+        with self._lock:
+            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
+
+    def start(self) -> HFReplay:
+        # A short poll interval: tests stop many servers, each stop waits up to one poll.
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        kwargs={"poll_interval": 0.05}, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> HFReplay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def answer(self, params: dict[str, str]) -> tuple[int, bytes]:
+        day = params.get("date", "")
+        if day not in self.days:
+            return 404, json.dumps({"error": f"no daily papers for {day!r}"}).encode()
+        try:
+            page = int(params.get("p", "0"))
+            limit = int(params.get("limit", str(_DEFAULT_LIMIT)))
+        except ValueError:
+            return 400, b'{"error": "p and limit must be integers"}'
+        items = json.loads(self.days[day])
+        return 200, json.dumps(items[page * limit:(page + 1) * limit]).encode()
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        replay = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:  # keep test output quiet
+                pass
+
+            def do_GET(self) -> None:
+                url = urlsplit(self.path)
+                if url.path != "/api/daily_papers":
+                    self._send(404, b'{"error": "not found"}')
+                    return
+                params = {k: v[0] for k, v in parse_qs(url.query).items()}
+                with replay._lock:
+                    replay.log.append(params)
+                    fault = replay.faults.popleft() if replay.faults else None
+                kind = fault.kind if fault else ""
+                if kind in ("404", "500"):
+                    self._send(int(kind), b'{"error": "injected fault"}')
+                    return
+                if kind == "429":
+                    self._send(429, b'{"error": "Too Many Requests"}',
+                               {"Retry-After": str(int(fault.seconds))})
+                    return
+                if kind == "stall":
+                    time.sleep(fault.seconds)
+                status, body = replay.answer(params)
+                if kind == "malformed":
+                    status, body = 200, body[: max(1, len(body) // 2)]
+                self._send(status, body)
+
+            def _send(self, status: int, body: bytes,
+                      headers: dict[str, str] | None = None) -> None:
+                # The client may have given up already (its timeout fired during a stall).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json; charset=utf-8")
+                    self.send_header("Content-Length", str(len(body)))
+                    for k, v in (headers or {}).items():
+                        self.send_header(k, v)
+                    self.end_headers()
+                    self.wfile.write(body)
+
+        return Handler

@@ -1,0 +1,203 @@
+"""Topic matching: which configured `[[topics]]` each paper belongs to, and why.
+
+A paper is in a topic when
+  (a keyword is in its title/abstract, OR every phrase of some `all` group is,
+   OR one of its authors is one of `authors`;
+   a topic with none of these selects on its filters alone)
+  AND (no `categories` given, or one of its categories is listed)
+  AND its Hugging Face upvotes ≥ `min_upvotes` (no pick counts as 0)
+  AND no `exclude` phrase is in its title/abstract.
+Phrases match as in pipeline._text. Authors match on normalised names (case,
+accents and punctuation ignored); with `match_initials`, "K. He" ~ "Kaiming He".
+
+Vectorised per topic: the cheap filters shrink the rows first, then one regex
+scan per phrase group runs over what is left, and the reason is worked out only
+for the rows that matched. Topics run in parallel threads (Arrow's regex
+kernels release the GIL).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import _text
+from pipeline.classify import first_category
+from pipeline.config import Topic
+
+_STRS = pa.list_(pa.string())
+
+
+@lru_cache(maxsize=1 << 20)
+def name_tokens(name: str) -> tuple[str, ...]:
+    """'Kaiming  HE' → ('kaiming', 'he'); 'José-María Núñez' → ('jose', 'maria', 'nunez')."""
+    folded = "".join(c for c in unicodedata.normalize("NFKD", name)
+                     if not unicodedata.combining(c)).casefold()
+    return tuple(re.findall(r"[^\W_]+", folded))
+
+
+def same_person(wanted: tuple[str, ...], seen: tuple[str, ...], initials: bool) -> bool:
+    if wanted == seen:
+        return True
+    if not (initials and len(wanted) == len(seen) >= 2 and wanted[-1] == seen[-1]):
+        return False
+    return all(a == b or (len(a) == 1 and b.startswith(a)) or (len(b) == 1 and a.startswith(b))
+               for a, b in zip(wanted[:-1], seen[:-1], strict=True))
+
+
+class AuthorIndex:
+    """The distinct author names of a table, indexed by normalised surname."""
+
+    def __init__(self, authors: pa.ChunkedArray | pa.Array) -> None:
+        authors = pc.fill_null(authors, pa.scalar([], _STRS))
+        flat = pc.list_flatten(authors)
+        self.parents = pc.list_parent_indices(authors).to_numpy()
+        encoded = pc.dictionary_encode(flat).combine_chunks() if isinstance(
+            flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
+        self.codes = encoded.indices.to_numpy(zero_copy_only=False)
+        self.names = encoded.dictionary.to_pylist()
+        self.tokens = [name_tokens(n) for n in self.names]
+        self.by_surname: dict[str, list[int]] = defaultdict(list)
+        for code, tokens in enumerate(self.tokens):
+            if tokens:
+                self.by_surname[tokens[-1]].append(code)
+
+    def match(self, wanted: tuple[str, ...], initials: bool, rows: int) -> np.ndarray:
+        """Per row: 'author NAME' (as configured, plus the paper's spelling) or None."""
+        reason_of_code: dict[int, str] = {}
+        for name in wanted:
+            tokens = name_tokens(name)
+            for code in self.by_surname.get(tokens[-1] if tokens else "", ()):
+                if code not in reason_of_code and same_person(tokens, self.tokens[code],
+                                                              initials):
+                    spelled = self.names[code]
+                    reason_of_code[code] = (f"author {name}" if spelled == name
+                                            else f"author {name} (as {spelled})")
+        why = np.full(rows, None, dtype=object)
+        if not reason_of_code:
+            return why
+        codes = np.fromiter(reason_of_code, dtype=np.int64)
+        hit = np.isin(self.codes, codes)
+        hit_rows, first = np.unique(self.parents[hit], return_index=True)
+        why[hit_rows] = [reason_of_code[c] for c in self.codes[np.flatnonzero(hit)[first]]]
+        return why
+
+
+@dataclass(frozen=True)
+class Matched:
+    topics: pa.Array  # list<string>: slugs, in config order
+    reasons: pa.Array  # list<string>: parallel to topics
+
+
+_FILTERS_ONLY = ""  # a topic without selectors: matched by its filters, which say why
+
+
+def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
+    pattern = _text.phrase_pattern(phrase)
+    return _text.contains(papers["title"], pattern) | _text.contains(papers["abstract"], pattern)
+
+
+def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
+                group_heads: dict[str, np.ndarray] | None = None) -> np.ndarray:
+    """Per row, why the paper is in `topic` ("keyword 'x' in title; category cs.RO"), or None.
+
+    `group_heads`: precomputed hits (over all rows) of the first phrase of `all` groups,
+    shared by the topics that start a group with the same phrase.
+    """
+    n = papers.num_rows
+    rows = np.arange(n)
+    category = upvotes = None
+    if topic.categories:
+        category = first_category(papers["categories"], topic.categories)
+        rows = rows[category.astype(bool)[rows]]
+    if topic.min_upvotes:
+        upvotes = pc.fill_null(papers["hf_upvotes"], 0).to_numpy()
+        rows = rows[upvotes[rows] >= topic.min_upvotes]
+
+    why = np.full(n, None, dtype=object)
+    if not (topic.keywords or topic.all or topic.authors):
+        if category is None and upvotes is None:
+            return why  # selects nothing (the config loader refuses such a topic)
+        why[rows] = _FILTERS_ONLY
+    if rows.size == n:  # no filter: no copy of the text
+        title, abstract = papers["title"], papers["abstract"]
+    else:
+        title, abstract = papers["title"].take(pa.array(rows)), papers["abstract"].take(
+            pa.array(rows))
+    if topic.keywords and rows.size:
+        pattern = _text.any_pattern(topic.keywords)
+        hit = np.flatnonzero(_text.contains(title, pattern) | _text.contains(abstract, pattern))
+        why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
+                                            abstract.take(pa.array(hit)), topic.keywords,
+                                            "keyword")
+    heads = group_heads or {}
+    for group in topic.all:
+        open_rows = np.flatnonzero(_unset(why[rows]))
+        rest = group
+        if group[0] in heads:
+            open_rows, rest = open_rows[heads[group[0]][rows[open_rows]]], group[1:]
+        for phrase in rest:  # each phrase only scans the rows every earlier one matched
+            if open_rows.size == 0:
+                break
+            pattern = _text.phrase_pattern(phrase)
+            t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
+            open_rows = open_rows[_text.contains(t, pattern) | _text.contains(a, pattern)]
+        why[rows[open_rows]] = "all of " + ", ".join(f"'{p}'" for p in group)
+    if topic.authors and authors is not None:  # None only when no topic names authors
+        by_author = authors.match(topic.authors, topic.match_initials, n)
+        fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
+        why[fill] = by_author[fill]
+
+    matched = np.flatnonzero(~_unset(why))
+    if topic.exclude and matched.size:
+        pattern = _text.any_pattern(topic.exclude)
+        idx = pa.array(matched)
+        vetoed = (_text.contains(papers["title"].take(idx), pattern)
+                  | _text.contains(papers["abstract"].take(idx), pattern))
+        why[matched[vetoed]] = None
+        matched = matched[~vetoed]
+    if category is not None or upvotes is not None:
+        why[matched] = ["; ".join(filter(None, (
+            why[i],
+            f"category {category[i]}" if category is not None else "",
+            f"{upvotes[i]} upvotes" if upvotes is not None else "",
+        ))) for i in matched]
+    return why
+
+
+def _unset(why: np.ndarray) -> np.ndarray:
+    return np.equal(why, None)
+
+
+def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
+    """The topics (and reasons) of every row of a papers-shaped table."""
+    n = papers.num_rows
+    authors = AuthorIndex(papers["authors"]) if any(t.authors for t in topics) else None
+    heads = {g[0] for t in topics for g in t.all}
+    workers = max(1, min(len(topics), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        group_heads = dict(zip(heads, pool.map(lambda p: phrase_hits(papers, p), heads),
+                               strict=True))
+        columns = list(pool.map(lambda t: match_topic(papers, t, authors, group_heads),
+                                topics))
+    if not columns:
+        empty = pa.array([[]] * n, _STRS)
+        return Matched(empty, empty)
+    why = np.stack(columns, axis=1) if n else np.zeros((0, len(topics)), dtype=object)
+    hit = ~_unset(why)
+    row_idx, topic_idx = np.nonzero(hit)  # row-major: each row's topics in config order
+    offsets = np.concatenate([[0], np.cumsum(hit.sum(axis=1))]).astype(np.int32)
+    slugs = np.array([t.slug for t in topics], dtype=object)
+    values = pa.array(slugs[topic_idx].tolist(), pa.string())
+    reasons = pa.array(why[row_idx, topic_idx].tolist(), pa.string())
+    return Matched(pa.ListArray.from_arrays(pa.array(offsets), values),
+                   pa.ListArray.from_arrays(pa.array(offsets), reasons))

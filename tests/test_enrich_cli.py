@@ -1,0 +1,167 @@
+"""enrich (derived columns only, idempotent) and the issue-3 commands, through the real CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from click.testing import CliRunner
+
+from pipeline import config as config_mod
+from pipeline.cli import cli
+from pipeline.enrich import DERIVED, enrich
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.hf import HFReplay
+from pipeline.store import Store
+
+TOPICS = """
+[[topics]]
+slug = "agents"
+name = { zh = "智能体", en = "Agents" }
+keywords = ["LLM agent", "agentic"]
+
+[[topics]]
+slug = "robots"
+name = { zh = "机器人", en = "Robots" }
+categories = ["cs.RO"]
+"""
+
+
+def _write_config(tmp_path: Path, extra: str = "") -> Path:
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f'[store]\npath = "data"\n{extra}\n{TOPICS}', encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def sample_store(tmp_path: Path, sample_papers: pa.Table) -> Path:
+    """A config file with two topics and a store holding the sample's papers, not enriched."""
+    path = _write_config(tmp_path)
+    Store(tmp_path / "data").write("papers", sample_papers)
+    return path
+
+
+def test_enrich_fills_only_the_derived_columns_and_is_idempotent(sample_store: Path) -> None:
+    cfg = config_mod.load(sample_store)
+    store = Store(cfg.store_path)
+    before = store.read("papers")
+    assert pc.all(pc.is_null(before["ai_related"])).as_py()
+    first = enrich(cfg, store)
+    after = store.read("papers")
+    others = [n for n in after.column_names if n not in DERIVED]
+    assert after.select(others).equals(before.select(others))
+    assert first["written"] and 0 < first["ai_related"] <= after.num_rows
+    assert first["topics"]["agents"] > 0 and first["topics"]["robots"] > 0
+    mtime = store.table_path("papers").stat().st_mtime_ns
+    second = enrich(cfg, store)
+    assert not second["written"] and second["topics"] == first["topics"]
+    assert store.table_path("papers").stat().st_mtime_ns == mtime
+    assert store.read("papers").equals(after)
+
+
+def test_enrich_after_a_config_change_rematches(sample_store: Path, tmp_path: Path) -> None:
+    store = Store(tmp_path / "data")
+    enrich(config_mod.load(sample_store), store)
+    text = sample_store.read_text(encoding="utf-8").replace('"agentic"]', '"agentic", "quantum"]')
+    sample_store.write_text(text, encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "enrich"])
+    assert result.exit_code == 0, result.output
+    assert "AI-related" in result.output and "agents:" in result.output
+    topics = store.read("papers")["topic_reasons"].to_pylist()
+    assert any("keyword 'quantum'" in r for row in topics for r in row)
+
+
+def test_topics_check_counts_matches(sample_store: Path) -> None:
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "check"])
+    assert result.exit_code == 0, result.output
+    assert "ok  agents (Agents / 智能体)" in result.output
+    assert "2 topics valid" in result.output and "matches nothing" not in result.output
+
+
+def test_topics_check_flags_a_topic_that_matches_nothing(sample_store: Path) -> None:
+    sample_store.write_text(sample_store.read_text(encoding="utf-8") + '\n[[topics]]\n'
+                            'slug = "void"\nname = { zh = "空", en = "Void" }\n'
+                            'keywords = ["zqxjv"]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "check"])
+    assert result.exit_code == 0
+    void = next(line for line in result.output.splitlines() if "void" in line)
+    assert "0 of 1333 papers" in void and "matches nothing" in void
+
+
+def test_topics_check_rejects_a_bad_topic_with_exit_2(tmp_path: Path) -> None:
+    path = _write_config(tmp_path, "")
+    path.write_text(path.read_text(encoding="utf-8") + '\n[[topics]]\nslug = "bad"\n'
+                    'name = { zh = "坏", en = "Bad" }\nkeywords = ["ok", ""]\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(path), "topics", "check"])
+    assert result.exit_code == 2
+    assert "topics[2].keywords" in result.output and "in topic 'bad'" in result.output
+
+
+def test_topics_preview_lists_newest_first_with_why(sample_store: Path) -> None:
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "preview",
+                                      "agents", "--limit", "500"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    dates = [line[:10] for line in lines[1:] if line[:2] == "20"]
+    assert dates and dates == sorted(dates, reverse=True)
+    assert "why: keyword 'LLM agent' in" in result.output
+    recent = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "preview",
+                                      "agents", "--days", "1"])
+    count = int(lines[0].split(": ")[1].split()[0])
+    assert "in the last 1 days" in recent.output
+    assert int(recent.output.split(": ")[1].split()[0]) < count
+
+
+def test_topics_preview_of_an_unknown_slug_is_a_usage_error(sample_store: Path) -> None:
+    result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "preview", "x"])
+    assert result.exit_code == 2 and "known: agents, robots" in result.output
+
+
+def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: ArxivReplay,
+                                                   hf_replay: HFReplay) -> None:
+    path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
+                         'delay_seconds = 0\n'
+                         f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
+                         'delay_seconds = 0\nbackfill_days = 1\n')
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "hf",
+                                      "--since", "2026-06-22"])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("hf: ok")
+    papers = Store(tmp_path / "data").read("papers")
+    assert pc.sum(pc.is_valid(papers["hf_day"])).as_py() > 0
+    # Only the picks, by id: no category catch-up.
+    assert all(q["id_list"][0] and not q["search_query"][0] for q in replay.log)
+
+
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, command in group.commands.items():
+        out.append((*prefix, name))
+        if isinstance(command, click.Group):
+            out += _commands(command, (*prefix, name))
+    return out
+
+
+@pytest.mark.parametrize("command", _commands(cli), ids=" ".join)
+def test_every_command_has_help(command: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(cli, [*command, "--help"])
+    assert result.exit_code == 0
+    assert result.output.count("\n") > 3 and "Usage:" in result.output
+    summary = result.output.split("\n\n")[1].strip()
+    assert len(summary) > 15, result.output
+
+
+def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivReplay,
+                                              hf_replay: HFReplay) -> None:
+    path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
+                         'delay_seconds = 0\nmax_retries = 0\n'
+                         f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
+                         'delay_seconds = 0\nbackfill_days = 1\n')
+    result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("arxiv: ") and lines[-1].startswith("hf: ok")
+    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "hf"}

@@ -1,0 +1,134 @@
+"""Topic matching: phrases, all-groups, excludes, categories, authors, upvotes; the defaults."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline import config as config_mod
+from pipeline.config import Topic, TopicName
+from pipeline.topics import match, name_tokens, same_person
+
+NAME = TopicName(zh="主题", en="Topic")
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _papers(*rows: dict) -> pa.Table:
+    defaults = {"categories": ["cs.CL"], "title": "", "abstract": "", "authors": [],
+                "hf_upvotes": None}
+    full = [{**defaults, **r} for r in rows]
+    return pa.table({k: pa.array([r[k] for r in full],
+                                 pa.int32() if k == "hf_upvotes" else None)
+                     for k in defaults})
+
+
+def _one(papers: pa.Table, **topic: object) -> list[str | None]:
+    """Per row: the topic's reason, or None when the row is not in it."""
+    result = match(papers, (Topic(slug="t", name=NAME, **topic),))
+    return [r[0] if r else None for r in result.reasons.to_pylist()]
+
+
+def test_keywords_any_of_with_the_first_hit_as_reason() -> None:
+    papers = _papers({"title": "Web agents at scale"},
+                     {"abstract": "A new tool-use benchmark."},
+                     {"title": "Agentic tools", "abstract": "tool use"},
+                     {"title": "Agency theory"})
+    assert _one(papers, keywords=("web agent", "tool use")) == [
+        "keyword 'web agent' in title", "keyword 'tool use' in abstract",
+        "keyword 'tool use' in abstract", None]
+
+
+def test_all_groups_need_every_phrase_of_one_group() -> None:
+    papers = _papers({"title": "Video diffusion", "abstract": ""},
+                     {"title": "Diffusion on graphs", "abstract": "no moving pictures"},
+                     {"title": "Agents", "abstract": "a benchmark for agents"})
+    groups = (("diffusion", "video"), ("agent", "benchmark"))
+    assert _one(papers, all=groups) == [
+        "all of 'diffusion', 'video'", None, "all of 'agent', 'benchmark'"]
+
+
+def test_keywords_or_all_groups() -> None:
+    papers = _papers({"title": "LLM agents"}, {"title": "Agents that use an LLM"},
+                     {"title": "LLM scaling"})
+    assert _one(papers, keywords=("LLM agent",), all=(("agent", "LLM"),)) == [
+        "keyword 'LLM agent' in title", "all of 'agent', 'LLM'", None]
+
+
+def test_exclude_vetoes_any_match() -> None:
+    papers = _papers({"title": "Diffusion models for images"},
+                     {"title": "Diffusion models", "abstract": "for diffusion MRI scans"})
+    assert _one(papers, keywords=("diffusion model",), exclude=("diffusion MRI",)) == [
+        "keyword 'diffusion model' in title", None]
+
+
+def test_phrases_respect_word_boundaries() -> None:
+    papers = _papers({"title": "Neural networks"}, {"title": "Neuralgia treatment"})
+    assert _one(papers, keywords=("neural",)) == ["keyword 'neural' in title", None]
+
+
+def test_categories_filter_and_say_so() -> None:
+    papers = _papers({"categories": ["cs.RO", "cs.LG"], "title": "Robot learning"},
+                     {"categories": ["cs.CV"], "title": "Robot learning"},
+                     {"categories": ["cs.CV", "cs.RO"], "title": "Grasping"})
+    assert _one(papers, keywords=("robot learning",), categories=("cs.RO",)) == [
+        "keyword 'robot learning' in title; category cs.RO", None, None]
+    assert _one(papers, categories=("cs.RO",)) == ["category cs.RO", None, "category cs.RO"]
+
+
+def test_authors_ignore_case_and_accents() -> None:
+    papers = _papers({"authors": ["José Núñez", "A. Smith"]}, {"authors": ["JOSE NUNEZ"]},
+                     {"authors": ["Josef Nunez"]})
+    assert _one(papers, authors=("Jose Nunez",)) == [
+        "author Jose Nunez (as José Núñez)", "author Jose Nunez (as JOSE NUNEZ)", None]
+
+
+def test_initials_match_only_when_the_topic_says_so() -> None:
+    papers = _papers({"authors": ["K. He"]}, {"authors": ["Kaiming He"]},
+                     {"authors": ["Kevin Ho"]}, {"authors": ["Xiangyu He"]})
+    assert _one(papers, authors=("Kaiming He",)) == [None, "author Kaiming He", None, None]
+    assert _one(papers, authors=("Kaiming He",), match_initials=True) == [
+        "author Kaiming He (as K. He)", "author Kaiming He", None, None]
+    assert _one(papers, authors=("K. He",), match_initials=True) == [
+        "author K. He", "author K. He (as Kaiming He)", None, None]
+
+
+def test_min_upvotes_counts_missing_picks_as_zero() -> None:
+    papers = _papers({"title": "LLM agents", "hf_upvotes": 30},
+                     {"title": "LLM agents", "hf_upvotes": 3}, {"title": "LLM agents"})
+    assert _one(papers, keywords=("LLM agent",), min_upvotes=10) == [
+        "keyword 'LLM agent' in title; 30 upvotes", None, None]
+    assert _one(papers, min_upvotes=3) == ["30 upvotes", "3 upvotes", None]
+
+
+def test_many_topics_give_parallel_slug_and_reason_lists() -> None:
+    papers = _papers({"title": "LLM agents for robots"}, {"title": "Nothing here"})
+    topics = (Topic(slug="agents", name=NAME, keywords=("LLM agent",)),
+              Topic(slug="none", name=NAME, keywords=("quantum",)),
+              Topic(slug="robots", name=NAME, keywords=("robot",)))
+    result = match(papers, topics)
+    assert result.topics.to_pylist() == [["agents", "robots"], []]
+    assert result.reasons.to_pylist() == [
+        ["keyword 'LLM agent' in title", "keyword 'robot' in title"], []]
+
+
+@pytest.mark.parametrize(("name", "tokens"), [
+    ("Kaiming  HE", ("kaiming", "he")), ("José-María Núñez", ("jose", "maria", "nunez")),
+    ("K. He", ("k", "he")), ("Zoë O'Brien", ("zoe", "o", "brien"))])
+def test_name_normalisation(name: str, tokens: tuple[str, ...]) -> None:
+    assert name_tokens(name) == tokens
+
+
+def test_initials_need_the_same_surname_and_shape() -> None:
+    assert same_person(("j", "r", "tolkien"), ("john", "ronald", "tolkien"), True)
+    assert not same_person(("j", "tolkien"), ("john", "ronald", "tolkien"), True)
+    assert not same_person(("k", "he"), ("kaiming", "ho"), True)
+
+
+def test_each_default_topic_matches_a_sample_paper(sample_papers: pa.Table) -> None:
+    cfg = config_mod.load(REPO / "papertrail.toml")
+    assert len(cfg.topics) >= 6
+    result = match(sample_papers, cfg.topics).topics.to_pylist()
+    counts = {t.slug: sum(t.slug in row for row in result) for t in cfg.topics}
+    assert all(n >= 1 for n in counts.values()), counts
