@@ -39,7 +39,8 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     conf = REPO / ("publishconf.py" if publish else "pelicanconf.py")
     settings = read_settings(str(conf), override={
         "PAPERTRAIL_CONFIG": str(cfg.path.resolve()), "OUTPUT_PATH": str(cfg.output_path),
-        "PAPERTRAIL_NOW": now,
+        # The Config object itself: callers (the demo, tests) may have changed it in memory.
+        "PAPERTRAIL_CONFIG_OBJECT": cfg, "PAPERTRAIL_NOW": now,
     })
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(settings)

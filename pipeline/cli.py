@@ -367,5 +367,16 @@ def replay_hf(port: int, files: tuple[Path, ...]) -> None:
         server.stop()
 
 
+@cli.command("run")
+@click.option("--publish", is_flag=True, help="Build with publishconf.py (absolute URLs).")
+@click.pass_obj
+def run_all(obj: _Context, publish: bool) -> None:
+    """Ingest every source, enrich, write digests, build the site: the one command the
+    scheduled workflow calls. A failing source is recorded and the site still builds."""
+    from pipeline import run as run_mod
+
+    run_mod.run(obj.config, click.echo, publish=publish)
+
+
 def main() -> None:
     cli(prog_name="papertrail")

@@ -1,7 +1,9 @@
 """The offline demo: the real pipeline, end to end, against local replays of the services.
 
-Each bundled sample day is one simulated run, an hour after that day's arXiv
-announcement (so revisions appear on later days); then the site is built and,
+arXiv, Hugging Face and an OpenAI-compatible model server are replayed from the
+bundled real sample (the model answers with the sample's real Chinese digests).
+Each sample day is one simulated `papertrail run`, an hour after that day's arXiv
+announcement, so revisions appear on later days; then the site is built and,
 optionally, served on 127.0.0.1.
 """
 
@@ -11,52 +13,57 @@ import contextlib
 import dataclasses
 import datetime as dt
 import functools
+import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from pipeline import build as build_mod
-from pipeline import ingest
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.hf import HFReplay
+from pipeline.replay.openai import OpenAIReplay
+from pipeline.run import update
 from pipeline.store import Store
 
 Echo = Callable[[str], None]
 
 
-@contextlib.contextmanager
-def replays() -> Iterator[dict[str, object]]:
-    with ArxivReplay(sample.entries()) as arxiv_api:
-        yield {"arxiv": arxiv_api}
+# The local model server takes any key; the demo's own variable keeps a real one unused.
+DEMO_KEY_ENV = "PAPERTRAIL_DEMO_API_KEY"
 
 
-def demo_config(base: Config, folder: Path, services: dict[str, object]) -> Config:
+def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFReplay,
+                llm: OpenAIReplay) -> Config:
     """The user's config, pointed at the replays and at a store and site under `folder`."""
-    arxiv_api = services["arxiv"]
-    assert isinstance(arxiv_api, ArxivReplay)
-    sources = dataclasses.replace(base.sources, arxiv=dataclasses.replace(
-        base.sources.arxiv, api_url=arxiv_api.url, delay_seconds=0.0))
+    sources = dataclasses.replace(
+        base.sources,
+        arxiv=dataclasses.replace(base.sources.arxiv, api_url=arxiv_api.url, delay_seconds=0.0),
+        hf=dataclasses.replace(base.sources.hf, endpoint=hf_api.endpoint, delay_seconds=0.0,
+                               backfill_days=1))
+    digest = dataclasses.replace(base.digest, enabled=True, base_url=llm.url, model="replay",
+                                 api_key_env=DEMO_KEY_ENV)
     return dataclasses.replace(
         base, store=dataclasses.replace(base.store, path=(folder / "data").resolve()),
         site=dataclasses.replace(base.site, output=(folder / "output").resolve()),
-        sources=sources)
+        sources=sources, digest=digest)
 
 
 def run(base: Config, folder: Path, echo: Echo) -> Config:
-    """Ingest every sample day from fresh, then build; returns the config it used."""
+    """Every sample day as one run, from an empty store, then the site; returns the config."""
     shutil.rmtree(folder / "data", ignore_errors=True)
-    with replays() as services:
-        cfg = demo_config(base, folder, services)
+    os.environ.setdefault(DEMO_KEY_ENV, "demo")
+    with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
+            OpenAIReplay() as llm:
+        cfg = demo_config(base, folder, arxiv_api, hf_api, llm)
         store = Store(cfg.store_path)
-        arxiv_api = services["arxiv"]
-        assert isinstance(arxiv_api, ArxivReplay)
         for day in sample.days():
             now = sample.announced_at(day) + dt.timedelta(hours=1)
             arxiv_api.as_of = now
-            report = ingest.ingest_arxiv(cfg, store, now=now)
-            echo(f"[{now:%Y-%m-%d %H:%M} UTC] {report.line()}")
+            echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
+            update(cfg, store, lambda line: echo(f"  {line}"), now=now)
     echo(build_mod.build(cfg).line())
     return cfg
 

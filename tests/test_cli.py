@@ -139,3 +139,30 @@ def test_demo_runs_offline(tmp_path):
     assert (tmp_path / "demo" / "output" / "index.html").exists()
     assert re.search(r"site: \d+ files", result.output)
 
+
+
+def test_run_does_every_step_against_the_replays(tmp_path, replay, monkeypatch):
+    from pipeline.replay.hf import HFReplay
+    from pipeline.replay.openai import OpenAIReplay
+
+    with HFReplay() as hf, OpenAIReplay() as llm:
+        path = write_config(tmp_path, replay.url, f"""
+[digest]
+base_url = "{llm.url}"
+model = "replay"
+api_key_env = "TEST_RUN_KEY"
+max_per_run = 5
+""").read_text(encoding="utf-8").replace(
+            "[sources.hf]\nenabled = false\n",
+            f'[sources.hf]\nendpoint = "{hf.endpoint}"\ndelay_seconds = 0\n')
+        (tmp_path / "papertrail.toml").write_text(path, encoding="utf-8")
+        monkeypatch.setenv("TEST_RUN_KEY", "k")
+        result = CliRunner().invoke(cli, ["--config", str(tmp_path / "papertrail.toml"), "run"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("arxiv: ok") for line in lines)
+    assert any(line.startswith("hf: ") for line in lines)
+    assert any(line.startswith("enrich: ") for line in lines)
+    assert any(line.startswith("digest: ok") and "made 5" in line for line in lines)
+    assert llm.calls == 5
+    assert (tmp_path / "output" / "index.html").is_file()

@@ -43,7 +43,8 @@ class PaperTrailGenerator(Generator):
     """Registered through the get_generators signal (see pipeline.site.register)."""
 
     def generate_output(self, writer: SkipUnchangedWriter) -> None:
-        cfg = config_mod.load(self.settings["PAPERTRAIL_CONFIG"])
+        cfg = (self.settings.get("PAPERTRAIL_CONFIG_OBJECT")
+               or config_mod.load(self.settings["PAPERTRAIL_CONFIG"]))
         now = self.settings.get("PAPERTRAIL_NOW")
         lib = load(cfg, Store(cfg.store_path), now)
         _Build(self, writer, cfg, lib).run()

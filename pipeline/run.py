@@ -1,0 +1,36 @@
+"""`papertrail run`: what the scheduled workflow does, and all it does.
+
+sources → store (ingest, which also classifies what it stores) → enrich (after a
+config change) → digest → site. Each step reports one line; a failing source
+or model server is recorded and the next steps still run on what is stored.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+
+from pipeline import build as build_mod
+from pipeline import enrich as enrich_mod
+from pipeline import ingest
+from pipeline.config import Config
+from pipeline.digest import run_digest
+from pipeline.store import Store
+
+Echo = Callable[[str], None]
+
+
+def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = None) -> None:
+    """Ingest every source, re-derive, write digests: everything but the site."""
+    now = now or ingest.utcnow()
+    echo(ingest.ingest_arxiv(cfg, store, now=now).line())
+    echo(ingest.ingest_hf(cfg, store, now=now).line())
+    result = enrich_mod.enrich(cfg, store)
+    echo(f"enrich: {result['papers']} papers, {result['ai_related']} AI-related"
+         + ("" if result["written"] else " · nothing changed"))
+    echo(run_digest(cfg, store, now=now).line())
+
+
+def run(cfg: Config, echo: Echo, *, publish: bool = False) -> None:
+    update(cfg, Store(cfg.store_path), echo)
+    echo(build_mod.build(cfg, publish=publish).line())
