@@ -10,6 +10,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from pipeline.sources import arxiv as source
+from pipeline.sources._http import retry_after
 from tests.conftest import FIXTURES
 
 API = FIXTURES / "arxiv-api"
@@ -90,10 +91,10 @@ def test_error_feed_with_http_400_is_reported_not_retried(api_config, httpserver
 
 def test_retry_after_as_http_date():
     soon = dt.datetime.now(dt.UTC) + dt.timedelta(seconds=30)
-    wait = source._retry_after(soon.strftime("%a, %d %b %Y %H:%M:%S GMT"))
+    wait = retry_after(soon.strftime("%a, %d %b %Y %H:%M:%S GMT"))
     assert 25 <= wait <= 30
-    assert source._retry_after("7") == 7.0
-    assert source._retry_after("soon") is None
+    assert retry_after("7") == 7.0
+    assert retry_after("soon") is None
 
 
 @pytest.mark.parametrize(("short", "expected"), [

@@ -14,15 +14,15 @@ import contextlib
 import datetime as dt
 import hashlib
 import re
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
+from pipeline.replay._server import LocalServer
 from pipeline.replay.sample import Entry
 
 _MAX_PER_CALL = 2000
@@ -203,47 +203,25 @@ def error_xml(message: str, now: dt.datetime) -> bytes:
 # -- the server -----------------------------------------------------------------------------------
 
 
-class ArxivReplay:
+class ArxivReplay(LocalServer):
     """A threaded HTTP server on 127.0.0.1 that plays arXiv's export API.
 
     >>> with ArxivReplay(sample.entries()) as api:  # doctest: +SKIP
     ...     api.url  # 'http://127.0.0.1:PORT/api/query'
     """
 
+    fault_type = Fault
+
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
                  port: int = 0) -> None:
         self.entries = list(entries)
         self.as_of = as_of
-        self.faults: deque[Fault] = deque()
         self.log: list[dict[str, list[str]]] = []  # every request's query, in order
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(port)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/api/query"
-
-    def inject(self, *faults: Fault | str) -> None:
-        """Queue faults; each request consumes one (then the server behaves again)."""
-        with self._lock:
-            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
-
-    def start(self) -> ArxivReplay:
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> ArxivReplay:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return f"{self.base}/api/query"
 
     def visible(self) -> list[Entry]:
         """The newest announced version of each paper, as arXiv shows it at as_of."""
@@ -313,7 +291,7 @@ class ArxivReplay:
                 params = parse_qs(url.query, keep_blank_values=True)
                 with replay._lock:
                     replay.log.append(params)
-                    fault = replay.faults.popleft() if replay.faults else None
+                fault = replay.next_fault()
                 if fault and fault.kind in ("503", "500"):
                     self._send(int(fault.kind), b"Service Unavailable", "text/plain")
                     return

@@ -11,15 +11,14 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import threading
 import time
-from collections import deque
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from pipeline.replay import sample
+from pipeline.replay._server import LocalServer
 
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _DEFAULT_LIMIT = 50  # HF's own default page size
@@ -48,47 +47,23 @@ def file_days(paths: list[Path]) -> dict[str, bytes]:
     return out
 
 
-class HFReplay:
+class HFReplay(LocalServer):
     """A threaded HTTP server on 127.0.0.1 that plays HF's daily-papers API.
 
     >>> with HFReplay(sample_days()) as hf:  # doctest: +SKIP
     ...     hf.endpoint  # 'http://127.0.0.1:PORT'
     """
 
+    fault_type = Fault
+
     def __init__(self, days: dict[str, bytes] | None = None, *, port: int = 0) -> None:
         self.days = sample_days() if days is None else dict(days)
-        self.faults: deque[Fault] = deque()
         self.log: list[dict[str, str]] = []  # every request's query, in order
-        self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", port), self._handler())
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
+        super().__init__(port)
 
     @property
     def endpoint(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def inject(self, *faults: Fault | str) -> None:
-        """Queue faults; each request consumes one (then the server behaves again)."""
-        with self._lock:
-            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
-
-    def start(self) -> HFReplay:
-        # A short poll interval: tests stop many servers, each stop waits up to one poll.
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> HFReplay:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        return self.base
 
     def answer(self, params: dict[str, str]) -> tuple[int, bytes]:
         day = params.get("date", "")
@@ -119,7 +94,7 @@ class HFReplay:
                 params = {k: v[0] for k, v in parse_qs(url.query).items()}
                 with replay._lock:
                     replay.log.append(params)
-                    fault = replay.faults.popleft() if replay.faults else None
+                fault = replay.next_fault()
                 kind = fault.kind if fault else ""
                 if kind in ("404", "500"):
                     self._send(int(kind), b'{"error": "injected fault"}')

@@ -17,12 +17,12 @@ import math
 import re
 import threading
 import time
-from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 from pipeline.replay import sample
+from pipeline.replay._server import LocalServer
 
 _DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
 FAULTS = ("invalid", "missing", "overlong", "obey", "nousage", "garbage", "429", "500", "stall")
@@ -64,64 +64,38 @@ def _paper(messages: list[dict]) -> dict:
     return {}
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 128  # a burst of new connections must not be refused
-
-
-class OpenAIReplay:
+class OpenAIReplay(LocalServer):
     """A threaded HTTP server on 127.0.0.1 speaking the chat.completions API.
 
     >>> with OpenAIReplay(latency=0.2) as llm:  # doctest: +SKIP
     ...     llm.url  # 'http://127.0.0.1:PORT/v1' — the base_url for the openai client
     """
 
+    fault_type = Fault
+
     def __init__(self, digests: Mapping[str, dict] | None = None, *, latency: float = 0.0,
                  port: int = 0) -> None:
         self.digests = sample.digests() if digests is None else digests
         self.latency = latency
-        self.faults: deque[Fault] = deque()
         self.requests: list[dict] = []  # every request body, in arrival order
         self.arrivals: list[float] = []  # time.monotonic() of each, for timing tests
         self.authorization: list[str] = []  # each request's Authorization header
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests ever being answered at once
-        self._lock = threading.Lock()
         self._stopping = threading.Event()  # ends stalls early on stop()
-        self._server = _Server(("127.0.0.1", port), self._handler())
-        self._thread: threading.Thread | None = None
+        super().__init__(port)
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+        return f"{self.base}/v1"
 
     @property
     def calls(self) -> int:
         return len(self.requests)
 
-    def inject(self, *faults: Fault | str) -> None:
-        """Queue faults; each request consumes one (then the server behaves again)."""
-        with self._lock:
-            self.faults.extend(Fault(f) if isinstance(f, str) else f for f in faults)
-
-    def start(self) -> OpenAIReplay:
-        # A short poll interval: shutdown() waits up to one interval (the default is 0.5 s).
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
-        self._thread.start()
-        return self
-
     def stop(self) -> None:
         self._stopping.set()
-        if self._thread is not None:  # shutdown() waits for a serve_forever that must be running
-            self._server.shutdown()
-        self._server.server_close()
-
-    def __enter__(self) -> OpenAIReplay:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
 
     def digest_for(self, paper: dict) -> dict[str, str]:
         """The answer a well-behaved model gives: the real digest, in the prompt's field names."""
@@ -176,7 +150,7 @@ class OpenAIReplay:
                     replay.requests.append(body)
                     replay.arrivals.append(time.monotonic())
                     replay.authorization.append(self.headers.get("Authorization", ""))
-                    fault = replay.faults.popleft() if replay.faults else None
+                    fault = replay.faults.popleft() if replay.faults else None  # under the lock
                     replay.in_flight += 1
                     replay.max_in_flight = max(replay.max_in_flight, replay.in_flight)
                 try:

@@ -9,7 +9,6 @@ and a bound on the whole run's time.
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import logging
 import re
 import time
@@ -24,6 +23,7 @@ from lxml import etree
 
 from pipeline._schemas import ARXIV_SNAPSHOT
 from pipeline.config import ArxivConfig
+from pipeline.sources._http import Pacer, retry_after
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ class PoliteClient(arxiv.Client):
         # A category catch-up always has results, so an empty first page is arXiv's quirk.
         self.expect_results = expect_results
         self.stats = FetchStats()
-        self._last_request: float | None = None
+        self._pacer = Pacer(cfg.delay_seconds)
 
     def _parse_feed(self, url: str, first_page: bool = True, _try_index: int = 0
                     ) -> _feed.ParsedFeed:
@@ -110,10 +110,7 @@ class PoliteClient(arxiv.Client):
         """One request: the parsed feed, or (what went wrong, Retry-After seconds)."""
         if time.monotonic() > self.deadline:
             raise SourceError(f"max_run_seconds ({self.cfg.max_run_seconds:g} s) reached")
-        if self._last_request is not None:
-            pause = self._last_request + self.cfg.delay_seconds - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
+        self._pacer.wait()
         self.stats.requests += 1
         try:
             resp = self._session.get(url, headers={"user-agent": _USER_AGENT},
@@ -123,10 +120,10 @@ class PoliteClient(arxiv.Client):
         except requests.RequestException as exc:
             return f"connection failed ({type(exc).__name__})", None
         finally:
-            self._last_request = time.monotonic()
+            self._pacer.done()
 
         if resp.status_code in _RETRY_STATUS:
-            return f"HTTP {resp.status_code}", _retry_after(resp.headers.get("Retry-After"))
+            return f"HTTP {resp.status_code}", retry_after(resp.headers.get("Retry-After"))
         api_error = _api_error(resp.content)
         if api_error:
             raise SourceError(f"arXiv API error (HTTP {resp.status_code}): {api_error}: {url}")
@@ -142,20 +139,6 @@ class PoliteClient(arxiv.Client):
                                  or feed.header.total_results > 0):
             return "empty page", None
         return feed, None
-
-
-def _retry_after(value: str | None) -> float | None:
-    """Retry-After is either delta-seconds or an HTTP date (RFC 9110 §10.2.3)."""
-    if not value:
-        return None
-    value = value.strip()
-    if value.isdigit():
-        return float(value)
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
 def _api_error(content: bytes) -> str | None:

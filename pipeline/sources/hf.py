@@ -30,7 +30,8 @@ from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_st
 
 from pipeline._schemas import HF_SNAPSHOT
 from pipeline.config import HFConfig
-from pipeline.sources.arxiv import FetchStats, SourceError, _retry_after
+from pipeline.sources._http import Pacer, retry_after
+from pipeline.sources.arxiv import FetchStats, SourceError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,7 @@ class HFClient:
         self.headers = build_hf_headers(token=False, library_name="papertrail",
                                         library_version=hub_version)
         self.stats = FetchStats()
-        self._last_request: float | None = None
+        self._pacer = Pacer(cfg.delay_seconds)
 
     def day(self, day: dt.date) -> list[Any]:
         """Every item of one day's list ([] when there is none)."""
@@ -105,10 +106,7 @@ class HFClient:
 
     def _try(self, params: dict[str, Any]) -> tuple[str | None, float | None, list[Any] | None]:
         """One request: (problem to retry, Retry-After, items or None for 'no list')."""
-        if self._last_request is not None:
-            pause = self._last_request + self.cfg.delay_seconds - time.monotonic()
-            if pause > 0:
-                time.sleep(pause)
+        self._pacer.wait()
         self.stats.requests += 1
         try:
             resp = get_session().get(self.url, params=params, headers=self.headers,
@@ -121,9 +119,9 @@ class HFClient:
         except httpx2.TransportError as exc:
             return f"connection failed ({type(exc).__name__})", None, None
         finally:
-            self._last_request = time.monotonic()
+            self._pacer.done()
         if resp.status_code in _RETRY_STATUS:
-            return (f"HTTP {resp.status_code}", _retry_after(resp.headers.get("Retry-After")),
+            return (f"HTTP {resp.status_code}", retry_after(resp.headers.get("Retry-After")),
                     None)
         if resp.status_code == 404:
             return None, None, None

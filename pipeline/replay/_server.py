@@ -1,0 +1,60 @@
+"""What every local replay shares: a threaded HTTP server on 127.0.0.1 with a fault queue."""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128  # a burst of new connections must not be refused
+
+
+class LocalServer:
+    """Subclasses give `fault_type` (built from a str by inject) and `_handler()`."""
+
+    fault_type: type
+
+    def __init__(self, port: int = 0) -> None:
+        self.faults: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", port), self._handler())
+        self._thread: threading.Thread | None = None
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def inject(self, *faults: Any) -> None:
+        """Queue faults; each request consumes one (then the server behaves again)."""
+        with self._lock:
+            self.faults.extend(self.fault_type(f) if isinstance(f, str) else f for f in faults)
+
+    def next_fault(self) -> Any:
+        with self._lock:
+            return self.faults.popleft() if self.faults else None
+
+    def start(self) -> Self:
+        # A short poll interval: stop() waits up to one (the default is 0.5 s), and tests
+        # stop many servers.
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._thread is not None:  # shutdown() waits for a serve_forever that is running
+            self._server.shutdown()
+        self._server.server_close()
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
