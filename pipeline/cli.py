@@ -193,11 +193,7 @@ def replay(port: int, as_of: str | None) -> None:
 
     server = ArxivReplay(sample.entries(), as_of=_parse_since(as_of), port=port)
     click.echo(f"arXiv replay at {server.url} ({len(sample.entries())} entries); Ctrl-C stops")
-    try:
-        server.start()
-        server._thread.join()  # type: ignore[union-attr]
-    except KeyboardInterrupt:
-        server.stop()
+    server.run_until_interrupted()
 
 
 @cli.command()
@@ -251,11 +247,7 @@ def replay_openai(port: int, latency: float) -> None:
     server = OpenAIReplay(latency=latency, port=port)
     click.echo(f"OpenAI-compatible replay at {server.url} ({len(server.digests)} digests); "
                "Ctrl-C stops")
-    try:
-        server.start()
-        server._thread.join()  # type: ignore[union-attr]
-    except KeyboardInterrupt:
-        server.stop()
+    server.run_until_interrupted()
 
 
 # -- issue 3: enrich and topics ------------------------------------------------------------------
@@ -360,11 +352,7 @@ def replay_hf(port: int, files: tuple[Path, ...]) -> None:
     server = HFReplay(days, port=port)
     click.echo(f"HF replay at {server.endpoint} ({len(server.days)} days: "
                f"{', '.join(sorted(server.days))}); Ctrl-C stops")
-    try:
-        server.start()
-        server._thread.join()  # type: ignore[union-attr]
-    except KeyboardInterrupt:
-        server.stop()
+    server.run_until_interrupted()
 
 
 @cli.command("run")

@@ -53,6 +53,15 @@ class LocalServer:
             self._server.shutdown()
         self._server.server_close()
 
+    def run_until_interrupted(self) -> None:
+        """Serve in the foreground (the replay-* commands) until Ctrl-C."""
+        self.start()
+        try:
+            assert self._thread is not None
+            self._thread.join()
+        except KeyboardInterrupt:
+            self.stop()
+
     def __enter__(self) -> Self:
         return self.start()
 
