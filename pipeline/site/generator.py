@@ -63,6 +63,8 @@ class _Build:
                            FeedSpec("revisions", f["feed_revisions"]),
                            FeedSpec("digests", f["feed_digests"])]
         self.all_feeds = list(self.site_feeds)
+        self.topic_names = {t.slug: t.name.zh if self.lang == "zh-CN" else t.name.en
+                            for t in cfg.topics}
         self.card = gen.get_template("card")
         self.cards: dict[str, Markup] = {}
 
@@ -78,7 +80,7 @@ class _Build:
         root = "../" * name.count("/")
         context = {"s": self.s, "lang": self.lang, "root": root, "site_title": self.cfg.site
                    .title, "feeds": list(feeds) or self.site_feeds, "local": self.local,
-                   "tz_label": self.tz_label, "topics_cfg": self.cfg.topics, **ctx}
+                   "tz_label": self.tz_label, "topic_names": self.topic_names, **ctx}
         self.writer.write_file(name, self.gen.get_template(template.removesuffix(".html")), context)
         self.pages.append(name)
 
@@ -258,7 +260,7 @@ class _Build:
         self.topic_members: dict[str, list[Paper]] = {}
         entries = []
         for topic in self.cfg.topics:
-            name = topic.name.zh if self.lang == "zh-CN" else topic.name.en
+            name = self.topic_names[topic.slug]
             matched = [p for p in self.sorted_by("updated")
                        if any(s == topic.slug for s, _ in p.topics)]
             notes = {p.arxiv_id: r for p in matched for s, r in p.topics if s == topic.slug}
