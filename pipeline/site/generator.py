@@ -22,7 +22,7 @@ from pelican.generators import Generator
 
 from pipeline import config as config_mod
 from pipeline import stats
-from pipeline.site import _feeds, i18n
+from pipeline.site import _feeds, _search, i18n
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import CLOCKS, Library, Paper, load
 from pipeline.site._writer import SkipUnchangedWriter
@@ -140,6 +140,7 @@ class _Build:
         self.build_home()
         self.build_feeds()
         self.build_machine_files()
+        _search.write_index(self)
         self.copy_theme_static()
         log.info("papertrail: %d pages", len(self.pages))
 

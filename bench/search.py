@@ -1,0 +1,222 @@
+"""Search index benchmark (issue 6). Prints figures; asserts nothing.
+
+Makes N Paper views from the real sample's distributions (titles, abstracts, authors,
+categories, Chinese digests for 10%, 5% revised, HF picks and topics for some). So that
+the vocabulary grows with N as a real corpus's does, author names mix first and last
+names across papers and every abstract carries one rare made-up name. Then, in a fresh
+process: index build time and peak memory (VmHWM), total size, the largest shard; then in
+headless chromium against the index served on 127.0.0.1: gzip bytes transferred before the
+first result of a typical query, and ms from keystroke to rendered results (median).
+Run: .venv/bin/python bench/search.py [N ...]   (default: 20000 200000)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import gzip
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+from jinja2 import Environment, FileSystemLoader
+from markupsafe import Markup
+
+from pipeline.replay import sample
+from pipeline.site import _search, i18n
+from pipeline.site._views import DIGEST_FIELDS, Paper
+
+REPO = Path(__file__).resolve().parents[1]
+T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+TOPICS = ("llm-agents", "diffusion", "robotics", "efficient-inference")
+QUERIES = ["diffusion model", "graph neural", "reinforcement learning robot", "transf",
+           "language models reasoning", "扩散模型", "benchmark evaluation", "Zhang",
+           "image segmentation", "federated"]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def papers(n: int) -> list[Paper]:
+    base = [e for e in sample.entries() if e.version == 1]
+    digests = sample.digests()
+    names = [a.split() for e in base for a in e.authors if len(a.split()) >= 2]
+    days = max(1, n // 1000)
+    out, per_month = [], {}
+    for i in range(n):
+        e = base[i % len(base)]
+        seen = T0 + dt.timedelta(days=i * days // n, hours=1)
+        when = seen - dt.timedelta(hours=8, seconds=i % 3600)
+        authors = [f"{names[(i * 31 + k * 7) % len(names)][0]} "
+                   f"{names[(i * 17 + k * 13 + 5) % len(names)][-1]}"
+                   for k in range(len(e.authors))]
+        d = digests.get(e.arxiv_id) if i % 10 == 0 else None
+        abstract = f"{e.abstract} We call it Q{_base36(i * 7919)}."
+        month = (i * days // n) // 30  # ids as arXiv numbers them: yymm.nnnnn, per month
+        per_month[month] = per_month.get(month, 0) + 1
+        out.append(Paper(
+            arxiv_id=f"26{6 + month:02d}.{per_month[month]:05d}",
+            version=2 if i % 20 == 0 else 1, title=e.title, title_html=Markup(""),
+            abstract_text=abstract, abstract_html=Markup(""), authors=authors,
+            categories=list(e.categories), primary=e.primary_category, comment=None,
+            journal_ref=None, doi=None, published=when, updated=when, first_seen=seen,
+            version_seen_at=seen, ai_related=any(c in e.categories for c in
+                                                 ("cs.AI", "cs.LG", "cs.CL", "cs.CV")),
+            ai_reason=None, topics=[(TOPICS[i % 4], "kw")] if i % 5 == 0 else [],
+            hf_upvotes=None, hf_repo=None, hf_day=seen.date() if i % 50 == 0 else None,
+            digest={k: d.get("result" if k == "results" else k) for k in DIGEST_FIELDS}
+            if d else None))
+    return out
+
+
+def _base36(x: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    s = ""
+    while x:
+        x, r = divmod(x, 36)
+        s = digits[r] + s
+    return s or "0"
+
+
+def child(n: int, out: str) -> None:
+    docs = papers(n)
+    before = next(int(line.split()[1]) / 1024 for line in
+                  Path("/proc/self/status").read_text().splitlines() if line.startswith("VmRSS:"))
+    started = time.perf_counter()
+    index = _search.build_index(docs, max(p.first_seen for p in docs))
+    seconds = time.perf_counter() - started
+    hwm = next(int(line.split()[1]) / 1024 for line in
+               Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    root = Path(out)
+    for name, text in index.files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    print(json.dumps({"seconds": seconds, "rss": hwm, "papers_rss": before, "shards": index.shards,
+                      "terms": index.terms, "categories": index.categories,
+                      "topics": index.topics}))
+
+
+def site(out: Path, info: dict) -> None:
+    """The search page as the build renders it, plus the theme's static files."""
+    env = Environment(loader=FileSystemLoader(REPO / "theme" / "templates"), autoescape=True)
+    html = env.get_template("search.html").render(
+        s=i18n.strings("zh-CN"), lang="zh-CN", root="../", site_title="PaperTrail", feeds=[],
+        title="搜索", nav="search", categories=info["categories"], topics=info["topics"])
+    (out / "search" / "index.html").write_text(html, encoding="utf-8")
+    shutil.copytree(REPO / "theme" / "static", out / "theme")
+
+
+def gz(path: Path) -> int:
+    return len(gzip.compress(path.read_bytes(), 6))
+
+
+def browser(out: Path) -> tuple[list[tuple[str, int, int]], list[float]]:
+    from playwright.sync_api import sync_playwright
+
+    handler = functools.partial(_Quiet, directory=str(out))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/search/"
+    first, timings = [], []
+    try:
+        with sync_playwright() as p:
+            b = p.chromium.launch(executable_path="/usr/bin/chromium", headless=True, args=ARGS)
+            for q in QUERIES[:1]:  # a cold page: everything fetched before the first result
+                page = b.new_page()
+                got: list[str] = []
+                page.on("request", lambda r, got=got: got.append(urlparse(r.url).path))
+                page.goto(url)
+                page.locator("#q").fill(q)
+                page.wait_for_function("() => !document.getElementById('search').dataset.busy"
+                                       " && document.querySelector('#results li')")
+                first = [(path, (out / path.lstrip("/")).stat().st_size,
+                          gz(out / (path.lstrip("/") or "index.html")))
+                         for path in dict.fromkeys(got) if (out / path.lstrip("/")).is_file()]
+                first += [("search/ (page)", 0, gz(out / "search" / "index.html"))] if \
+                    "/search/" in got else []
+                for query in QUERIES[1:]:
+                    timings.append(page.evaluate(MEASURE, query))
+                page.close()
+            b.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    return first, timings
+
+
+# Keystroke → results on screen: set the query, fire `input`, resolve on the frame after
+# the page clears data-busy (set while a search is pending or running).
+MEASURE = """async (q) => {
+  const form = document.getElementById('search'), input = form.elements.q;
+  return await new Promise(resolve => {
+    const t0 = performance.now();
+    const obs = new MutationObserver(() => {
+      if (form.dataset.busy) return;
+      obs.disconnect();
+      requestAnimationFrame(() => resolve(performance.now() - t0));
+    });
+    obs.observe(form, {attributes: true});
+    input.value = q;
+    input.dispatchEvent(new Event('input', {bubbles: true}));
+  });
+}"""
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive, as any real static host
+    disable_nagle_algorithm = True  # else headers and body wait out delayed ACKs (40 ms)
+    def log_message(self, format, *args):  # the figures are the output
+        return
+
+
+def bench(n: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        proc = subprocess.run([sys.executable, __file__, "child", str(n), tmp],
+                              capture_output=True, text=True)
+        if proc.returncode:
+            raise SystemExit(proc.stderr)
+        info = json.loads(proc.stdout.strip().splitlines()[-1])
+        files = [p for p in (out / "search").rglob("*.json")]
+        total = sum(p.stat().st_size for p in files)
+        shards = list((out / "search" / "t").glob("*.json"))
+        largest = max(shards, key=lambda p: p.stat().st_size)
+        chunks = list((out / "search" / "d").glob("*.json"))
+        facets = list((out / "search" / "f").glob("*.json"))
+        print(f"{n:,} papers: index build {info['seconds']:.1f} s, peak RSS "
+              f"{info['rss']:.0f} MiB (of which {info['papers_rss']:.0f} MiB the papers in memory "
+              f"before the build), {info['terms']:,} "
+              f"terms in {info['shards']:,} shards")
+        print(f"  index size {total / 1e6:.1f} MB in {len(files):,} files "
+              f"({sum(gz(p) for p in files) / 1e6:.1f} MB gzip); largest shard "
+              f"{largest.stat().st_size / 1000:.0f} KB ({gz(largest) / 1000:.0f} KB gzip); "
+              f"doc chunk ≈{chunks[0].stat().st_size / 1000:.1f} KB, facet block "
+              f"≈{facets[0].stat().st_size / 1000:.0f} KB ({gz(facets[0]) / 1000:.0f} KB gzip),"
+              f" recent.json {gz(out / 'search' / 'recent.json') / 1000:.0f} KB gzip")
+        site(out, info)
+        first, timings = browser(out)
+        index_bytes = sum(g for path, _, g in first if path.startswith("/search/") and
+                          path.endswith(".json"))
+        js = sum(g for path, _, g in first if path.endswith(".js"))
+        everything = sum(g for _, _, g in first)
+        print(f"  first query {QUERIES[0]!r}: {everything / 1000:.0f} KB gzip before the first "
+              f"result ({index_bytes / 1000:.0f} KB index, {js / 1000:.0f} KB JS, rest page"
+              f" and CSS; {len(first)} requests)")
+        print(f"  keystroke → rendered results: median {statistics.median(timings):.0f} ms, "
+              f"max {max(timings):.0f} ms over {len(timings)} queries")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:2] == ["child"]:
+        child(int(sys.argv[2]), sys.argv[3])
+    else:
+        for size in [int(a) for a in sys.argv[1:]] or [20_000, 200_000]:
+            bench(size)

@@ -1,0 +1,271 @@
+"""The client-side search index: a small manifest, term-hashed shards and chunked docs.
+
+A query fetches the manifest, one shard per query term (plus up to PREFIX_KEEP shards for
+the expansions of the word being typed) and the doc chunks of the results it shows, so the
+bytes before a first result do not grow with the corpus. Terms above CAP_DF documents keep
+only their CAP_K best postings, so no shard grows with the corpus either. docs/SEARCH.md
+describes the format; theme/static/search.js reads it (its tokenizer mirrors `tokens`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import re
+import unicodedata
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from pipeline.site._views import Paper
+
+if TYPE_CHECKING:
+    from pipeline.site.generator import _Build
+
+VERSION = 1
+CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
+FACET_BLOCK = 4096  # docs per facet block, loaded only when a filter or a clock sort is on
+CAP_DF = 800  # a term in more documents than this keeps only its best CAP_K postings
+CAP_K = 400
+PREFIX_MIN = 2  # shortest Latin prefix that expands (a single CJK character also expands)
+PREFIX_MAX = 12
+PREFIX_KEEP = 3  # expansions per prefix, most frequent first
+SHARD_TARGET = 24_000  # raw JSON bytes per shard on average (≈ 8 KB gzip)
+RECENT = 1500  # newest papers (by first_seen) that "my feed" matches follows against
+TLDR_CHARS = 160
+BATCH = 2048  # docs tokenised per numpy pass
+K1, B = 1.2, 0.75
+# (field, weight, length-normalised): title and author hits outrank abstract hits.
+FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
+          ("categories", 2.0, False), ("topics", 2.0, False), ("abstract", 1.0, True),
+          ("digest", 1.0, True))
+
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04ff]+|[{_CJK}]+")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
+
+
+def normalise(text: str) -> str:
+    """Case- and accent-insensitive form: NFKD, combining marks dropped, lower case."""
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).lower()
+
+
+def tokens(text: str) -> list[str]:
+    """Latin/Greek/Cyrillic words, arXiv ids whole, CJK runs as character bigrams."""
+    if text.isascii():  # the common case, without the per-token script checks
+        return [t for t in _TOKEN.findall(text.lower()) if len(t) > 1 or t.isdigit()]
+    out: list[str] = []
+    for tok in _TOKEN.findall(normalise(text)):
+        if _CJK_RUN.match(tok):
+            out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
+        elif len(tok) > 1 or tok.isdigit():
+            out.append(tok)
+    return out
+
+
+def prefixes(term: str) -> Iterable[str]:
+    """The prefixes a partly typed word may be: none for ids and numbers."""
+    if _CJK_RUN.match(term):
+        return [term[0]] if len(term) == 2 else []
+    if term.isdigit() or _ARXIV_ID.fullmatch(term):
+        return []
+    return (term[:n] for n in range(PREFIX_MIN, min(len(term), PREFIX_MAX + 1)))
+
+
+def fnv1a(term: str) -> int:
+    """32-bit FNV-1a over UTF-8; search.js computes the same to find a term's shard."""
+    h = 0x811C9DC5
+    for byte in term.encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def _minutes(t: dt.datetime | None) -> int:
+    return 0 if t is None else int(t.timestamp() // 60)
+
+
+def dumps(value: object) -> str:
+    """Compact, sorted, and `<` escaped so no JSON file carries markup-looking text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+                      ).replace("<", "\\u003c") + "\n"
+
+
+@dataclass
+class Index:
+    """Files of the index by path under the output folder, ready to write."""
+
+    files: dict[str, str]
+    shards: int
+    terms: int
+    categories: list[str]
+    topics: list[str]
+
+
+def _digest_text(p: Paper) -> str:
+    return " ".join(v for v in (p.digest or {}).values() if v)
+
+
+def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
+    digest = _digest_text(p)
+    topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
+    return {"id": p.arxiv_id, "title": p.title, "authors": " ".join(p.authors),
+            "categories": " ".join(p.categories), "topics": topics,
+            "abstract": p.abstract_text, "digest": digest}
+
+
+def _postings(docs: Sequence[Paper], names: dict[str, str]
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(terms, df, starts, doc, score): postings sorted by term number, docs ascending
+    within a term; term k's postings are doc[starts[k]:starts[k + 1]]."""
+    n = len(docs)
+    avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
+           "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
+    # Per batch of docs, every token as (doc, term number, field weight) in flat lists,
+    # summed per (doc, term) by numpy: a dict per doc and field would cost far more.
+    term_no: dict[str, int] = {}
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    for start in range(0, n, BATCH):
+        t_ids: list[int] = []
+        t_doc: list[int] = []
+        t_w: list[float] = []
+        for i in range(start, min(n, start + BATCH)):
+            texts = _field_texts(docs[i], names)
+            for field, weight, norm in FIELDS:
+                toks = tokens(texts[field])
+                if not toks:
+                    continue
+                w = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
+                t_ids.extend([term_no.setdefault(t, len(term_no)) for t in toks])
+                t_doc.extend(repeat(i, len(toks)))
+                t_w.extend(repeat(w, len(toks)))
+        key = np.array(t_doc, dtype=np.int64) << 32 | np.array(t_ids, dtype=np.int64)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
+                      np.bincount(inverse, weights=t_w).astype(np.float32)))
+    terms = np.array(list(term_no), dtype=object)
+    # 32-bit columns: at 200k papers there are ~35M postings.
+    doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
+    tno_all = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, np.uint32)
+    w_all = np.concatenate([x[2] for x in parts]) if parts else np.zeros(0, np.float32)
+    del parts
+    order = np.argsort(tno_all, kind="stable")  # docs stay ascending within a term
+    tno, doc, w = tno_all[order], doc_all[order], w_all[order]
+    del order, tno_all, doc_all, w_all
+    df = np.bincount(tno, minlength=len(terms))
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    score = np.maximum(1, np.rint(100 * idf[tno] * w * (K1 + 1) / (w + K1))).astype(np.int32)
+    return terms, df, np.concatenate(([0], np.cumsum(df))), doc, score
+
+
+def build_index(papers: Sequence[Paper], now: dt.datetime,
+                topic_names: dict[str, str] | None = None) -> Index:
+    """Every file of the index, deterministic: unchanged papers → unchanged bytes."""
+    # Oldest first, so new papers append doc numbers and old chunks keep their bytes.
+    docs = sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id))
+    n = len(docs)
+    terms, df, starts, doc, score = _postings(docs, topic_names or {})
+    doc = doc.astype(np.int32)
+    gaps = np.diff(doc, prepend=0)
+    gaps[starts[:-1][df > 0]] = doc[starts[:-1][df > 0]]  # each list starts from doc 0
+    flat = np.empty(2 * len(doc), dtype=np.int32)
+    flat[0::2], flat[1::2] = gaps, score
+    del gaps
+
+    # A term's postings stay a span of `flat` until its shard is written, so only one
+    # shard's worth of Python lists exists at a time.
+    spans: dict[str, tuple[int, list | None, int, int]] = {}
+    for k in np.argsort(terms.astype(str), kind="stable"):
+        t, a, b, count = str(terms[k]), int(starts[k]), int(starts[k + 1]), int(df[k])
+        if count > CAP_DF:  # best scores, ties to the older doc, then back in doc order
+            d, sc = doc[a:b], score[a:b]
+            keep = np.sort(np.lexsort((d, -sc))[:CAP_K])
+            d, sc = d[keep], sc[keep]
+            cf = np.empty(2 * len(d), dtype=np.int64)
+            cf[0::2], cf[1::2] = np.diff(d, prepend=0), sc
+            spans[t] = (count, cf.tolist(), 0, 0)
+        else:
+            spans[t] = (count, None, 2 * a, 2 * b)
+    del doc, score, terms
+
+    expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for t, (count, *_) in spans.items():
+        for pre in prefixes(t):
+            expansions[pre].append((-count, t))
+    prefix_map = {pre: [t for _, t in sorted(c)[:PREFIX_KEEP]] for pre, c in expansions.items()}
+    del expansions
+
+    size = sum(len(t) + 8 + 3 * (len(c) if c else e - a) for t, (_, c, a, e) in spans.items()
+               ) + sum(len(p) + 12 * len(v) for p, v in prefix_map.items())
+    shards = 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
+    shard_t: list[list[str]] = [[] for _ in range(shards)]
+    shard_p: list[dict[str, list[str]]] = [{} for _ in range(shards)]
+    for t in spans:
+        shard_t[fnv1a(t) % shards].append(t)
+    for pre, v in prefix_map.items():
+        shard_p[fnv1a(pre) % shards][pre] = v
+
+    def entry(t: str) -> list:
+        count, capped, a, e = spans[t]
+        return [count, 1, capped] if capped is not None else [count, 0, flat[a:e].tolist()]
+
+    files = {f"search/t/{k}.json": dumps({"p": shard_p[k], "t": {t: entry(t) for t in
+                                                                 shard_t[k]}})
+             for k in range(shards)}
+    cats = sorted({c for p in docs for c in p.categories})
+    topics = sorted({s for p in docs for s, _ in p.topics})
+    cat_ix = {c: i for i, c in enumerate(cats)}
+    topic_ix = {s: i for i, s in enumerate(topics)}
+    for start in range(0, n, CHUNK):
+        files[f"search/d/{start // CHUNK}.json"] = dumps(
+            [_doc(p) for p in docs[start:start + CHUNK]])
+    for start in range(0, n, FACET_BLOCK):
+        block = docs[start:start + FACET_BLOCK]
+        files[f"search/f/{start // FACET_BLOCK}.json"] = dumps({
+            "c": [[cat_ix[c] for c in p.categories] for p in block],
+            "g": [_flags(p) for p in block],
+            "o": [[topic_ix[s] for s, _ in p.topics] for p in block],
+            "u": [_minutes(p.updated) for p in block],
+            "s": [_minutes(p.first_seen) for p in block],
+            "b": [_minutes(p.published) for p in block]})
+    recent = range(n - 1, max(n - RECENT, 0) - 1, -1)  # docs are in first_seen order
+    files["search/recent.json"] = dumps([
+        [i, docs[i].arxiv_id, _minutes(docs[i].first_seen), [normalise(a) for a in
+         docs[i].authors], docs[i].categories, [s for s, _ in docs[i].topics]]
+        for i in recent])
+    files["search/manifest.json"] = dumps({
+        "v": VERSION, "as_of": _minutes(now), "docs": n, "shards": shards, "chunk": CHUNK,
+        "facet_block": FACET_BLOCK, "categories": cats, "topics": topics, "cap_df": CAP_DF})
+    return Index(files, shards, len(spans), cats, topics)
+
+
+def _flags(p: Paper) -> int:
+    """1 AI-related, 2 has revisions, 4 HF pick, 8 has a page on this site."""
+    return (p.ai_related * 1 | (p.version > 1) * 2 | (p.hf_day is not None) * 4
+            | p.has_page * 8)
+
+
+def _doc(p: Paper) -> list:
+    tldr = ((p.digest or {}).get("tldr") or "")[:TLDR_CHARS]
+    return [p.arxiv_id, p.title, p.authors[:12], len(p.authors), p.categories,
+            [s for s, _ in p.topics], _flags(p), _minutes(p.updated), _minutes(p.first_seen),
+            _minutes(p.published), p.version, tldr]
+
+
+def write_index(build: _Build) -> Index:
+    """Build the index for a site build and write it through its SkipUnchangedWriter."""
+    names = {t.slug: (t.name.zh if build.lang == "zh-CN" else t.name.en)
+             for t in build.cfg.topics}
+    index = build_index(build.lib.papers, build.lib.now, names)
+    for name in sorted(index.files):
+        build.writer.write_text(name, index.files[name])
+    build.page("search/", "search.html", title=build.s["search"], nav="search",
+               categories=index.categories, topics=index.topics)
+    build.page("follow/", "follow.html", title=build.s["follow"], nav="follow")
+    return index

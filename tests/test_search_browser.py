@@ -1,0 +1,267 @@
+"""Search and following in a real browser: Debian's chromium via Playwright, against the
+built site served on 127.0.0.1 by a server this module starts."""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import json
+import re
+import threading
+from collections import Counter
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pyarrow as pa
+import pytest
+
+from pipeline import build as build_mod
+from pipeline.site import _search
+from tests.test_site import DAYS, add_digest, at, make_config, run_pipeline
+
+sync_api = pytest.importorskip("playwright.sync_api")
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+DIGEST = "本文提出一种扩散模型,用于连续图像重建。"
+
+pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each response waits out a delayed ACK
+    def log_message(self, format, *args):  # keep pytest output readable
+        return
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    root = tmp_path_factory.mktemp("search-site")
+    cfg = make_config(root)
+    store = run_pipeline(cfg, DAYS)
+    table = store.read("papers")
+    papers = table.to_pylist()
+    for i, p in enumerate(papers):  # the classify and HF steps are not part of this store
+        p["ai_related"] = "cs.LG" in p["categories"]
+        if i % 7 == 0:
+            p["hf_day"], p["hf_upvotes"] = at(DAYS[-1]).date(), 3
+    store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
+    target = next(p for p in papers if p["version"] == 1 and "cs.CV" in p["categories"])
+    add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
+    build_mod.build(cfg)
+    handler = functools.partial(_Quiet, directory=str(cfg.output_path))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield {"url": f"http://127.0.0.1:{server.server_port}/", "out": cfg.output_path,
+           "papers": {p["arxiv_id"]: p for p in papers}, "digest_id": target["arxiv_id"]}
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, site):
+    """A fresh profile per test; fails the test on any console error, page error or a
+    request to anywhere but 127.0.0.1."""
+    context = browser.new_context(accept_downloads=True)
+    errors: list[str] = []
+    hosts: list[str] = []
+
+    def route(r):
+        host = urlparse(r.request.url).hostname
+        hosts.append(host or r.request.url)
+        if host == "127.0.0.1":
+            r.continue_()
+        else:
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == []
+    assert set(hosts) <= {"127.0.0.1"}, set(hosts)
+
+
+def search(pg, site, query: str, **params: str) -> list[str]:
+    qs = "&".join(f"{k}={v}" for k, v in params.items())
+    pg.goto(site["url"] + "search/" + (f"?{qs}" if qs else ""))
+    pg.locator("#q").press_sequentially(query, delay=15)
+    return results(pg)
+
+
+def results(pg) -> list[str]:
+    pg.wait_for_function("() => !document.getElementById('search').dataset.busy")
+    return pg.eval_on_selector_all("#results li", "els => els.map(e => e.dataset.id)")
+
+
+def found_count(pg) -> int:
+    return int(re.sub(r"\D", "", pg.locator("#search-status").text_content()) or 0)
+
+
+def by_author(site) -> tuple[str, list[str]]:
+    counts = Counter(a for p in site["papers"].values() for a in p["authors"])
+    name = next(a for a, n in counts.most_common() if 2 <= n <= 5 and "<" not in a)
+    return name, sorted(i for i, p in site["papers"].items() if name in p["authors"])
+
+
+def test_title_fragment_author_id_and_chinese_find_the_paper(page, site):
+    paper = next(p for p in site["papers"].values()
+                 if len(p["title"].split()) > 6 and "$" not in p["title"])
+    words = paper["title"].split()[1:5]
+    fragment = " ".join(words)[:-2]  # the last word only partly typed
+    assert paper["arxiv_id"] in search(page, site, fragment)[:5]
+    assert page.locator("#results li mark").count() > 0
+
+    name, ids = by_author(site)
+    found = search(page, site, name)
+    assert set(ids) <= set(found)
+
+    other = sorted(site["papers"])[7]
+    assert search(page, site, other)[0] == other
+    page.locator("#q").press("Enter")
+    page.wait_for_url(f"**/paper/{other}.html")
+
+    search(page, site, name)
+    page.locator("#q").press("ArrowDown")
+    assert page.evaluate("document.activeElement.closest('li').dataset.id") == found[0]
+
+    assert site["digest_id"] in search(page, site, "扩散模型")
+    assert search(page, site, "zzzqqqxx") == []
+    assert page.locator("#search-status").text_content() == "没有找到匹配的论文。"
+
+
+def test_an_arxiv_url_jumps_to_the_paper_page(page, site):
+    pid = sorted(site["papers"])[3]
+    page.goto(site["url"] + "search/")
+    page.locator("#q").fill(f"https://arxiv.org/abs/{pid}v1")
+    page.wait_for_url(f"**/paper/{pid}.html")
+    other = sorted(site["papers"])[5]  # the header's box on any page does the same
+    page.locator("form.quick input").fill(f"arXiv:{other}v2")
+    page.locator("form.quick input").press("Enter")
+    page.wait_for_url(f"**/paper/{other}.html")
+    page.locator("form.quick input").fill("graph")
+    page.locator("form.quick input").press("Enter")
+    page.wait_for_url("**/search/?q=graph")
+    assert results(page)
+
+
+def test_filters_and_sorts_change_results(page, site):
+    papers = site["papers"]
+    everything = search(page, site, "learning")
+    assert len(everything) == 10  # the first page
+    page.click("#more")
+    page.wait_for_function("() => document.querySelectorAll('#results li').length === 20")
+    page.select_option("select[name=cat]", "cs.CV")
+    cv = results(page)
+    assert cv and all("cs.CV" in papers[i]["categories"] for i in cv)
+    assert "cat=cs.CV" in page.url
+    page.check("input[name=rev]")
+    revised = results(page)
+    assert revised and all(papers[i]["version"] > 1 for i in revised)
+    page.uncheck("input[name=rev]")
+    page.check("input[name=ai]")
+    ai = results(page)
+    assert ai and all(papers[i]["ai_related"] for i in ai)
+    page.uncheck("input[name=ai]")
+    page.check("input[name=hf]")
+    hf = results(page)
+    assert hf and all(papers[i]["hf_day"] for i in hf)
+    page.uncheck("input[name=hf]")
+    page.select_option("select[name=sort]", "published")
+    ordered = results(page)
+    total = found_count(page)
+    stamps = [papers[i]["published"] for i in ordered]
+    assert stamps == sorted(stamps, reverse=True)
+    page.select_option("select[name=range]", "24h")
+    recent = results(page)
+    assert found_count(page) < total
+    assert all(papers[i]["published"] > max(stamps) - dt.timedelta(hours=24) for i in recent)
+
+    url = page.url
+    page.reload()
+    assert results(page) == recent and page.url == url
+    assert page.input_value("#q") == "learning"
+    page.go_back()
+    assert results(page) == ordered
+    assert page.input_value("select[name=range]") == ""
+
+
+def test_follow_an_author_then_my_feed_lists_their_papers(page, site):
+    name, ids = by_author(site)
+    page.goto(site["url"] + f"paper/{ids[0]}.html")
+    button = page.locator(f'button[data-follow-kind=author][data-follow-value="{name}"]')
+    button.click()
+    assert button.get_attribute("aria-pressed") == "true"
+    badge = page.locator("[data-follow-badge]")
+    badge.wait_for(state="visible")
+    assert badge.text_content() == str(len(ids))
+
+    page.goto(site["url"] + "follow/")
+    page.wait_for_selector("#feed[data-ready]")
+    listed = page.eval_on_selector_all("#feed li", "els => els.map(e => e.dataset.id)")
+    assert sorted(listed) == ids
+    firsts = [site["papers"][i]["first_seen"] for i in listed]
+    assert firsts == sorted(firsts, reverse=True)
+    assert str(len(ids)) in page.locator("#follow-status").text_content()
+    page.goto(site["url"])  # the visit was seen: nothing new now
+    page.wait_for_timeout(300)
+    assert page.locator("[data-follow-badge]").is_hidden()
+
+
+def test_export_clear_import_restores_follows(page, site, tmp_path):
+    page.goto(site["url"] + "search/")
+    page.locator("#q").press_sequentially("diffusion ", delay=10)
+    results(page)
+    page.click("#follow-query")
+    page.goto(site["url"] + "follow/")
+    page.wait_for_selector("#follow-list li")
+    with page.expect_download() as dl:
+        page.click("#follow-export")
+    saved = tmp_path / "follows.json"
+    dl.value.save_as(saved)
+    assert json.loads(saved.read_text())["follows"] == [{"kind": "query", "value": "diffusion"}]
+    page.click("#follow-clear")
+    assert page.locator("#follow-list li").count() == 0
+    page.set_input_files("#follow-import", str(saved))
+    page.wait_for_selector("#follow-list li")
+    assert page.locator("#follow-list li").count() == 1
+    page.wait_for_selector("#feed[data-ready]")
+    assert page.locator("#feed li").count() > 0
+
+
+def test_home_numbers_refresh_from_status_json(page, site):
+    status_path = site["out"] / "status.json"
+    original = status_path.read_text(encoding="utf-8")
+    try:
+        page.clock.install()
+        page.goto(site["url"])
+        before = page.locator('[data-stat="total_papers"]').text_content()
+        status = json.loads(original)
+        status["total_papers"] = 123456
+        status["new_papers"] = 77
+        status_path.write_text(json.dumps(status), encoding="utf-8")
+        page.clock.fast_forward("01:01")
+        page.wait_for_function("() => document.querySelector('[data-stat=total_papers]')"
+                               ".textContent === '123,456'")
+        assert before != "123,456"
+        assert page.locator('[data-stat="new_papers"]').text_content() == "+77"
+    finally:
+        status_path.write_text(original, encoding="utf-8")
+
+
+def test_the_browser_tokenizes_like_the_index_builder(page, site):
+    text = "Élan 扩散模型 2606.12345v2 naïve ÅNGSTRÖM ﬁne Σίσυφος 我 a 7 — x"
+    page.goto(site["url"] + "search/")
+    assert page.evaluate("t => PTSearch.tokens(t)", text) == _search.tokens(text)

@@ -1,0 +1,113 @@
+"""The search index builder: normalisation, bigrams, prefixes, ranking, capping, bytes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import random
+
+from markupsafe import Markup
+
+from pipeline.site import _search
+from pipeline.site._views import Paper
+
+T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+
+
+def paper(i: int, title: str = "A paper", abstract: str = "Nothing to see.",
+          authors: tuple[str, ...] = ("Ann Author",), digest: str | None = None) -> Paper:
+    when = T0 + dt.timedelta(hours=i)
+    return Paper(arxiv_id=f"2606.{i:05d}", version=1, title=title, title_html=Markup(title),
+                 abstract_text=abstract, abstract_html=Markup(abstract), authors=list(authors),
+                 categories=["cs.LG"], primary="cs.LG", comment=None, journal_ref=None,
+                 doi=None, published=when, updated=when, first_seen=when,
+                 version_seen_at=when, ai_related=True, ai_reason=None, topics=[],
+                 hf_upvotes=None, hf_repo=None, hf_day=None,
+                 digest={"tldr": digest} if digest else None)
+
+
+def lookup(index: _search.Index, term: str) -> tuple[list[int], list[int], int] | None:
+    """(docs, scores, capped) of a term, read back the way search.js reads it."""
+    shard = json.loads(index.files[f"search/t/{_search.fnv1a(term) % index.shards}.json"])
+    entry = shard["t"].get(term)
+    if entry is None:
+        return None
+    flat, docs, doc = entry[2], [], 0
+    for gap in flat[0::2]:
+        doc += gap
+        docs.append(doc)
+    return docs, flat[1::2], entry[1]
+
+
+def expansions(index: _search.Index, prefix: str) -> list[str]:
+    shard = json.loads(index.files[f"search/t/{_search.fnv1a(prefix) % index.shards}.json"])
+    return shard["p"].get(prefix, [])
+
+
+def test_latin_text_is_case_and_accent_insensitive():
+    assert _search.normalise("Élan ÅNGSTRÖM ﬁne") == "elan angstrom fine"
+    assert _search.tokens("Schrödinger's CAT-like naïve") == ["schrodinger", "cat", "like",
+                                                             "naive"]
+
+
+def test_cjk_runs_become_bigrams_and_ids_stay_whole():
+    assert _search.tokens("扩散模型 for 2606.12345v2 我") == ["扩散", "散模", "模型", "for",
+                                                              "2606.12345", "v2", "我"]
+    assert _search.tokens("a b 7") == ["7"]  # single letters carry no meaning
+
+
+def test_prefixes():
+    assert list(_search.prefixes("transformer"))[:3] == ["tr", "tra", "tran"]
+    assert "transformer" not in list(_search.prefixes("transformer"))
+    assert list(_search.prefixes("2606.12345")) == [] and list(_search.prefixes("2024")) == []
+    assert list(_search.prefixes("模型")) == ["模"]
+
+
+def test_fnv1a_matches_the_reference_vectors():
+    assert _search.fnv1a("") == 0x811C9DC5 and _search.fnv1a("a") == 0xE40C292C
+
+
+def test_title_and_author_hits_rank_above_abstract_hits():
+    docs = [paper(0, abstract="We apply quantum annealing."),
+            paper(1, title="Quantum annealing at scale"),
+            paper(2, authors=("Quantum Smith",))]
+    index = _search.build_index(docs, T0)
+    found, scores, capped = lookup(index, "quantum")
+    ranked = [d for _, d in sorted(zip(scores, found, strict=True), reverse=True)]
+    assert ranked[-1] == 0 and set(ranked[:2]) == {1, 2} and capped == 0
+    assert "quantum" in expansions(index, "qua") and "annealing" in expansions(index, "ann")
+    assert lookup(index, "2606.00001")[0] == [1]
+
+
+def test_digest_text_is_searchable_in_chinese():
+    index = _search.build_index([paper(0), paper(1, digest="提出一种扩散模型。")], T0)
+    assert lookup(index, "扩散")[0] == [1] and lookup(index, "模型")[0] == [1]
+    assert "扩散" in expansions(index, "扩")
+
+
+def test_common_terms_are_capped(monkeypatch):
+    monkeypatch.setattr(_search, "CAP_DF", 5)
+    monkeypatch.setattr(_search, "CAP_K", 3)
+    docs = [paper(i, title="common" if i % 2 else "common rare" if i == 4 else "other",
+                  abstract="common " * (i % 4 + 1)) for i in range(20)]
+    docs += [paper(i) for i in range(20, 220)]  # so "common" keeps a real idf
+    index = _search.build_index(docs, T0)
+    found, scores, capped = lookup(index, "common")
+    assert capped == 1 and len(found) == 3 and found == sorted(found)
+    assert found == [3, 7, 11] and len(set(scores)) == 1  # title + most abstract hits; ties → older
+    assert lookup(index, "rare") == ([4], lookup(index, "rare")[1], 0)
+    manifest = json.loads(index.files["search/manifest.json"])
+    assert manifest["docs"] == 220 and manifest["cap_df"] == 5
+
+
+def test_output_is_deterministic_and_carries_no_markup():
+    docs = [paper(i, title=f"Paper {i} on <script>graphs</script>",
+                  abstract=f"We study topic{i % 7} and graphs.") for i in range(200)]
+    first = _search.build_index(docs, T0).files
+    shuffled = docs[:]
+    random.Random(1).shuffle(shuffled)
+    assert _search.build_index(shuffled, T0).files == first
+    assert all("<" not in text for text in first.values())
+    assert all(json.loads(text) is not None for text in first.values())
+    chunks = [n for n in first if n.startswith("search/d/")]
+    assert len(chunks) == -(-200 // _search.CHUNK)

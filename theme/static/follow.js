@@ -1,0 +1,228 @@
+// PaperTrail following (关注): follows live in this browser's localStorage only.
+// Authors, categories and topics match the newest papers in search/recent.json; keywords
+// run through the search index (window.PTSearch). The nav badge counts matches newer
+// than the last visit to the feed page.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var root = script ? script.src.replace(/theme\/follow\.js(\?.*)?$/, "") : "";
+  var KEY = "papertrail.follows";
+  var SEEN = "papertrail.seen";
+  var KINDS = ["author", "category", "topic", "query"];
+
+  function read() {
+    try {
+      var data = JSON.parse(localStorage.getItem(KEY) || "[]");
+      return Array.isArray(data) ? data.filter(valid) : [];
+    } catch (e) {
+      return [];  // unreadable storage means no follows, not a broken page
+    }
+  }
+  function valid(f) {
+    return f && KINDS.indexOf(f.kind) >= 0 && typeof f.value === "string" && f.value.length > 0;
+  }
+  function write(list) { localStorage.setItem(KEY, JSON.stringify(list)); changed(); }
+  function has(kind, value) { return read().some(function (f) { return f.kind === kind && f.value === value; }); }
+  function toggle(kind, value) {
+    var list = read();
+    var rest = list.filter(function (f) { return !(f.kind === kind && f.value === value); });
+    if (rest.length === list.length) rest.push({ kind: kind, value: value });
+    write(rest);
+    return rest.length > list.length;
+  }
+  function seen() { return Number(localStorage.getItem(SEEN) || 0); }
+
+  var recentP = null;
+  function recent() {
+    if (!recentP) {
+      recentP = fetch(root + "search/recent.json").then(function (r) {
+        if (!r.ok) throw new Error("recent.json: HTTP " + r.status);
+        return r.json();
+      });
+    }
+    return recentP;
+  }
+
+  // Recent entries [doc, id, first_seen, authors (normalised), cats, topics] matching any
+  // follow, newest first, each with the follows it matched.
+  function feed() {
+    var follows = read();
+    if (!follows.length) return Promise.resolve([]);
+    var api = window.PTSearch;
+    var queries = follows.filter(function (f) { return f.kind === "query"; });
+    return Promise.all([recent(), Promise.all(queries.map(function (f) {
+      return api.search(f.value + " ").then(function (r) { return new Set(r.docs); });
+    }))]).then(function (res) {
+      var entries = res[0], hits = res[1];
+      var out = [];
+      entries.forEach(function (e) {
+        var why = follows.filter(function (f) {
+          if (f.kind === "author") return e[3].indexOf(api.normalise(f.value)) >= 0;
+          if (f.kind === "category") return e[4].indexOf(f.value) >= 0;
+          if (f.kind === "topic") return e[5].indexOf(f.value) >= 0;
+          return hits[queries.indexOf(f)].has(e[0]);
+        });
+        if (why.length) out.push({ entry: e, why: why });
+      });
+      return out;
+    });
+  }
+
+  function badge() {
+    var nodes = document.querySelectorAll("[data-follow-badge]");
+    if (!nodes.length) return;
+    feed().then(function (items) {
+      var since = seen();
+      var fresh = items.filter(function (x) { return x.entry[2] > since; }).length;
+      nodes.forEach(function (n) {
+        n.textContent = fresh ? String(fresh) : "";
+        n.hidden = !fresh;
+      });
+    }).catch(function (err) { console.warn("follow badge:", err.message || err); });
+  }
+
+  function changed() {
+    badge();
+    syncButtons();
+  }
+
+  // -- follow buttons on paper pages -------------------------------------------------------
+  function syncButtons() {
+    document.querySelectorAll("[data-follow-kind]").forEach(function (b) {
+      b.setAttribute("aria-pressed", has(b.dataset.followKind, b.dataset.followValue) ? "true" : "false");
+    });
+  }
+  document.querySelectorAll("[data-follows]").forEach(function (box) { box.hidden = false; });
+  document.querySelectorAll("[data-follow-kind]").forEach(function (b) {
+    b.addEventListener("click", function () { toggle(b.dataset.followKind, b.dataset.followValue); });
+  });
+
+  window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed };
+
+  var box = document.getElementById("follow-page");
+  if (box) feedPage(box);
+  else changed();
+
+  function feedPage(box) {
+    var status = document.getElementById("follow-status");
+    var list = document.getElementById("feed");
+    var follows = document.getElementById("follow-list");
+    var since = seen();
+
+    function link(href, text) {
+      var a = document.createElement("a");
+      a.href = href;
+      a.textContent = text;
+      return a;
+    }
+    function searchUrl(q) { return root + "search/?q=" + encodeURIComponent(q); }
+
+    function renderFollows() {
+      follows.textContent = "";
+      read().forEach(function (f) {
+        var li = document.createElement("li");
+        var kind = document.createElement("span");
+        kind.className = "kind";
+        kind.textContent = box.dataset["kind" + f.kind[0].toUpperCase() + f.kind.slice(1)];
+        li.appendChild(kind);
+        li.appendChild(document.createTextNode(" "));
+        if (f.kind === "topic") {
+          li.appendChild(link(root + "topic/" + encodeURIComponent(f.value) + "/", f.value));
+          li.appendChild(document.createTextNode(" · "));
+          li.appendChild(link(root + "feeds/topic/" + encodeURIComponent(f.value) + ".atom.xml", "Atom"));
+          li.appendChild(document.createTextNode(" "));
+          li.appendChild(link(root + "feeds/topic/" + encodeURIComponent(f.value) + ".rss.xml", "RSS"));
+        } else if (f.kind === "category") {
+          li.appendChild(link(root + "category/" + encodeURIComponent(f.value) + "/", f.value));
+          li.appendChild(document.createTextNode(" · "));
+          li.appendChild(link(root + "feeds/category/" + encodeURIComponent(f.value) + ".atom.xml", "Atom"));
+        } else {
+          li.appendChild(link(searchUrl(f.value), f.value));
+        }
+        var rm = document.createElement("button");
+        rm.type = "button";
+        rm.textContent = box.dataset.remove;
+        rm.addEventListener("click", function () { toggle(f.kind, f.value); render(); });
+        li.appendChild(document.createTextNode(" "));
+        li.appendChild(rm);
+        follows.appendChild(li);
+      });
+    }
+
+    function render() {
+      renderFollows();
+      if (!read().length) {
+        status.textContent = box.dataset.none;
+        list.textContent = "";
+        badge();
+        return Promise.resolve();
+      }
+      return feed().then(function (items) {
+        var fresh = items.filter(function (x) { return x.entry[2] > since; }).length;
+        status.textContent = items.length ? box.dataset.new.replace("{n}", fresh) : box.dataset.empty;
+        return window.PTSearch.docs(items.map(function (x) { return x.entry[0]; })).then(function (docs) {
+          list.textContent = "";
+          docs.forEach(function (d, i) { list.appendChild(item(d, items[i])); });
+          list.dataset.ready = "1";
+          // This visit has seen everything listed: the badge counts from here on.
+          var newest = items.reduce(function (m, x) { return Math.max(m, x.entry[2]); }, since);
+          localStorage.setItem(SEEN, String(newest));
+          badge();
+        });
+      }).catch(function (err) { status.textContent = String(err.message || err); });
+    }
+
+    function item(d, x) {
+      var li = document.createElement("li");
+      li.className = "card" + (x.entry[2] > since ? " fresh" : "");
+      li.dataset.id = d[0];
+      var meta = document.createElement("p");
+      meta.className = "meta";
+      var when = new Date(x.entry[2] * 60000).toISOString().slice(0, 16).replace("T", " ");
+      meta.textContent = "arXiv:" + d[0] + " · " + when + " UTC · " +
+        x.why.map(function (f) { return f.value; }).join(", ");
+      var h = document.createElement("h3");
+      h.appendChild(link(window.PTSearch.paperUrl(d), d[1]));
+      var authors = document.createElement("p");
+      authors.className = "authors";
+      authors.textContent = d[2].join(", ") + (d[3] > d[2].length ? " …" : "");
+      li.appendChild(meta);
+      li.appendChild(h);
+      li.appendChild(authors);
+      return li;
+    }
+
+    document.getElementById("follow-export").addEventListener("click", function () {
+      var blob = new Blob([JSON.stringify({ papertrail_follows: 1, follows: read() }, null, 1)],
+        { type: "application/json" });
+      var a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = "papertrail-follows.json";
+      document.body.appendChild(a);
+      a.click();
+      a.remove();
+      setTimeout(function () { URL.revokeObjectURL(a.href); }, 1000);
+    });
+    document.getElementById("follow-import").addEventListener("change", function (ev) {
+      var file = ev.target.files[0];
+      if (!file) return;
+      file.text().then(function (text) {
+        var data = JSON.parse(text);
+        var incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
+          .map(function (f) { return { kind: f.kind, value: f.value }; });
+        var list = read();
+        incoming.forEach(function (f) {
+          if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
+        });
+        write(list);
+        ev.target.value = "";
+        return render();
+      }).catch(function (err) { status.textContent = String(err.message || err); });
+    });
+    document.getElementById("follow-clear").addEventListener("click", function () {
+      write([]);
+      render();
+    });
+    render();
+  }
+})();

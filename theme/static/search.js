@@ -1,0 +1,432 @@
+// PaperTrail search: a client for the sharded index under search/ (docs/SEARCH.md).
+// The engine (window.PTSearch) fetches only the manifest, the shards of the query's terms
+// and the doc chunks it shows; the UI runs on the search page. Data is rendered with
+// textContent only.
+(function () {
+  "use strict";
+  var script = document.currentScript;
+  var root = script ? script.src.replace(/theme\/search\.js(\?.*)?$/, "") : "";
+  var PAGE = 10;  // each result may need its own doc chunk: a short first page is a fast one
+  var DEBOUNCE_MS = 60;  // keystrokes closer than this coalesce into one search
+  var PREFIX_MIN = 2;
+  var MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
+  var CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff";
+  var TOKEN = new RegExp("[0-9]{4}\\.[0-9]{4,5}|[0-9a-z\u0370-\u03ff\u0400-\u04ff]+|[" + CJK + "]+", "g");
+  var IS_CJK = new RegExp("^[" + CJK + "]");
+  var ARXIV = /^(?:arxiv:\s*)?([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})(?:v[0-9]+)?$/i;
+  var ARXIV_URL = /^(?:https?:\/\/)?(?:www\.|export\.)?arxiv\.org\/(?:abs|pdf|html)\/([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})(?:v[0-9]+)?(?:\.pdf)?\/?$/i;
+  var DAY = 24 * 60;
+  var RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
+  var CLOCK_COL = { updated: "u", first_seen: "s", published: "b" };
+  var DOC_CLOCK = { updated: 7, first_seen: 8, published: 9 };
+
+  function normalise(text) { return text.normalize("NFKD").replace(MARKS, "").toLowerCase(); }
+
+  // Mirrors pipeline/site/_search.py tokens(): words, whole arXiv ids, CJK bigrams.
+  function tokens(text) {
+    var out = [];
+    var m = normalise(text).match(TOKEN) || [];
+    m.forEach(function (tok) {
+      if (IS_CJK.test(tok)) {
+        if (tok.length === 1) out.push(tok);
+        for (var i = 0; i + 1 < tok.length; i++) out.push(tok.slice(i, i + 2));
+      } else if (tok.length > 1 || /^[0-9]$/.test(tok)) {
+        out.push(tok);
+      }
+    });
+    return out;
+  }
+
+  // The last word is still being typed unless the query ends in a space: expand it.
+  function queryTerms(query) {
+    var terms = tokens(query);
+    var open = !/\s$/.test(query);
+    return terms.map(function (t, i) {
+      var last = open && i === terms.length - 1;
+      var prefix = last && (IS_CJK.test(t) ? t.length === 1 : t.length >= PREFIX_MIN &&
+        !/^[0-9.]+$/.test(t));
+      return { term: t, prefix: prefix };
+    });
+  }
+
+  function fnv1a(term) {
+    var bytes = new TextEncoder().encode(term);
+    var h = 0x811c9dc5;
+    for (var i = 0; i < bytes.length; i++) {
+      h ^= bytes[i];
+      h = Math.imul(h, 0x01000193) >>> 0;
+    }
+    return h;
+  }
+
+  var cache = {};
+  function load(path) {
+    if (!cache[path]) {
+      cache[path] = fetch(root + path).then(function (r) {
+        if (!r.ok) throw new Error(path + ": HTTP " + r.status);
+        return r.json();
+      });
+    }
+    return cache[path];
+  }
+  function manifest() { return load("search/manifest.json"); }
+  function shard(m, term) { return load("search/t/" + (fnv1a(term) % m.shards) + ".json"); }
+
+  // One query term → {docs: Map(doc → score), capped}; a prefix takes the best expansion.
+  function lookup(m, q) {
+    return shard(m, q.term).then(function (s) {
+      var names = [q.term];
+      if (q.prefix) (s.p[q.term] || []).forEach(function (t) { if (names.indexOf(t) < 0) names.push(t); });
+      return Promise.all(names.map(function (t) {
+        return t === q.term ? s.t[t] : shard(m, t).then(function (x) { return x.t[t]; });
+      }));
+    }).then(function (entries) {
+      var docs = new Map();
+      var capped = false;
+      entries.forEach(function (e) {
+        if (!e) return;
+        capped = capped || e[1] === 1;
+        var flat = e[2], doc = 0;
+        for (var i = 0; i < flat.length; i += 2) {
+          doc += flat[i];
+          var prev = docs.get(doc) || 0;
+          if (flat[i + 1] > prev) docs.set(doc, flat[i + 1]);
+        }
+      });
+      return { docs: docs, capped: capped };
+    });
+  }
+
+  function facets(m, docs) {
+    var blocks = {};
+    docs.forEach(function (d) { blocks[Math.floor(d / m.facet_block)] = true; });
+    var keys = Object.keys(blocks);
+    return Promise.all(keys.map(function (k) { return load("search/f/" + k + ".json"); }))
+      .then(function (list) {
+        var byBlock = {};
+        keys.forEach(function (k, i) { byBlock[k] = list[i]; });
+        return function (d) {
+          var b = byBlock[Math.floor(d / m.facet_block)], i = d % m.facet_block;
+          return { c: b.c[i], g: b.g[i], o: b.o[i], u: b.u[i], s: b.s[i], b: b.b[i] };
+        };
+      });
+  }
+
+  // Terms whose postings were capped can't be required (their list is partial): they
+  // only add score, unless every term is capped.
+  function search(query, opts) {
+    opts = opts || {};
+    var terms = queryTerms(query);
+    if (!terms.length) return Promise.resolve({ docs: [], terms: [] });
+    return manifest().then(function (m) {
+      return Promise.all(terms.map(function (t) { return lookup(m, t); })).then(function (found) {
+        var required = found.filter(function (f) { return !f.capped; });
+        var base = required.length ? required : found;
+        var scores = new Map();
+        var smallest = base.reduce(function (a, b) { return a.docs.size <= b.docs.size ? a : b; });
+        smallest.docs.forEach(function (_, d) {
+          if (required.length && !required.every(function (f) { return f.docs.has(d); })) return;
+          scores.set(d, 0);
+        });
+        if (!required.length) found.forEach(function (f) { f.docs.forEach(function (_, d) { scores.set(d, 0); }); });
+        scores.forEach(function (_, d) {
+          var sum = 0;
+          found.forEach(function (f) { sum += f.docs.get(d) || 0; });
+          scores.set(d, sum);
+        });
+        var docs = Array.from(scores.keys());
+        var filtered = opts.cat || opts.topic || opts.ai || opts.rev || opts.hf || opts.range ||
+          opts.sort;
+        var ready = filtered ? facets(m, docs) : Promise.resolve(null);
+        return ready.then(function (fx) {
+          if (fx) docs = applyFilters(m, docs, fx, opts);
+          var col = CLOCK_COL[opts.sort];
+          docs.sort(col ? function (a, b) { return fx(b)[col] - fx(a)[col] || b - a; }
+            : function (a, b) { return scores.get(b) - scores.get(a) || b - a; });
+          return { docs: docs, terms: terms };
+        });
+      });
+    });
+  }
+
+  function applyFilters(m, docs, fx, opts) {
+    var cat = opts.cat ? m.categories.indexOf(opts.cat) : -1;
+    var topic = opts.topic ? m.topics.indexOf(opts.topic) : -1;
+    var since = RANGES[opts.range] ? m.as_of - RANGES[opts.range] : null;
+    var col = CLOCK_COL[opts.sort] || "u";
+    return docs.filter(function (d) {
+      var f = fx(d);
+      if (opts.cat && f.c.indexOf(cat) < 0) return false;
+      if (opts.topic && f.o.indexOf(topic) < 0) return false;
+      if (opts.ai && !(f.g & 1)) return false;
+      if (opts.rev && !(f.g & 2)) return false;
+      if (opts.hf && !(f.g & 4)) return false;
+      return since === null || f[col] > since;
+    });
+  }
+
+  // Doc records [id, title, authors, n_authors, cats, topics, flags, updated, first_seen,
+  // published, version, tldr] in the order asked.
+  function docs(list) {
+    return manifest().then(function (m) {
+      var chunks = {};
+      list.forEach(function (d) { chunks[Math.floor(d / m.chunk)] = true; });
+      var keys = Object.keys(chunks);
+      return Promise.all(keys.map(function (k) { return load("search/d/" + k + ".json"); }))
+        .then(function (loaded) {
+          var byChunk = {};
+          keys.forEach(function (k, i) { byChunk[k] = loaded[i]; });
+          return list.map(function (d) { return byChunk[Math.floor(d / m.chunk)][d % m.chunk]; });
+        });
+    });
+  }
+
+  function paperUrl(doc) {
+    return doc[6] & 8 ? root + "paper/" + doc[0] + ".html" : "https://arxiv.org/abs/" + doc[0];
+  }
+
+  // An arXiv id or URL → its page here when the index knows it, else arxiv.org.
+  function arxivTarget(query) {
+    var q = query.trim();
+    var m = q.match(ARXIV_URL) || q.match(ARXIV);
+    if (!m) return null;
+    var id = m[1].toLowerCase();
+    return search(id + " ").then(function (r) { return r.docs.length ? docs([r.docs[0]]) : []; })
+      .then(function (found) {
+        var hit = found.filter(function (d) { return d[0] === id; })[0];
+        return hit ? paperUrl(hit) : "https://arxiv.org/abs/" + id;
+      }, function () { return "https://arxiv.org/abs/" + id; });
+  }
+
+  // Text with the query's terms wrapped in <mark>, built node by node.
+  function highlight(el, text, terms) {
+    var norm = "", map = [];
+    for (var i = 0; i < text.length; i++) {
+      var n = normalise(text[i]);
+      for (var j = 0; j < n.length; j++) { norm += n[j]; map.push(i); }
+    }
+    var marks = new Array(text.length + 1).fill(false);
+    terms.forEach(function (t) {
+      var cjk = IS_CJK.test(t.term);
+      var from = 0, at;
+      while ((at = norm.indexOf(t.term, from)) >= 0) {
+        from = at + 1;
+        var before = at === 0 ? "" : norm[at - 1];
+        if (!cjk && /[0-9a-z]/.test(before)) continue;
+        var end = at + t.term.length;
+        if (!cjk && !t.prefix && end < norm.length && /[0-9a-z]/.test(norm[end])) continue;
+        for (var k = map[at]; k <= map[end - 1]; k++) marks[k] = true;
+      }
+    });
+    var start = 0;
+    for (var p = 1; p <= text.length; p++) {
+      if (p === text.length || marks[p] !== marks[start]) {
+        var part = text.slice(start, p);
+        if (marks[start]) {
+          var mk = document.createElement("mark");
+          mk.textContent = part;
+          el.appendChild(mk);
+        } else {
+          el.appendChild(document.createTextNode(part));
+        }
+        start = p;
+      }
+    }
+  }
+
+  window.PTSearch = { search: search, docs: docs, tokens: tokens, normalise: normalise,
+    paperUrl: paperUrl, highlight: highlight, arxivTarget: arxivTarget };
+
+  // -- header quick search: an id jumps, anything else opens the search page ------------
+  document.querySelectorAll("form.quick").forEach(function (form) {
+    form.addEventListener("submit", function (ev) {
+      var target = arxivTarget(form.elements.q.value);
+      if (!target) return;
+      ev.preventDefault();
+      target.then(function (url) { location.href = url; });
+    });
+  });
+
+  var form = document.getElementById("search");
+  if (form) page(form);
+
+  function page(form) {
+    var input = form.elements.q;
+    var status = document.getElementById("search-status");
+    var list = document.getElementById("results");
+    var more = document.getElementById("more");
+    var followBtn = document.getElementById("follow-query");
+    var KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "range", "sort"];
+    var timer = null, seq = 0, current = null, shown = 0;
+
+    function state() {
+      var st = {};
+      KEYS.forEach(function (k) {
+        var el = form.elements[k];
+        st[k] = el.type === "checkbox" ? (el.checked ? "1" : "") : el.value;
+      });
+      return st;
+    }
+    function fromUrl() {
+      var params = new URLSearchParams(location.search);
+      KEYS.forEach(function (k) {
+        var el = form.elements[k], v = params.get(k) || "";
+        if (el.type === "checkbox") el.checked = v === "1"; else el.value = v;
+      });
+    }
+    function toUrl(push) {
+      var st = state(), params = new URLSearchParams();
+      KEYS.forEach(function (k) { if (st[k]) params.set(k, st[k]); });
+      var qs = params.toString();
+      var url = location.pathname + (qs ? "?" + qs : "");
+      if (url === location.pathname + location.search) return;
+      history[push ? "pushState" : "replaceState"](null, "", url);
+    }
+
+    function syncFollow() {
+      var q = input.value.trim();
+      var api = window.PTFollow;
+      followBtn.hidden = !q || !api;
+      if (!api || !q) return;
+      var on = api.has("query", q);
+      followBtn.setAttribute("aria-pressed", on ? "true" : "false");
+      followBtn.textContent = on ? form.dataset.following + " · " + q : form.dataset.follow;
+    }
+
+    function run() {
+      var st = state();
+      var mine = ++seq;
+      syncFollow();
+      if (!st.q.trim()) {
+        list.textContent = "";
+        status.textContent = "";
+        more.hidden = true;
+        delete form.dataset.busy;
+        return Promise.resolve();
+      }
+      status.textContent = form.dataset.loading;
+      return search(st.q, st).then(function (r) {
+        if (mine !== seq) return null;
+        current = r;
+        shown = 0;
+        list.textContent = "";
+        if (!r.docs.length) {
+          status.textContent = form.dataset.none;
+          more.hidden = true;
+          delete form.dataset.busy;
+          return null;
+        }
+        status.textContent = form.dataset.count.replace("{n}", r.docs.length.toLocaleString());
+        return showMore(mine);
+      }).catch(function (err) {
+        if (mine !== seq) return;
+        status.textContent = String(err.message || err);
+        delete form.dataset.busy;
+      });
+    }
+
+    function showMore(mine) {
+      var slice = current.docs.slice(shown, shown + PAGE);
+      shown += slice.length;
+      more.hidden = shown >= current.docs.length;
+      return docs(slice).then(function (records) {
+        if (mine !== seq) return;
+        var sortClock = DOC_CLOCK[form.elements.sort.value] || DOC_CLOCK.updated;
+        records.forEach(function (d) { list.appendChild(item(d, current.terms, sortClock)); });
+        delete form.dataset.busy;  // tests and scripts wait on this: results are on screen
+      });
+    }
+
+    function item(d, terms, clock) {
+      var li = document.createElement("li");
+      li.className = "card";
+      li.dataset.id = d[0];
+      var h = document.createElement("h3");
+      var a = document.createElement("a");
+      a.href = paperUrl(d);
+      highlight(a, d[1], terms);
+      h.appendChild(a);
+      var meta = document.createElement("p");
+      meta.className = "meta";
+      var when = new Date(d[clock] * 60000).toISOString().slice(0, 16).replace("T", " ");
+      meta.textContent = "arXiv:" + d[0] + " · v" + d[10] + " · " + when + " UTC · " + d[4].join(" ");
+      var authors = document.createElement("p");
+      authors.className = "authors";
+      highlight(authors, d[2].join(", ") + (d[3] > d[2].length ? " …" : ""), terms);
+      li.appendChild(meta);
+      li.appendChild(h);
+      li.appendChild(authors);
+      if (d[11]) {
+        var tldr = document.createElement("p");
+        tldr.className = "tldr";
+        highlight(tldr, d[11], terms);
+        li.appendChild(tldr);
+      }
+      return li;
+    }
+
+    // Leading and trailing debounce: a keystroke after a pause searches at once, a burst
+    // of keystrokes searches once more when it ends.
+    var last = 0;
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      seq++;  // a search still in flight is stale now: it must not render nor clear busy
+      form.dataset.busy = "1";
+      var pasted = input.value.trim().match(ARXIV_URL);
+      var go = function () {
+        last = Date.now();
+        if (pasted) { jump(); return; }
+        toUrl(false);
+        run();
+      };
+      if (Date.now() - last > DEBOUNCE_MS) go();
+      else timer = setTimeout(go, DEBOUNCE_MS);
+    });
+    function jump() {
+      var target = arxivTarget(input.value);
+      if (target) target.then(function (url) { location.href = url; });
+      return !!target;
+    }
+    form.addEventListener("submit", function (ev) {
+      ev.preventDefault();
+      if (jump()) return;
+      clearTimeout(timer);
+      form.dataset.busy = "1";
+      toUrl(true);
+      run();
+    });
+    form.addEventListener("change", function (ev) {
+      if (ev.target === input) return;
+      form.dataset.busy = "1";
+      toUrl(true);
+      run();
+    });
+    more.addEventListener("click", function () { showMore(seq); });
+    // Arrow keys walk from the box through the result links and back; Escape clears.
+    form.parentNode.addEventListener("keydown", function (ev) {
+      var links = Array.prototype.slice.call(list.querySelectorAll("h3 a"));
+      var at = links.indexOf(document.activeElement);
+      if (ev.key === "ArrowDown" && (ev.target === input || at >= 0) && links[at + 1]) {
+        links[at + 1].focus();
+        ev.preventDefault();
+      } else if (ev.key === "ArrowUp" && at >= 0) {
+        (at ? links[at - 1] : input).focus();
+        ev.preventDefault();
+      } else if (ev.key === "Escape" && ev.target === input && input.value) {
+        input.value = "";
+        input.dispatchEvent(new Event("input", { bubbles: true }));
+      }
+    });
+    followBtn.addEventListener("click", function () {
+      var q = input.value.trim();
+      if (q && window.PTFollow) window.PTFollow.toggle("query", q);
+      syncFollow();
+    });
+    window.addEventListener("popstate", function () { form.dataset.busy = "1"; fromUrl(); run(); });
+    form.dataset.busy = "1";
+    fromUrl();
+    manifest().catch(function () { /* the first query reports the failure */ });
+    run();
+    input.focus();
+  }
+})();
