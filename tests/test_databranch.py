@@ -1,0 +1,168 @@
+"""The update workflow's data steps, replayed locally: a bare repository stands in for GitHub,
+each "run" is a fresh clone (as in Actions) that restores, ingests from the arXiv replay and
+saves."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline import compact, databranch, ingest
+from pipeline import config as config_mod
+from pipeline.config import Config
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.store import Store
+from tests.conftest import fast_arxiv
+
+DAYS = sample.days()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "github.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    return bare
+
+
+def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
+    """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
+    repo = tmp_path / name
+    repo.mkdir()
+    _git(repo, "init", "--quiet")
+    _git(repo, "remote", "add", "origin", str(remote))
+    (repo / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
+    return fast_arxiv(config_mod.load(repo / "papertrail.toml"), api_url)
+
+
+def run_once(cfg: Config, replay: ArxivReplay, day: str, *, save: bool = True
+             ) -> databranch.SaveResult | None:
+    databranch.restore(cfg.root, cfg.store_path)
+    replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
+    return databranch.save(cfg, cfg.root, now=replay.as_of) if save else None
+
+
+def _tables(store: Store) -> tuple:
+    return store.read("papers"), store.read("versions")
+
+
+def test_two_runs_in_sequence_carry_the_data_forward(tmp_path, remote, replay):
+    first = checkout(tmp_path, "run1", remote, replay.url)
+    assert databranch.restore(first.root, first.store_path).commit is None  # first run: empty
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(first, Store(first.store_path), now=replay.as_of)
+    saved = databranch.save(first, first.root, now=replay.as_of)
+    assert saved.commit and not saved.merged
+    day1 = Store(first.store_path).read("papers").num_rows
+
+    second = checkout(tmp_path, "run2", remote, replay.url)
+    restored = databranch.restore(second.root, second.store_path)
+    assert restored.commit == saved.commit
+    store2 = Store(second.store_path)
+    assert store2.read("papers").num_rows == day1
+    replay.as_of = sample.announced_at(DAYS[1]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(second, store2, now=replay.as_of)
+    again = databranch.save(second, second.root, now=replay.as_of)
+    assert _git(remote, "rev-parse", "data") == again.commit
+    assert _git(remote, "rev-list", "--count", "data") == "2"
+    assert store2.read("papers").num_rows > day1
+    assert len(store2.runs("arxiv")) == 2  # the second run added to the first's ledger
+
+    # Nothing changed since: no commit, no push.
+    assert databranch.save(second, second.root, now=replay.as_of).commit is None
+    assert _git(remote, "rev-parse", "data") == again.commit
+
+
+def test_a_concurrent_push_is_retried_and_both_changes_survive(tmp_path, remote, replay):
+    run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
+    ours = checkout(tmp_path, "ours", remote, replay.url)
+    run_once(ours, replay, DAYS[1], save=False)
+    # Meanwhile another clone restores the same tip, ingests a later day and pushes first.
+    theirs = checkout(tmp_path, "theirs", remote, replay.url)
+    run_once(theirs, replay, DAYS[2])
+    their_runs = set(Store(theirs.store_path).runs()["run_id"])
+
+    result = databranch.save(ours, ours.root, now=replay.as_of)
+    assert result.merged and result.commit
+    assert _git(remote, "rev-parse", "data") == result.commit
+
+    final = checkout(tmp_path, "final", remote, replay.url)
+    databranch.restore(final.root, final.store_path)
+    store = Store(final.store_path)
+    runs = set(store.runs()["run_id"])
+    assert their_runs < runs and len(runs) == 3  # day 1, theirs (day 3) and ours (day 2)
+    assert len(store.snapshots()) == 3
+    papers, versions = _tables(store)
+    ingest.rebuild(final, store)
+    assert _tables(store) == (papers, versions)
+    ids = set(papers["arxiv_id"].to_pylist())
+    assert {e.arxiv_id for e in sample.entries()
+            if e.announced <= sample.announced_at(DAYS[2])} <= ids
+
+
+def test_a_failing_push_that_is_not_a_conflict_names_the_command(tmp_path, replay):
+    cfg = checkout(tmp_path, "run", tmp_path / "missing.git", replay.url)
+    with pytest.raises(databranch.DataBranchError, match=r"`git -C .* ls-remote"):
+        databranch.save(cfg, cfg.root)
+
+
+def test_restore_refuses_to_overwrite_a_store_without_force(tmp_path, remote, replay):
+    cfg = checkout(tmp_path, "run1", remote, replay.url)
+    run_once(cfg, replay, DAYS[0])
+    with pytest.raises(databranch.DataBranchError, match="--force"):
+        databranch.restore(cfg.root, cfg.store_path)
+    assert databranch.restore(cfg.root, cfg.store_path, force=True).files > 0
+
+
+def test_save_squashes_after_n_commits_and_at_a_new_month(tmp_path, remote, replay):
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    store = Store(cfg.store_path)
+    databranch.restore(cfg.root, cfg.store_path)
+    for i, day in enumerate(DAYS[:4]):
+        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+        result = databranch.save(cfg, cfg.root, squash_after=3, now=replay.as_of)
+        assert result.squashed == (i == 3)
+    assert _git(remote, "rev-list", "--count", "data") == "1"
+    later = replay.as_of + dt.timedelta(days=40)  # next month: squash regardless of count
+    ingest.ingest_arxiv(cfg, store, now=later)
+    assert databranch.save(cfg, cfg.root, squash_after=3, now=later).squashed
+    assert _git(remote, "rev-list", "--count", "data") == "1"
+
+
+def test_compaction_keeps_rebuild_exact(tmp_path, replay, base_config):
+    cfg = fast_arxiv(base_config, replay.url)
+    store = Store(cfg.store_path)
+    # Every day's run, then one more per day for the sample's re-announced v2s.
+    for day in DAYS:
+        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+    before = _tables(store)
+    snaps_before = [(s.source, s.day, s.run_id) for s in store.snapshots()]
+    files_before = len(list((store.root / "snapshots").rglob("*.parquet")))
+    report = compact.compact(store, dt.date(2030, 1, 1))
+    assert report.months >= 1 and report.files_before == files_before
+    assert len(list((store.root / "snapshots").rglob("*.parquet"))) == report.months
+    assert [(s.source, s.day, s.run_id) for s in store.snapshots()] == snaps_before
+    ingest.rebuild(cfg, store)
+    assert _tables(store) == before
+    assert compact.compact(store, dt.date(2030, 1, 1)).months == 0  # idempotent
+
+
+def test_compaction_leaves_the_current_month(tmp_path, replay, base_config):
+    cfg = fast_arxiv(base_config, replay.url)
+    store = Store(cfg.store_path)
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+    assert compact.compact(store, replay.as_of.date()).months == 0
+    assert dataclasses.astuple(store.snapshots()[0])[4] is None  # still a loose file
