@@ -260,14 +260,16 @@ _branch = click.option("--branch", default="data", show_default=True, help="The 
 @_remote
 @_branch
 @click.option("--force", is_flag=True, help="Replace a store that is not empty.")
+@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
+              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
 @click.pass_obj
-def data_restore(obj: _Context, remote: str, branch: str, force: bool) -> None:
+def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
     """Replace the store with the data branch's data/ (no branch yet: start empty)."""
     from pipeline import databranch
 
     result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force)
-    click.echo(result.line(remote, branch))
+                                branch=branch, force=force, seed=seed or None)
+    click.echo(result.line(branch))
 
 
 @data.command("save")

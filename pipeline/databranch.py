@@ -99,19 +99,22 @@ class RestoreResult:
     commit: str | None
     files: int
 
-    def line(self, remote: str, branch: str) -> str:
+    def line(self, branch: str) -> str:
         if self.commit is None:
-            return f"data restore: {remote} has no {branch} branch yet; starting empty"
-        return f"data restore: {self.files} files from {remote} {branch} @ {self.commit[:12]}"
+            return f"data restore: no {branch} branch yet; starting with an empty store"
+        return f"data restore: {self.files} files from {branch} @ {self.commit[:12]}"
 
 
 def restore(repo: Path, store: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
-            force: bool = False) -> RestoreResult:
-    """Replace the store with the branch's data/ (first run: leave it empty)."""
+            force: bool = False, seed: str | None = None) -> RestoreResult:
+    """Replace the store with the branch's data/ (first run: leave it empty, or start from
+    the `seed` remote's branch, e.g. upstream's, when one is given)."""
     if store.exists() and any(p.name != ".lock" for p in store.iterdir()) and not force:
         raise DataBranchError(f"{store} is not empty; pass --force to replace it with the "
                               f"{branch} branch")
     tip = fetch(repo, remote, branch, depth=1)
+    if tip is None and seed:
+        tip = fetch(repo, seed, branch, depth=1)
     if tip is None:
         return RestoreResult(None, 0)
     fresh = store.with_name(f".{store.name}.restore")

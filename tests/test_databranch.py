@@ -166,3 +166,17 @@ def test_compaction_leaves_the_current_month(tmp_path, replay, base_config):
     ingest.ingest_arxiv(cfg, store, now=replay.as_of)
     assert compact.compact(store, replay.as_of.date()).months == 0
     assert dataclasses.astuple(store.snapshots()[0])[4] is None  # still a loose file
+
+
+def test_a_fork_can_start_from_upstreams_data(tmp_path, remote, replay):
+    run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
+    fork_remote = tmp_path / "fork.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+    fork = checkout(tmp_path, "fork", fork_remote, replay.url)
+    seeded = databranch.restore(fork.root, fork.store_path, seed=str(remote))
+    assert seeded.commit == _git(remote, "rev-parse", "data")
+    upstream_papers = Store(fork.store_path).read("papers").num_rows
+    assert upstream_papers > 0
+    saved = databranch.save(fork, fork.root)
+    assert saved.commit and not saved.merged  # the fork's own first data commit
+    assert _git(fork_remote, "rev-list", "--count", "data") == "1"
