@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 	$(BIN)/python bench/mathml.py
 	$(BIN)/python bench/site.py 20000
+	$(BIN)/python bench/databranch.py
 
 clean:
 	rm -rf .demo output data/.lock
