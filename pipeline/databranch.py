@@ -151,6 +151,8 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
     month."""
     now = now or dt.datetime.now(dt.UTC)
     store = Store(cfg.store_path)
+    if not store.root.is_dir():
+        raise DataBranchError(f"no store at {store.root}; nothing to save")
     base_file = store.root / BASE_FILE
     merged = False
     for attempt in range(1, retries + 2):
@@ -159,7 +161,8 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
         if tip is not None and tip != base:
             _fold_in(cfg, repo, tip, store)
             merged = True
-        tree = _stage_tree(repo, store.root)
+        with store.lock():  # no papertrail writer changes a table halfway through the copy
+            tree = _stage_tree(repo, store.root)
         if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
             base_file.write_text(tip + "\n", encoding="utf-8")
             return SaveResult(None, attempts=attempt, merged=merged)

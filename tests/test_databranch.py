@@ -110,10 +110,14 @@ def test_a_concurrent_push_is_retried_and_both_changes_survive(tmp_path, remote,
             if e.announced <= sample.announced_at(DAYS[2])} <= ids
 
 
-def test_a_failing_push_that_is_not_a_conflict_names_the_command(tmp_path, replay):
-    cfg = checkout(tmp_path, "run", tmp_path / "missing.git", replay.url)
-    with pytest.raises(databranch.DataBranchError, match=r"`git -C .* ls-remote"):
-        databranch.save(cfg, cfg.root)
+def test_a_rejected_push_that_is_not_a_conflict_fails_naming_the_command(tmp_path, remote,
+                                                                          replay):
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    with pytest.raises(databranch.DataBranchError, match=r"`git -C .* push .*protected branch"):
+        run_once(cfg, replay, DAYS[0])
 
 
 def test_restore_refuses_to_overwrite_a_store_without_force(tmp_path, remote, replay):
@@ -180,3 +184,38 @@ def test_a_fork_can_start_from_upstreams_data(tmp_path, remote, replay):
     saved = databranch.save(fork, fork.root)
     assert saved.commit and not saved.merged  # the fork's own first data commit
     assert _git(fork_remote, "rev-list", "--count", "data") == "1"
+
+
+def test_the_cli_runs_the_data_steps_and_reports_git_errors(tmp_path, remote, replay):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    args = ["--config", str(cfg.path), "data"]
+    runner = CliRunner()
+    first = runner.invoke(cli, [*args, "restore"])
+    assert first.exit_code == 0 and "starting with an empty store" in first.output
+    missing = runner.invoke(cli, [*args, "save"])
+    assert missing.exit_code == 1 and "nothing to save" in missing.output
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
+    saved = runner.invoke(cli, [*args, "save", "-m", "data - run 1"])
+    assert saved.exit_code == 0 and "committed" in saved.output, saved.output
+    assert _git(remote, "log", "-1", "--format=%s", "data") == "data - run 1"
+    assert "no change" in runner.invoke(cli, [*args, "save"]).output
+    summary = runner.invoke(cli, [*args, "summary"])
+    assert "| arxiv | ok |" in summary.output and "All sources ok." in summary.output
+    bad = runner.invoke(cli, [*args, "restore", "--force", "--remote", str(tmp_path / "nope")])
+    assert bad.exit_code == 1 and "papertrail: data branch: `git" in bad.output
+
+
+def test_the_summary_names_a_failing_source(tmp_path, replay, base_config):
+    from pipeline import summary
+
+    cfg = fast_arxiv(base_config, replay.url, max_retries=0)
+    store = Store(cfg.store_path)
+    replay.inject("503")
+    ingest.ingest_arxiv(cfg, store, now=sample.announced_at(DAYS[0]))
+    text = summary.markdown(store)
+    assert "| arxiv | failed |" in text and "⚠ arxiv failed" in text
