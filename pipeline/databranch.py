@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import tarfile
 import tempfile
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -144,11 +145,12 @@ class SaveResult:
 
 def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
          message: str = "data: update", retries: int = DEFAULT_RETRIES,
-         squash_after: int = DEFAULT_SQUASH_AFTER, now: dt.datetime | None = None) -> SaveResult:
+         squash_after: int | None = DEFAULT_SQUASH_AFTER,
+         now: dt.datetime | None = None) -> SaveResult:
     """Commit the store to the branch when it changed and push; on a concurrent push, fold
     the other data in and retry (up to `retries` times). Squashes the branch to one
-    commit when it has more than `squash_after` commits or the tip is from an earlier
-    month."""
+    commit when it has `squash_after` commits already or the tip is from an earlier
+    month (squash_after None: never; for comparisons)."""
     now = now or dt.datetime.now(dt.UTC)
     store = Store(cfg.store_path)
     if not store.root.is_dir():
@@ -156,7 +158,7 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
     base_file = store.root / BASE_FILE
     merged = False
     for attempt in range(1, retries + 2):
-        tip = fetch(repo, remote, branch, depth=squash_after + 1)
+        tip = fetch(repo, remote, branch, depth=(squash_after or 0) + 1)
         base = base_file.read_text(encoding="utf-8").strip() if base_file.exists() else None
         if tip is not None and tip != base:
             _fold_in(cfg, repo, tip, store)
@@ -166,7 +168,8 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
         if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
             base_file.write_text(tip + "\n", encoding="utf-8")
             return SaveResult(None, attempts=attempt, merged=merged)
-        squash = tip is not None and _needs_squash(repo, tip, squash_after, now)
+        squash = (tip is not None and squash_after is not None
+                  and _needs_squash(repo, tip, squash_after, now))
         parents = [] if tip is None or squash else ["-p", tip]
         stamp = now.astimezone(dt.UTC).isoformat()
         commit = str(git(repo, *_IDENTITY, "commit-tree", tree, *parents, "-m", message,
@@ -212,25 +215,39 @@ def _fold_in(cfg: Config, repo: Path, tip: str, store: Store) -> None:
         theirs = Path(tmp) / "theirs"
         _extract(repo, tip, theirs)
         with store.lock():
+            ours = {s.run_id for s in store.snapshots()}
+            runs_in: dict[Path, set[str]] = defaultdict(set)
+            for snap in Store(theirs).snapshots():
+                runs_in[snap.path].add(snap.run_id)
+            for path, runs in runs_in.items():
+                if runs <= ours:
+                    continue  # we hold these runs already (perhaps compacted differently)
+                if runs & ours:
+                    raise DataBranchError(f"{path.relative_to(theirs)} on the branch holds "
+                                          "runs the store has and runs it lacks; restore "
+                                          "with --force")
+                _copy_new(path, theirs, store.root, tip)
             for path in sorted(p for p in theirs.rglob("*") if p.is_file()):
                 rel = path.relative_to(theirs)
-                mine = store.root / rel
-                name = rel.with_suffix("").as_posix()
-                if name in _KEYS:
-                    _union_rows(store, name, pq.read_table(path))
-                elif name in TABLES:
-                    continue  # papers, versions: rebuilt below
-                elif not mine.exists():
-                    mine.parent.mkdir(parents=True, exist_ok=True)
-                    shutil.copy2(path, mine)
-                elif mine.read_bytes() != path.read_bytes():
-                    raise DataBranchError(f"{rel} differs between the store and the branch at "
-                                          f"{tip[:12]}; cannot merge it without losing data")
-            runs = [s.run_id for s in store.snapshots()]
-            if len(runs) != len(set(runs)):
-                raise DataBranchError("the store and the branch hold the same run twice "
-                                      "(one of them compacted it); restore with --force")
+                if rel.parts[0] == "snapshots":
+                    continue  # done above
+                if rel.suffix == ".parquet" and rel.stem in _KEYS:
+                    _union_rows(store, rel.stem, pq.read_table(path))
+                elif not (rel.suffix == ".parquet" and rel.stem in TABLES):
+                    _copy_new(path, theirs, store.root, tip)
+                # papers, versions: rebuilt below
     ingest.rebuild(cfg, store)
+
+
+def _copy_new(path: Path, theirs: Path, ours: Path, tip: str) -> None:
+    rel = path.relative_to(theirs)
+    mine = ours / rel
+    if not mine.exists():
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, mine)
+    elif mine.read_bytes() != path.read_bytes():
+        raise DataBranchError(f"{rel} differs between the store and the branch at {tip[:12]}; "
+                              "cannot merge it without losing data")
 
 
 def _union_rows(store: Store, name: str, theirs: pa.Table) -> None:

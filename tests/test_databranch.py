@@ -219,3 +219,21 @@ def test_the_summary_names_a_failing_source(tmp_path, replay, base_config):
     ingest.ingest_arxiv(cfg, store, now=sample.announced_at(DAYS[0]))
     text = summary.markdown(store)
     assert "| arxiv | failed |" in text and "⚠ arxiv failed" in text
+
+
+def test_a_concurrent_push_merges_with_a_store_compacted_meanwhile(tmp_path, remote, replay):
+    for day in DAYS[:2]:
+        run_once(checkout(tmp_path, f"run-{day}", remote, replay.url), replay, day)
+    ours = checkout(tmp_path, "ours", remote, replay.url)
+    run_once(ours, replay, DAYS[2], save=False)
+    assert compact.compact(Store(ours.store_path), dt.date(2030, 1, 1)).months == 1
+    theirs = checkout(tmp_path, "theirs", remote, replay.url)
+    run_once(theirs, replay, DAYS[3])  # pushes loose snapshots of runs we just compacted
+
+    assert databranch.save(ours, ours.root, now=replay.as_of).merged
+    store = Store(ours.store_path)
+    runs = [s.run_id for s in store.snapshots()]
+    assert len(runs) == len(set(runs)) == 4
+    papers, versions = _tables(store)
+    ingest.rebuild(ours, store)
+    assert _tables(store) == (papers, versions)
