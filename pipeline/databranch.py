@@ -192,7 +192,8 @@ def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> 
     # deep, so a longer history counts as squash_after + 1, which is enough to decide.
     commits = int(git(repo, "rev-list", "--count", tip))
     tip_month = dt.datetime.fromisoformat(str(git(repo, "log", "-1", "--format=%cI", tip)))
-    return commits >= squash_after or f"{tip_month.astimezone(dt.UTC):%Y-%m}" != f"{now:%Y-%m}"
+    month = f"{now.astimezone(dt.UTC):%Y-%m}"
+    return commits >= squash_after or f"{tip_month.astimezone(dt.UTC):%Y-%m}" != month
 
 
 def _stage_tree(repo: Path, store: Path) -> str:
