@@ -131,7 +131,11 @@ class Store:
             if source is not None and src != source:
                 continue
             if path.stem.startswith(MONTH_PREFIX):
-                meta = pq.read_schema(path).metadata or {}
+                try:
+                    meta = pq.read_schema(path).metadata or {}
+                except (OSError, pa.ArrowException) as exc:
+                    raise StoreError(f"{path}: cannot read this month file ({exc}); restore "
+                                     "it from the data branch") from None
                 found.extend(Snapshot(src, run_day, run_id, path, (first, count))
                              for run_id, run_day, first, count
                              in json.loads(meta.get(_META_RUNS, b"[]")))
@@ -158,6 +162,8 @@ class Store:
             first += count
         _write_atomic(path, pa.concat_tables(parts), f"snapshot:{source}",
                       extra_meta={_META_RUNS: json.dumps(runs).encode()}, parts=parts)
+        if (groups := pq.read_metadata(path).num_row_groups) != first:
+            raise StoreError(f"{path}: has {groups} row groups, its run list says {first}")
         for old in {s.path for s in snaps} - {path}:
             old.unlink()
             with contextlib.suppress(OSError):  # a day folder that still holds files stays
