@@ -163,6 +163,7 @@ class Store:
         _write_atomic(path, pa.concat_tables(parts), f"snapshot:{source}",
                       extra_meta={_META_RUNS: json.dumps(runs).encode()}, parts=parts)
         if (groups := pq.read_metadata(path).num_row_groups) != first:
+            path.unlink()  # the loose files are still there; nothing is lost
             raise StoreError(f"{path}: has {groups} row groups, its run list says {first}")
         for old in {s.path for s in snaps} - {path}:
             old.unlink()
