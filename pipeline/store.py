@@ -162,9 +162,6 @@ class Store:
             first += count
         _write_atomic(path, pa.concat_tables(parts), f"snapshot:{source}",
                       extra_meta={_META_RUNS: json.dumps(runs).encode()}, parts=parts)
-        if (groups := pq.read_metadata(path).num_row_groups) != first:
-            path.unlink()  # the loose files are still there; nothing is lost
-            raise StoreError(f"{path}: has {groups} row groups, its run list says {first}")
         for old in {s.path for s in snaps} - {path}:
             old.unlink()
             with contextlib.suppress(OSError):  # a day folder that still holds files stays
@@ -260,7 +257,7 @@ def _write_atomic(path: Path, table: pa.Table, name: str,
                   parts: list[pa.Table] | None = None) -> None:
     """Write `table` (after the row groups of `before`, if given) to a temp file, check it,
     then move it over `path`. With `parts` (whose concatenation is `table`), each part
-    starts a row group of its own."""
+    starts a row group of its own, and the file must have one per _ROW_GROUP rows of each."""
     path.parent.mkdir(parents=True, exist_ok=True)
     meta = {_META_VERSION: SCHEMA_VERSION.encode(), _META_TABLE: name.encode(),
             **(extra_meta or {})}
@@ -290,6 +287,10 @@ def _write_atomic(path: Path, table: pa.Table, name: str,
         written = pq.read_metadata(tmp)
         if written.num_rows != expected:
             raise StoreError(f"{tmp}: wrote {written.num_rows} rows, expected {expected}")
+        groups = sum(-(-p.num_rows // _ROW_GROUP) for p in parts or [])
+        if parts is not None and written.num_row_groups != groups:
+            raise StoreError(f"{tmp}: wrote {written.num_row_groups} row groups, expected "
+                             f"{groups}")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
