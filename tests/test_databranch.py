@@ -236,3 +236,26 @@ def test_a_concurrent_push_merges_with_a_store_compacted_meanwhile(tmp_path, rem
     papers, versions = _tables(store)
     ingest.rebuild(ours, store)
     assert _tables(store) == (papers, versions)
+
+
+def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path):
+    import pyarrow as pa
+
+    from pipeline._schemas import ARXIV_SNAPSHOT
+    from pipeline.store import to_table
+
+    store = Store(tmp_path / "data")
+    originals = {}
+    for n, (rows, day) in enumerate([(20_001, 3), (3, 4), (5, 4)]):
+        ids = [f"2605.{n}{i:05d}" for i in range(rows)]
+        table = to_table(pa.table({"arxiv_id": ids, "version": [1] * rows}), ARXIV_SNAPSHOT)
+        run_id = f"202605{day:02d}T0{n}0000Z-arxiv-test"
+        store.write_snapshot("arxiv", run_id, dt.datetime(2026, 5, day, tzinfo=dt.UTC), table)
+        originals[run_id] = table
+    assert compact.compact(store, dt.date(2026, 6, 1)).runs == 3
+    (month,) = (store.root / "snapshots" / "arxiv").iterdir()
+    assert month.name == "2026-05"
+    snaps = store.snapshots()
+    assert [s.run_id for s in snaps] == sorted(originals)
+    for snap in snaps:
+        assert store.read_snapshot(snap).equals(originals[snap.run_id])
