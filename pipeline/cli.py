@@ -224,6 +224,82 @@ def build(obj: _Context, publish: bool) -> None:
 
     click.echo(build_mod.build(obj.config, publish=publish).line())
 
+# -- the data branch (issue 7): what the update workflow runs around `papertrail run` ------------
+
+
+class _DataGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        from pipeline.databranch import DataBranchError
+
+        try:
+            return super().invoke(ctx)
+        except DataBranchError as exc:
+            click.echo(f"papertrail: data branch: {exc}", err=True)
+            sys.exit(1)
+
+
+@cli.group(cls=_DataGroup)
+def data() -> None:
+    """Keep the store on a git branch: restore, save, compact, summary."""
+
+
+_remote = click.option("--remote", default="origin", show_default=True,
+                       help="Git remote name or URL (e.g. upstream's https URL).")
+_branch = click.option("--branch", default="data", show_default=True, help="The data branch.")
+
+
+@data.command("restore")
+@_remote
+@_branch
+@click.option("--force", is_flag=True, help="Replace a store that is not empty.")
+@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
+              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
+@click.pass_obj
+def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
+    """Replace the store with the data branch's data/ (no branch yet: start empty)."""
+    from pipeline import databranch
+
+    result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
+                                branch=branch, force=force, seed=seed or None)
+    click.echo(result.line(branch))
+
+
+@data.command("save")
+@_remote
+@_branch
+@click.option("--message", "-m", default="data: update", show_default=True)
+@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Retries after a concurrent push (each folds the other data in).")
+@click.option("--squash-after", type=click.IntRange(min=1), default=24, show_default=True,
+              help="Squash the branch to one commit once it has this many commits.")
+@click.pass_obj
+def data_save(obj: _Context, remote: str, branch: str, message: str, retries: int,
+              squash_after: int) -> None:
+    """Commit the store to the data branch when it changed, and push (retrying on conflict)."""
+    from pipeline import databranch
+
+    result = databranch.save(obj.config, obj.config.root, remote=remote, branch=branch,
+                             message=message, retries=retries, squash_after=squash_after)
+    click.echo(result.line(branch))
+
+
+@data.command("compact")
+@click.pass_obj
+def data_compact(obj: _Context) -> None:
+    """Merge snapshots of past months into one file per source per month (rebuild stays exact)."""
+    from pipeline.compact import compact
+
+    click.echo(compact(obj.store, ingest_mod.utcnow().date()).line())
+
+
+@data.command("summary")
+@click.pass_obj
+def data_summary(obj: _Context) -> None:
+    """Print the latest runs as Markdown (the workflow appends it to $GITHUB_STEP_SUMMARY)."""
+    from pipeline import summary
+
+    click.echo(summary.markdown(obj.store), nl=False)
+
 
 # -- digests (issue 4) ----------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ allowed, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import tomllib
 import types
@@ -22,6 +23,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
 DEFAULT_PATH = Path("papertrail.toml")
+# Values a fork keeps as repository variables rather than in the file (the update workflow
+# passes them through env:). Empty counts as unset: Actions expands a missing variable to "".
+ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
+                 "PAPERTRAIL_DIGEST_MODEL": ("digest", "model")}
 
 
 class ConfigError(Exception):
@@ -272,6 +277,11 @@ def load(path: Path | str = DEFAULT_PATH) -> Config:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text: {exc}") from None
+    for var, (section, key) in ENV_OVERRIDES.items():
+        if value := os.environ.get(var):
+            if not isinstance(raw.get(section, {}), dict):
+                _fail(path, section, raw[section], f"a table [{section}]")
+            raw.setdefault(section, {})[key] = value  # validated below like the file's own
     return from_dict(raw, path)
 
 

@@ -29,6 +29,10 @@ log = logging.getLogger(__name__)
 
 _META_VERSION = b"papertrail.schema_version"
 _META_TABLE = b"papertrail.table"
+# A month file (see `write_month`) lists the runs it holds, each in row groups of its own:
+# [[run_id, day, first row group, row groups], …].
+_META_RUNS = b"papertrail.runs"
+MONTH_PREFIX = "month-"
 _ROW_GROUP = 20_000
 _DICTIONARY = {"version", "categories", "primary_category", "source", "status", "language",
                "model", "prompt_hash", "topics", "hf_keywords"}
@@ -64,6 +68,7 @@ class Snapshot:
     day: str
     run_id: str
     path: Path
+    row_groups: tuple[int, int] | None = None  # (first, count) inside a compacted month file
 
 
 class Store:
@@ -115,17 +120,53 @@ class Store:
         return path
 
     def snapshots(self, source: str | None = None) -> list[Snapshot]:
-        """All snapshots in the order they were taken (run ids start with a UTC timestamp)."""
+        """All snapshots in the order they were taken (run ids start with a UTC timestamp).
+
+        A compacted month file stands for the runs it holds, one Snapshot each, so
+        `rebuild` replays exactly the same batches before and after compaction."""
         base = self.root / "snapshots"
         found = []
         for path in base.glob("*/*/*.parquet"):
             src, day = path.parent.parent.name, path.parent.name
-            if source is None or src == source:
+            if source is not None and src != source:
+                continue
+            if path.stem.startswith(MONTH_PREFIX):
+                try:
+                    meta = pq.read_schema(path).metadata or {}
+                except (OSError, pa.ArrowException) as exc:
+                    raise StoreError(f"{path}: cannot read this month file ({exc}); restore "
+                                     "it from the data branch") from None
+                found.extend(Snapshot(src, run_day, run_id, path, (first, count))
+                             for run_id, run_day, first, count
+                             in json.loads(meta.get(_META_RUNS, b"[]")))
+            else:
                 found.append(Snapshot(src, day, path.stem, path))
         return sorted(found, key=lambda s: (s.run_id, s.source))
 
     def read_snapshot(self, snap: Snapshot) -> pa.Table:
-        return _read_checked(snap.path, f"snapshot:{snap.source}")
+        groups = None if snap.row_groups is None else range(snap.row_groups[0],
+                                                              sum(snap.row_groups))
+        return _read_checked(snap.path, f"snapshot:{snap.source}", row_groups=groups)
+
+    def write_month(self, source: str, month: str, snaps: list[Snapshot]) -> Path:
+        """Merge `snaps` (in run order) into `snapshots/<source>/<month>/month-<month>.parquet`,
+        then delete the files they came from. Re-compacting a month folds the old month
+        file's runs in again, so the result is the same as compacting once."""
+        path = self.root / "snapshots" / source / month / f"{MONTH_PREFIX}{month}.parquet"
+        parts, runs, first = [], [], 0
+        for snap in snaps:
+            table = to_table(self.read_snapshot(snap), SNAPSHOTS[source])
+            count = -(-table.num_rows // _ROW_GROUP)  # write_table splits at _ROW_GROUP rows
+            parts.append(table)
+            runs.append([snap.run_id, snap.day, first, count])
+            first += count
+        _write_atomic(path, pa.concat_tables(parts), f"snapshot:{source}",
+                      extra_meta={_META_RUNS: json.dumps(runs).encode()}, parts=parts)
+        for old in {s.path for s in snaps} - {path}:
+            old.unlink()
+            with contextlib.suppress(OSError):  # a day folder that still holds files stays
+                old.parent.rmdir()
+        return path
 
     # -- the run ledger -------------------------------------------------------------------------
 
@@ -184,11 +225,16 @@ class Store:
             os.close(fd)
 
 
-def _read_checked(path: Path, name: str, columns: list[str] | None = None) -> pa.Table:
-    """Read a table, after checking the file's schema version and its full schema."""
+def _read_checked(path: Path, name: str, columns: list[str] | None = None,
+                  row_groups: range | None = None) -> pa.Table:
+    """Read a table (or some of its row groups), after checking the file's schema version
+    and its full schema."""
     try:
         found = pq.read_schema(path)
-        table = pq.read_table(path, columns=columns)
+        if row_groups is None:
+            table = pq.read_table(path, columns=columns)
+        else:
+            table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=columns)
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(
             f"{path}: cannot read this Parquet file ({exc}). It was not replaced; restore it "
@@ -206,11 +252,15 @@ def _read_checked(path: Path, name: str, columns: list[str] | None = None) -> pa
 
 
 def _write_atomic(path: Path, table: pa.Table, name: str,
-                  before: pq.ParquetFile | None = None) -> None:
+                  before: pq.ParquetFile | None = None,
+                  extra_meta: dict[bytes, bytes] | None = None,
+                  parts: list[pa.Table] | None = None) -> None:
     """Write `table` (after the row groups of `before`, if given) to a temp file, check it,
-    then move it over `path`."""
+    then move it over `path`. With `parts` (whose concatenation is `table`), each part
+    starts a row group of its own, and the file must have one per _ROW_GROUP rows of each."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    meta = {_META_VERSION: SCHEMA_VERSION.encode(), _META_TABLE: name.encode()}
+    meta = {_META_VERSION: SCHEMA_VERSION.encode(), _META_TABLE: name.encode(),
+            **(extra_meta or {})}
     table = table.replace_schema_metadata(meta)
     expected = table.num_rows + (before.metadata.num_rows if before else 0)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -228,12 +278,19 @@ def _write_atomic(path: Path, table: pa.Table, name: str,
                 if batches:
                     last = pa.Table.from_batches(batches[-1:]).replace_schema_metadata(meta)
                     tail = pa.concat_tables([last, table])
-            writer.write_table(tail, row_group_size=_ROW_GROUP)
+            for part in parts if parts is not None else [tail]:
+                if parts is None or part.num_rows:  # an empty run owns no row group
+                    writer.write_table(part.replace_schema_metadata(meta),
+                                       row_group_size=_ROW_GROUP)
         with open(tmp, "rb") as fh:
             os.fsync(fh.fileno())
         written = pq.read_metadata(tmp)
         if written.num_rows != expected:
             raise StoreError(f"{tmp}: wrote {written.num_rows} rows, expected {expected}")
+        groups = sum(-(-p.num_rows // _ROW_GROUP) for p in parts or [])
+        if parts is not None and written.num_row_groups != groups:
+            raise StoreError(f"{tmp}: wrote {written.num_row_groups} row groups, expected "
+                             f"{groups}")
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)

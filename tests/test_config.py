@@ -108,3 +108,15 @@ def test_missing_config_file_names_it(tmp_path):
     result = CliRunner().invoke(cli, ["--config", str(tmp_path / "nope.toml"), "status"])
     assert result.exit_code == 2
     assert "nope.toml" in result.output and "not found" in result.output
+
+
+def test_digest_base_url_and_model_come_from_env_when_set(tmp_path, monkeypatch):
+    path = write(tmp_path, '[digest]\nmodel = "from-file"\n')
+    monkeypatch.setenv("PAPERTRAIL_DIGEST_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("PAPERTRAIL_DIGEST_MODEL", "")  # an unset Actions variable
+    cfg = config_mod.load(path)
+    assert cfg.digest.base_url == "http://127.0.0.1:9/v1"
+    assert cfg.digest.model == "from-file"
+    monkeypatch.setenv("PAPERTRAIL_DIGEST_BASE_URL", "not a url")
+    with pytest.raises(ConfigError, match=r"digest\.base_url"):
+        config_mod.load(path)

@@ -1,0 +1,260 @@
+"""The `data` branch: where the scheduled workflow keeps the store between runs.
+
+Plain git plumbing on the repository that holds papertrail.toml, so it works the
+same on a laptop and in Actions (where the checkout's credentials are in that
+repository's config): `fetch` the branch into a private ref, `git archive` it
+into the store (restore), or stage the store with a temporary index, `write-tree`
+and `commit-tree` (save). Nothing is ever checked out, so the developer's work
+tree and index are never touched.
+
+Every push carries `--force-with-lease` on the tip we started from, so a push
+fails exactly when someone else moved the branch meanwhile. Then we fetch their
+tip, fold their data into the store (snapshots are immutable and named by run, so
+the union is exact; papers and versions are rebuilt from it) and try again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pipeline import ingest
+from pipeline._schemas import TABLES
+from pipeline.config import Config
+from pipeline.store import Store
+
+DEFAULT_BRANCH = "data"
+DEFAULT_RETRIES = 3
+# Squash once the branch has more commits than this (a day of hourly runs): every run
+# rewrites papers.parquet, and git keeps each old copy for as long as history does.
+DEFAULT_SQUASH_AFTER = 24
+BASE_FILE = ".branch-tip"  # in the store: the branch commit the store was restored from
+_PREFIX = "data"  # the store's folder inside the branch
+_IDENTITY = ["-c", "user.name=papertrail", "-c", "user.email=papertrail@users.noreply.github.com"]
+# Rows of these tables are merged by key; papers and versions are rebuilt from snapshots.
+_KEYS = {"runs": ["run_id"],
+         "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"]}
+_BRANCH_README = """# PaperTrail data
+
+Written by the update workflow (`papertrail data save`); do not edit by hand.
+`data/` is the Parquet store. This branch is squashed to one commit regularly
+(see docs/DATA.md on the main branch), so its history is not an archive.
+"""
+
+
+class DataBranchError(Exception):
+    """A git command failed, or two stores cannot be merged without losing data."""
+
+
+def git(repo: Path, *args: str, env: dict[str, str] | None = None,
+        binary: bool = False) -> str | bytes:
+    cmd = ["git", "-C", str(repo), *args]
+    try:
+        done = subprocess.run(cmd, check=True, capture_output=True, text=not binary,
+                              env={**os.environ, **(env or {})})
+    except FileNotFoundError:
+        raise DataBranchError("git is not installed (needed for the data branch)") from None
+    except subprocess.CalledProcessError as exc:
+        err = exc.stderr if isinstance(exc.stderr, str) else exc.stderr.decode(errors="replace")
+        raise DataBranchError(f"`{' '.join(cmd)}` failed (exit {exc.returncode}): "
+                              f"{err.strip()}") from None
+    return done.stdout if binary else done.stdout.strip()
+
+
+def _private_ref(branch: str) -> str:
+    return f"refs/papertrail/{branch}"
+
+
+def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
+    """The branch's tip, fetched (at most `depth` commits deep) into a private ref; None
+    when the remote has no such branch yet."""
+    if not git(repo, "ls-remote", "--heads", remote, f"refs/heads/{branch}"):
+        return None
+    git(repo, "fetch", "--quiet", "--no-tags", f"--depth={depth}", remote,
+        f"+refs/heads/{branch}:{_private_ref(branch)}")
+    return str(git(repo, "rev-parse", _private_ref(branch)))
+
+
+def _extract(repo: Path, commit: str, into: Path) -> None:
+    """The commit's data/ folder, written into `into` (which must not exist)."""
+    tar = git(repo, "archive", "--format=tar", commit, _PREFIX, binary=True)
+    with tempfile.TemporaryDirectory() as tmp, tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        tf.extractall(tmp, filter="data")
+        shutil.move(Path(tmp) / _PREFIX, into)
+
+
+@dataclass(frozen=True)
+class RestoreResult:
+    commit: str | None
+    files: int
+
+    def line(self, branch: str) -> str:
+        if self.commit is None:
+            return f"data restore: no {branch} branch yet; starting with an empty store"
+        return f"data restore: {self.files} files from {branch} @ {self.commit[:12]}"
+
+
+def restore(repo: Path, store: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
+            force: bool = False, seed: str | None = None) -> RestoreResult:
+    """Replace the store with the branch's data/ (first run: leave it empty, or start from
+    the `seed` remote's branch, e.g. upstream's, when one is given)."""
+    if store.exists() and any(p.name != ".lock" for p in store.iterdir()) and not force:
+        raise DataBranchError(f"{store} is not empty; pass --force to replace it with the "
+                              f"{branch} branch")
+    tip = fetch(repo, remote, branch, depth=1)
+    if tip is None and seed:
+        tip = fetch(repo, seed, branch, depth=1)
+    if tip is None:
+        return RestoreResult(None, 0)
+    fresh = store.with_name(f".{store.name}.restore")
+    shutil.rmtree(fresh, ignore_errors=True)
+    _extract(repo, tip, fresh)
+    shutil.rmtree(store, ignore_errors=True)
+    fresh.rename(store)
+    (store / BASE_FILE).write_text(tip + "\n", encoding="utf-8")
+    return RestoreResult(tip, sum(1 for p in store.rglob("*") if p.is_file()) - 1)
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    commit: str | None  # None: nothing changed, nothing pushed
+    squashed: bool = False
+    attempts: int = 1
+    merged: bool = False  # someone else's data was folded in first
+
+    def line(self, branch: str) -> str:
+        if self.commit is None:
+            return f"data save: no change; {branch} left as it was"
+        how = "squashed to one commit" if self.squashed else "committed"
+        extra = f" after {self.attempts} attempts" if self.attempts > 1 else ""
+        merged = " (merged a concurrent push)" if self.merged else ""
+        return f"data save: {how} {self.commit[:12]} to {branch}{extra}{merged}"
+
+
+def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
+         message: str = "data: update", retries: int = DEFAULT_RETRIES,
+         squash_after: int | None = DEFAULT_SQUASH_AFTER,
+         now: dt.datetime | None = None) -> SaveResult:
+    """Commit the store to the branch when it changed and push; on a concurrent push, fold
+    the other data in and retry (up to `retries` times). Squashes the branch to one
+    commit when it has `squash_after` commits already or the tip is from an earlier
+    month (squash_after None: never; for comparisons)."""
+    now = now or dt.datetime.now(dt.UTC)
+    store = Store(cfg.store_path)
+    if not store.root.is_dir():
+        raise DataBranchError(f"no store at {store.root}; nothing to save")
+    base_file = store.root / BASE_FILE
+    merged = False
+    for attempt in range(1, retries + 2):
+        tip = fetch(repo, remote, branch, depth=(squash_after or 0) + 1)
+        base = base_file.read_text(encoding="utf-8").strip() if base_file.exists() else None
+        if tip is not None and tip != base:
+            _fold_in(cfg, repo, tip, store)
+            merged = True
+        with store.lock():  # no papertrail writer changes a table halfway through the copy
+            tree = _stage_tree(repo, store.root)
+        if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
+            base_file.write_text(tip + "\n", encoding="utf-8")
+            return SaveResult(None, attempts=attempt, merged=merged)
+        squash = (tip is not None and squash_after is not None
+                  and _needs_squash(repo, tip, squash_after, now))
+        parents = [] if tip is None or squash else ["-p", tip]
+        stamp = now.astimezone(dt.UTC).isoformat()
+        commit = str(git(repo, *_IDENTITY, "commit-tree", tree, *parents, "-m", message,
+                         env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}))
+        lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
+        try:
+            git(repo, "push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}")
+        except DataBranchError:
+            if fetch(repo, remote, branch, depth=1) == tip:
+                raise  # the branch did not move: not a conflict, a real failure
+            continue
+        base_file.write_text(commit + "\n", encoding="utf-8")
+        return SaveResult(commit, squash, attempt, merged)
+    raise DataBranchError(f"pushing to {remote} {branch} lost the race {retries + 1} times; "
+                          "run `papertrail data save` again")
+
+
+def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> bool:
+    # With this commit the branch would hold commits + 1. The fetch was squash_after + 1
+    # deep, so a longer history counts as squash_after + 1, which is enough to decide.
+    commits = int(git(repo, "rev-list", "--count", tip))
+    tip_month = dt.datetime.fromisoformat(str(git(repo, "log", "-1", "--format=%cI", tip)))
+    month = f"{now.astimezone(dt.UTC):%Y-%m}"
+    return commits >= squash_after or f"{tip_month.astimezone(dt.UTC):%Y-%m}" != month
+
+
+def _stage_tree(repo: Path, store: Path) -> str:
+    """The git tree of the store as the branch holds it (data/ + README), built with a
+    temporary index so the repository's own index is never touched."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stage = Path(tmp) / "stage"
+        shutil.copytree(store, stage / _PREFIX,
+                        ignore=lambda _dir, names: [n for n in names if n.startswith(".")])
+        (stage / "README.md").write_text(_BRANCH_README, encoding="utf-8")
+        env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+        git(repo, f"--work-tree={stage}", "add", "--all", "--force", ".", env=env)
+        return str(git(repo, "write-tree", env=env))
+
+
+def _fold_in(cfg: Config, repo: Path, tip: str, store: Store) -> None:
+    """Make the store the union of itself and the branch at `tip`, then rebuild papers and
+    versions from the union of snapshots."""
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs = Path(tmp) / "theirs"
+        _extract(repo, tip, theirs)
+        with store.lock():
+            ours = {s.run_id for s in store.snapshots()}
+            runs_in: dict[Path, set[str]] = defaultdict(set)
+            for snap in Store(theirs).snapshots():
+                runs_in[snap.path].add(snap.run_id)
+            for path, runs in runs_in.items():
+                if runs <= ours:
+                    continue  # we hold these runs already (perhaps compacted differently)
+                if runs & ours:
+                    raise DataBranchError(f"{path.relative_to(theirs)} on the branch holds "
+                                          "runs the store has and runs it lacks; restore "
+                                          "with --force")
+                _copy_new(path, theirs, store.root, tip)
+            for path in sorted(p for p in theirs.rglob("*") if p.is_file()):
+                rel = path.relative_to(theirs)
+                if rel.parts[0] == "snapshots":
+                    continue  # done above
+                if rel.suffix == ".parquet" and rel.stem in _KEYS:
+                    _union_rows(store, rel.stem, pq.read_table(path))
+                elif not (rel.suffix == ".parquet" and rel.stem in TABLES):
+                    _copy_new(path, theirs, store.root, tip)
+                # papers, versions: rebuilt below
+    ingest.rebuild(cfg, store)
+
+
+def _copy_new(path: Path, theirs: Path, ours: Path, tip: str) -> None:
+    rel = path.relative_to(theirs)
+    mine = ours / rel
+    if not mine.exists():
+        mine.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, mine)
+    elif mine.read_bytes() != path.read_bytes():
+        raise DataBranchError(f"{rel} differs between the store and the branch at {tip[:12]}; "
+                              "cannot merge it without losing data")
+
+
+def _union_rows(store: Store, name: str, theirs: pa.Table) -> None:
+    ours = store.read(name).to_pandas()
+    both = pd.concat([theirs.to_pandas(), ours], ignore_index=True)
+    both = both.drop_duplicates(subset=_KEYS[name], keep="last")  # ours wins a tie
+    if name == "runs":
+        both = both.sort_values("started", kind="stable")
+    store.write(name, pa.Table.from_pandas(both, preserve_index=False))

@@ -1,0 +1,45 @@
+"""The job summary of a scheduled run: Markdown for $GITHUB_STEP_SUMMARY.
+
+Reads the run ledger only, so it also works after a failed step: per source the
+latest run (status, counts, tokens, error), then the library's totals.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from pipeline.store import Store
+
+_COUNTS = ("fetched", "new", "revised", "unchanged")
+
+
+def _int(value: object) -> int:
+    return 0 if value is None or pd.isna(value) else int(value)
+
+
+def markdown(store: Store) -> str:
+    runs = store.runs()
+    if runs.empty:
+        return "## PaperTrail update\n\nNo runs recorded yet.\n"
+    lines = ["## PaperTrail update", "",
+             "| source | status | " + " | ".join(_COUNTS) + " | tokens | error |",
+             "| --- | --- |" + " --- |" * (len(_COUNTS) + 2)]
+    problems = []
+    for source, mine in runs.groupby("source", sort=True):
+        last = mine.sort_values("started", kind="stable").iloc[-1]
+        tokens = _int(last["tokens_in"]) + _int(last["tokens_out"])
+        error = last["error"] if isinstance(last["error"], str) else ""
+        counts = " | ".join(str(_int(last[k])) for k in _COUNTS)
+        lines.append(f"| {source} | {last['status']} | {counts} | {tokens:,} | "
+                     f"{error.replace('|', '/') or '—'} |")
+        if last["status"] in ("failed", "partial"):
+            problems.append(f"- ⚠ {source} {last['status']}: {error or 'no error recorded'}")
+        elif last["status"] == "skipped":
+            problems.append(f"- {source} skipped: {error or 'no reason recorded'}")
+    papers = store.read("papers", columns=["arxiv_id"]).num_rows
+    versions = store.read("versions", columns=["arxiv_id"]).num_rows
+    spent = sum(_int(v) for v in runs["tokens_in"]) + sum(_int(v) for v in runs["tokens_out"])
+    lines += ["", *problems, "" if problems else "All sources ok.", "",
+              f"Library: {papers:,} papers, {versions:,} versions; {len(runs):,} runs "
+              f"recorded, {spent:,} digest tokens spent in all."]
+    return "\n".join(lines) + "\n"

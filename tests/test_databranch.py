@@ -1,0 +1,261 @@
+"""The update workflow's data steps, replayed locally: a bare repository stands in for GitHub,
+each "run" is a fresh clone (as in Actions) that restores, ingests from the arXiv replay and
+saves."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pipeline import compact, databranch, ingest
+from pipeline import config as config_mod
+from pipeline.config import Config
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.store import Store
+from tests.conftest import fast_arxiv
+
+DAYS = sample.days()
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "github.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    return bare
+
+
+def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
+    """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
+    repo = tmp_path / name
+    repo.mkdir()
+    _git(repo, "init", "--quiet")
+    _git(repo, "remote", "add", "origin", str(remote))
+    (repo / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
+    return fast_arxiv(config_mod.load(repo / "papertrail.toml"), api_url)
+
+
+def run_once(cfg: Config, replay: ArxivReplay, day: str, *, save: bool = True
+             ) -> databranch.SaveResult | None:
+    databranch.restore(cfg.root, cfg.store_path)
+    replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
+    return databranch.save(cfg, cfg.root, now=replay.as_of) if save else None
+
+
+def _tables(store: Store) -> tuple:
+    return store.read("papers"), store.read("versions")
+
+
+def test_two_runs_in_sequence_carry_the_data_forward(tmp_path, remote, replay):
+    first = checkout(tmp_path, "run1", remote, replay.url)
+    assert databranch.restore(first.root, first.store_path).commit is None  # first run: empty
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(first, Store(first.store_path), now=replay.as_of)
+    saved = databranch.save(first, first.root, now=replay.as_of)
+    assert saved.commit and not saved.merged
+    day1 = Store(first.store_path).read("papers").num_rows
+
+    second = checkout(tmp_path, "run2", remote, replay.url)
+    restored = databranch.restore(second.root, second.store_path)
+    assert restored.commit == saved.commit
+    store2 = Store(second.store_path)
+    assert store2.read("papers").num_rows == day1
+    replay.as_of = sample.announced_at(DAYS[1]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(second, store2, now=replay.as_of)
+    again = databranch.save(second, second.root, now=replay.as_of)
+    assert _git(remote, "rev-parse", "data") == again.commit
+    assert _git(remote, "rev-list", "--count", "data") == "2"
+    assert store2.read("papers").num_rows > day1
+    assert len(store2.runs("arxiv")) == 2  # the second run added to the first's ledger
+
+    # Nothing changed since: no commit, no push.
+    assert databranch.save(second, second.root, now=replay.as_of).commit is None
+    assert _git(remote, "rev-parse", "data") == again.commit
+
+
+def test_a_concurrent_push_is_retried_and_both_changes_survive(tmp_path, remote, replay):
+    run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
+    ours = checkout(tmp_path, "ours", remote, replay.url)
+    run_once(ours, replay, DAYS[1], save=False)
+    # Meanwhile another clone restores the same tip, ingests a later day and pushes first.
+    theirs = checkout(tmp_path, "theirs", remote, replay.url)
+    run_once(theirs, replay, DAYS[2])
+    their_runs = set(Store(theirs.store_path).runs()["run_id"])
+
+    result = databranch.save(ours, ours.root, now=replay.as_of)
+    assert result.merged and result.commit
+    assert _git(remote, "rev-parse", "data") == result.commit
+
+    final = checkout(tmp_path, "final", remote, replay.url)
+    databranch.restore(final.root, final.store_path)
+    store = Store(final.store_path)
+    runs = set(store.runs()["run_id"])
+    assert their_runs < runs and len(runs) == 3  # day 1, theirs (day 3) and ours (day 2)
+    assert len(store.snapshots()) == 3
+    papers, versions = _tables(store)
+    ingest.rebuild(final, store)
+    assert _tables(store) == (papers, versions)
+    ids = set(papers["arxiv_id"].to_pylist())
+    assert {e.arxiv_id for e in sample.entries()
+            if e.announced <= sample.announced_at(DAYS[2])} <= ids
+
+
+def test_a_rejected_push_that_is_not_a_conflict_fails_naming_the_command(tmp_path, remote,
+                                                                          replay):
+    hook = remote / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'protected branch' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    with pytest.raises(databranch.DataBranchError, match=r"`git -C .* push .*protected branch"):
+        run_once(cfg, replay, DAYS[0])
+
+
+def test_restore_refuses_to_overwrite_a_store_without_force(tmp_path, remote, replay):
+    cfg = checkout(tmp_path, "run1", remote, replay.url)
+    run_once(cfg, replay, DAYS[0])
+    with pytest.raises(databranch.DataBranchError, match="--force"):
+        databranch.restore(cfg.root, cfg.store_path)
+    assert databranch.restore(cfg.root, cfg.store_path, force=True).files > 0
+
+
+def test_save_squashes_after_n_commits_and_at_a_new_month(tmp_path, remote, replay):
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    store = Store(cfg.store_path)
+    databranch.restore(cfg.root, cfg.store_path)
+    for i, day in enumerate(DAYS[:4]):
+        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+        result = databranch.save(cfg, cfg.root, squash_after=3, now=replay.as_of)
+        assert result.squashed == (i == 3)
+    assert _git(remote, "rev-list", "--count", "data") == "1"
+    later = replay.as_of + dt.timedelta(days=40)  # next month: squash regardless of count
+    ingest.ingest_arxiv(cfg, store, now=later)
+    assert databranch.save(cfg, cfg.root, squash_after=3, now=later).squashed
+    assert _git(remote, "rev-list", "--count", "data") == "1"
+
+
+def test_compaction_keeps_rebuild_exact(tmp_path, replay, base_config):
+    cfg = fast_arxiv(base_config, replay.url)
+    store = Store(cfg.store_path)
+    # Every day's run, then one more per day for the sample's re-announced v2s.
+    for day in DAYS:
+        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+    before = _tables(store)
+    snaps_before = [(s.source, s.day, s.run_id) for s in store.snapshots()]
+    files_before = len(list((store.root / "snapshots").rglob("*.parquet")))
+    report = compact.compact(store, dt.date(2030, 1, 1))
+    assert report.months >= 1 and report.files_before == files_before
+    assert len(list((store.root / "snapshots").rglob("*.parquet"))) == report.months
+    assert [(s.source, s.day, s.run_id) for s in store.snapshots()] == snaps_before
+    ingest.rebuild(cfg, store)
+    assert _tables(store) == before
+    assert compact.compact(store, dt.date(2030, 1, 1)).months == 0  # idempotent
+
+
+def test_compaction_leaves_the_current_month(tmp_path, replay, base_config):
+    cfg = fast_arxiv(base_config, replay.url)
+    store = Store(cfg.store_path)
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, store, now=replay.as_of)
+    assert compact.compact(store, replay.as_of.date()).months == 0
+    assert store.snapshots()[0].row_groups is None  # still a loose file
+
+
+def test_a_fork_can_start_from_upstreams_data(tmp_path, remote, replay):
+    run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
+    fork_remote = tmp_path / "fork.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+    fork = checkout(tmp_path, "fork", fork_remote, replay.url)
+    seeded = databranch.restore(fork.root, fork.store_path, seed=str(remote))
+    assert seeded.commit == _git(remote, "rev-parse", "data")
+    upstream_papers = Store(fork.store_path).read("papers").num_rows
+    assert upstream_papers > 0
+    saved = databranch.save(fork, fork.root)
+    assert saved.commit and not saved.merged  # the fork's own first data commit
+    assert _git(fork_remote, "rev-list", "--count", "data") == "1"
+
+
+def test_the_cli_runs_the_data_steps_and_reports_git_errors(tmp_path, remote, replay):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    args = ["--config", str(cfg.path), "data"]
+    runner = CliRunner()
+    first = runner.invoke(cli, [*args, "restore"])
+    assert first.exit_code == 0 and "starting with an empty store" in first.output
+    missing = runner.invoke(cli, [*args, "save"])
+    assert missing.exit_code == 1 and "nothing to save" in missing.output
+    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
+    saved = runner.invoke(cli, [*args, "save", "-m", "data - run 1"])
+    assert saved.exit_code == 0 and "committed" in saved.output, saved.output
+    assert _git(remote, "log", "-1", "--format=%s", "data") == "data - run 1"
+    assert "no change" in runner.invoke(cli, [*args, "save"]).output
+    summary = runner.invoke(cli, [*args, "summary"])
+    assert "| arxiv | ok |" in summary.output and "All sources ok." in summary.output
+    bad = runner.invoke(cli, [*args, "restore", "--force", "--remote", str(tmp_path / "nope")])
+    assert bad.exit_code == 1 and "papertrail: data branch: `git" in bad.output
+
+
+def test_the_summary_names_a_failing_source(tmp_path, replay, base_config):
+    from pipeline import summary
+
+    cfg = fast_arxiv(base_config, replay.url, max_retries=0)
+    store = Store(cfg.store_path)
+    replay.inject("503")
+    ingest.ingest_arxiv(cfg, store, now=sample.announced_at(DAYS[0]))
+    text = summary.markdown(store)
+    assert "| arxiv | failed |" in text and "⚠ arxiv failed" in text
+
+
+def test_a_concurrent_push_merges_with_a_store_compacted_meanwhile(tmp_path, remote, replay):
+    for day in DAYS[:2]:
+        run_once(checkout(tmp_path, f"run-{day}", remote, replay.url), replay, day)
+    ours = checkout(tmp_path, "ours", remote, replay.url)
+    run_once(ours, replay, DAYS[2], save=False)
+    assert compact.compact(Store(ours.store_path), dt.date(2030, 1, 1)).months == 1
+    theirs = checkout(tmp_path, "theirs", remote, replay.url)
+    run_once(theirs, replay, DAYS[3])  # pushes loose snapshots of runs we just compacted
+
+    assert databranch.save(ours, ours.root, now=replay.as_of).merged
+    store = Store(ours.store_path)
+    runs = [s.run_id for s in store.snapshots()]
+    assert len(runs) == len(set(runs)) == 4
+    papers, versions = _tables(store)
+    ingest.rebuild(ours, store)
+    assert _tables(store) == (papers, versions)
+
+
+def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path):
+    import pyarrow as pa
+
+    from pipeline._schemas import ARXIV_SNAPSHOT
+    from pipeline.store import to_table
+
+    store = Store(tmp_path / "data")
+    originals = {}
+    for n, (rows, day) in enumerate([(20_001, 3), (3, 4), (5, 4)]):
+        ids = [f"2605.{n}{i:05d}" for i in range(rows)]
+        table = to_table(pa.table({"arxiv_id": ids, "version": [1] * rows}), ARXIV_SNAPSHOT)
+        run_id = f"202605{day:02d}T0{n}0000Z-arxiv-test"
+        store.write_snapshot("arxiv", run_id, dt.datetime(2026, 5, day, tzinfo=dt.UTC), table)
+        originals[run_id] = table
+    assert compact.compact(store, dt.date(2026, 6, 1)).runs == 3
+    (month,) = (store.root / "snapshots" / "arxiv").iterdir()
+    assert month.name == "2026-05"
+    snaps = store.snapshots()
+    assert [s.run_id for s in snaps] == sorted(originals)
+    for snap in snaps:
+        assert store.read_snapshot(snap).equals(originals[snap.run_id])

@@ -1,0 +1,165 @@
+"""The promises of .github/workflows/: zizmor (offline) finds nothing, and the YAML says what
+FORKING.md and docs/DATA.md say it does."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.cli import cli
+
+REPO = Path(__file__).resolve().parents[1]
+WORKFLOWS = REPO / ".github" / "workflows"
+NAMES = ["update.yml", "ci.yml"]
+PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+\s*$")
+
+
+def load(name: str) -> dict:
+    doc = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    doc["on"] = doc.pop(True, doc.get("on"))  # YAML 1.1 reads a bare `on` key as True
+    return doc
+
+
+def steps(doc: dict) -> list[tuple[str, dict, dict]]:
+    return [(job_id, job, step) for job_id, job in doc["jobs"].items()
+            for step in job.get("steps", [])]
+
+
+def _zizmor() -> str:
+    beside = Path(sys.executable).with_name("zizmor")
+    found = str(beside) if beside.exists() else shutil.which("zizmor")
+    assert found, "zizmor is not installed (it is in the test extra: pip install -e '.[test]')"
+    return found
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zizmor_offline_reports_no_findings(name):
+    # --strict-collection: a file zizmor cannot parse is an error, not a silent skip.
+    done = subprocess.run([_zizmor(), "--offline", "--strict-collection", "--no-progress",
+                           "--format", "json", str(WORKFLOWS / name)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_action_is_pinned_to_a_commit_with_its_version(name):
+    lines = [ln for ln in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+             if re.match(r"^\s*(-\s+)?uses:", ln)]
+    assert lines
+    for line in lines:
+        assert PINNED.match(line), f"{name}: not pinned by SHA with a # vX.Y.Z comment: {line}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_least_privilege_and_no_dangerous_triggers(name):
+    doc = load(name)
+    assert doc["permissions"] == {}
+    assert not {"pull_request_target", "workflow_run"} & set(doc["on"])
+    for job_id, job in doc["jobs"].items():
+        assert "permissions" in job, f"{job_id} states its own permissions"
+        assert "write-all" not in str(job["permissions"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_expressions_and_secrets_reach_shell_only_through_env(name):
+    for job_id, _job, step in steps(load(name)):
+        assert "${{" not in step.get("run", ""), f"{job_id}: expression inside run: {step}"
+        for key, value in step.items():
+            if key != "env":
+                assert "secrets." not in json.dumps(value), f"{job_id}: secret outside env"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_checkout_keeps_no_credentials_in_jobs_that_do_not_push(name):
+    for job_id, job, step in steps(load(name)):
+        if step.get("uses", "").startswith("actions/checkout@"):
+            pushes = job["permissions"].get("contents") == "write"
+            assert step["with"]["persist-credentials"] is pushes, job_id
+
+
+def test_update_runs_hourly_off_the_hour_one_at_a_time():
+    doc = load("update.yml")
+    (cron,) = [s["cron"] for s in doc["on"]["schedule"]]
+    minute = cron.split()[0]
+    assert minute.isdigit() and minute != "0", cron
+    assert cron.split()[1:] == ["*", "*", "*", "*"]
+    assert "workflow_dispatch" in doc["on"]
+    assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False}
+
+
+def test_update_permissions_per_job():
+    jobs = load("update.yml")["jobs"]
+    assert jobs["build"]["permissions"] == {"contents": "write"}
+    assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
+    assert jobs["deploy"]["needs"] == "build"
+
+
+def test_update_steps_are_papertrail_commands_in_order():
+    build = load("update.yml")["jobs"]["build"]["steps"]
+    runs = [s["run"] for s in build if "run" in s]
+    order = ["papertrail data restore", "papertrail run --publish", "papertrail data compact",
+             "papertrail data save", "papertrail data summary"]
+    at = [next(i for i, r in enumerate(runs) if r.startswith(cmd)) for cmd in order]
+    assert at == sorted(at)
+    assert '>> "$GITHUB_STEP_SUMMARY"' in runs[at[-1]]
+    for sub in ("restore", "save", "compact", "summary"):
+        assert sub in cli.commands["data"].commands  # type: ignore[attr-defined]
+    uses = [s.get("uses", "").split("@")[0] for s in build]
+    assert uses.index("actions/upload-pages-artifact") > at[-1]
+    deploy = load("update.yml")["jobs"]["deploy"]["steps"]
+    assert [s["uses"].split("@")[0] for s in deploy] == ["actions/deploy-pages"]
+
+
+def test_update_passes_the_digest_settings_through_env():
+    (step,) = [s for s in load("update.yml")["jobs"]["build"]["steps"]
+               if s.get("run", "").startswith("papertrail run")]
+    assert step["env"] == {
+        "OPENAI_API_KEY": "${{ secrets.OPENAI_API_KEY }}",
+        "PAPERTRAIL_DIGEST_BASE_URL": "${{ vars.PAPERTRAIL_DIGEST_BASE_URL }}",
+        "PAPERTRAIL_DIGEST_MODEL": "${{ vars.PAPERTRAIL_DIGEST_MODEL }}",
+    }
+
+
+def test_saving_and_the_summary_happen_even_after_a_failed_run_step():
+    build = load("update.yml")["jobs"]["build"]["steps"]
+    (restore,) = [s for s in build if s.get("run", "").startswith("papertrail data restore")]
+    for step in build:
+        run = step.get("run", "")
+        if run.startswith(("papertrail data compact", "papertrail data save")):
+            # ... but only a store that was restored from the branch first
+            assert step["if"] == (f"${{{{ !cancelled() && steps.{restore['id']}.outcome == "
+                                  "'success' }}")
+        elif run.startswith("papertrail data summary"):
+            assert step["if"] == "${{ !cancelled() }}"
+
+
+def test_ci_runs_the_readme_test_command_with_pip_caching_and_actionlint():
+    doc = load("ci.yml")
+    assert {"push", "pull_request"} <= set(doc["on"])
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "$ make test" in readme
+    test_steps = doc["jobs"]["test"]["steps"]
+    assert any(s.get("run") == "make test" for s in test_steps)
+    (setup,) = [s for s in test_steps if s.get("uses", "").startswith("actions/setup-python@")]
+    assert setup["with"]["cache"] == "pip"
+    lint = [s["run"] for s in doc["jobs"]["actionlint"]["steps"] if "run" in s]
+    assert any(re.search(r"actionlint@v\d+\.\d+\.\d+", r) for r in lint)
+
+
+def test_the_config_example_in_forking_md_is_valid(tmp_path):
+    import tomllib
+
+    from pipeline import config as config_mod
+
+    text = (REPO / "FORKING.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```toml\n(.*?)```", text, re.S)
+    cfg = config_mod.from_dict(tomllib.loads(block), tmp_path / "papertrail.toml")
+    assert cfg.topics and cfg.site.language == "en"
