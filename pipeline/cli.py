@@ -16,6 +16,7 @@ import pandas as pd
 from pipeline import config as config_mod
 from pipeline import ingest as ingest_mod
 from pipeline.config import Config, ConfigError
+from pipeline.databranch import DataBranchError
 from pipeline.store import Store, StoreError
 
 
@@ -46,6 +47,9 @@ class _Group(click.Group):
             sys.exit(2)
         except StoreError as exc:
             click.echo(f"papertrail: store error: {exc}", err=True)
+            sys.exit(1)
+        except DataBranchError as exc:
+            click.echo(f"papertrail: data branch: {exc}", err=True)
             sys.exit(1)
 
 
@@ -227,18 +231,7 @@ def build(obj: _Context, publish: bool) -> None:
 # -- the data branch (issue 7): what the update workflow runs around `papertrail run` ------------
 
 
-class _DataGroup(click.Group):
-    def invoke(self, ctx: click.Context) -> object:
-        from pipeline.databranch import DataBranchError
-
-        try:
-            return super().invoke(ctx)
-        except DataBranchError as exc:
-            click.echo(f"papertrail: data branch: {exc}", err=True)
-            sys.exit(1)
-
-
-@cli.group(cls=_DataGroup)
+@cli.group()
 def data() -> None:
     """Keep the store on a git branch: restore, save, compact, summary."""
 

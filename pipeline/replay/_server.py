@@ -2,10 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+
+class ReplayHandler(BaseHTTPRequestHandler):
+    """HTTP/1.1 keep-alive like a real API server, quiet, and tolerant of clients that hang
+    up (a client's timeout fires during a stall)."""
+
+    protocol_version = "HTTP/1.1"
+    # Headers and body go out as two writes; with Nagle on, the body waits for the client's
+    # delayed ACK (40 ms on Linux) — a cost no real API server has.
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args: object) -> None:  # keep test output quiet
+        pass
+
+    def _send(self, status: int, body: bytes, ctype: str,
+              headers: dict[str, str] | None = None) -> None:
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self.send_response(status)
+            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
 
 
 class _Server(ThreadingHTTPServer):

@@ -10,7 +10,6 @@ test clients: 503, 429 with Retry-After, a stall, truncated XML, an empty page.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import hashlib
 import re
@@ -22,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
-from pipeline.replay._server import LocalServer
+from pipeline.replay._server import LocalServer, ReplayHandler
 from pipeline.replay.sample import Entry
 
 _MAX_PER_CALL = 2000
@@ -276,12 +275,7 @@ class ArxivReplay(LocalServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            disable_nagle_algorithm = True  # else each answer waits ~40 ms for a delayed ACK
-
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
+        class Handler(ReplayHandler):
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
@@ -308,16 +302,5 @@ class ArxivReplay(LocalServer):
                     body = body[: len(body) // 2]
                 self._send(status, body, "application/atom+xml; charset=utf-8")
 
-            def _send(self, status: int, body: bytes, ctype: str,
-                      headers: dict[str, str] | None = None) -> None:
-                # The client may have given up already (its timeout fired during a stall).
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(body)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(body)
 
         return Handler

@@ -8,7 +8,6 @@ malformed JSON, a stall.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import time
@@ -18,7 +17,7 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from pipeline.replay import sample
-from pipeline.replay._server import LocalServer
+from pipeline.replay._server import LocalServer, ReplayHandler
 
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _DEFAULT_LIMIT = 50  # HF's own default page size
@@ -80,16 +79,12 @@ class HFReplay(LocalServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
+        class Handler(ReplayHandler):
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
                 if url.path != "/api/daily_papers":
-                    self._send(404, b'{"error": "not found"}')
+                    self._json(404, b'{"error": "not found"}')
                     return
                 params = {k: v[0] for k, v in parse_qs(url.query).items()}
                 with replay._lock:
@@ -97,10 +92,10 @@ class HFReplay(LocalServer):
                 fault = replay.next_fault()
                 kind = fault.kind if fault else ""
                 if kind in ("404", "500"):
-                    self._send(int(kind), b'{"error": "injected fault"}')
+                    self._json(int(kind), b'{"error": "injected fault"}')
                     return
                 if kind == "429":
-                    self._send(429, b'{"error": "Too Many Requests"}',
+                    self._json(429, b'{"error": "Too Many Requests"}',
                                {"Retry-After": str(int(fault.seconds))})
                     return
                 if kind == "stall":
@@ -108,18 +103,11 @@ class HFReplay(LocalServer):
                 status, body = replay.answer(params)
                 if kind == "malformed":
                     status, body = 200, body[: max(1, len(body) // 2)]
-                self._send(status, body)
+                self._json(status, body)
 
-            def _send(self, status: int, body: bytes,
+            def _json(self, status: int, body: bytes,
                       headers: dict[str, str] | None = None) -> None:
-                # The client may have given up already (its timeout fired during a stall).
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.send_response(status)
-                    self.send_header("Content-Type", "application/json; charset=utf-8")
-                    self.send_header("Content-Length", str(len(body)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(body)
+                self._send(status, body, "application/json; charset=utf-8", headers)
+
 
         return Handler

@@ -11,7 +11,6 @@ no usage in the answer, an HTML page instead of JSON, 429 with Retry-After, 500,
 
 from __future__ import annotations
 
-import contextlib
 import json
 import math
 import re
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 
 from pipeline.replay import sample
-from pipeline.replay._server import LocalServer
+from pipeline.replay._server import LocalServer, ReplayHandler
 
 _DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
 FAULTS = ("invalid", "missing", "overlong", "obey", "nousage", "garbage", "429", "500", "stall")
@@ -126,14 +125,7 @@ class OpenAIReplay(LocalServer):
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-            # Headers and body go out as two writes; with Nagle on, the body waits for the
-            # client's delayed ACK (40 ms on Linux) — a cost no real API server has.
-            disable_nagle_algorithm = True
-
-            def log_message(self, *args: object) -> None:  # keep test output quiet
-                pass
+        class Handler(ReplayHandler):
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -203,16 +195,5 @@ class OpenAIReplay(LocalServer):
                 data = json.dumps(payload, ensure_ascii=False).encode()
                 self._send(status, data, "application/json", headers)
 
-            def _send(self, status: int, data: bytes, ctype: str,
-                      headers: dict[str, str] | None = None) -> None:
-                # The client may have given up already (its timeout fired during a stall).
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.send_response(status)
-                    self.send_header("Content-Type", ctype)
-                    self.send_header("Content-Length", str(len(data)))
-                    for k, v in (headers or {}).items():
-                        self.send_header(k, v)
-                    self.end_headers()
-                    self.wfile.write(data)
 
         return Handler
