@@ -112,6 +112,9 @@ class SiteConfig:
     base_url: str = _spec("", allowed="the site's public URL, or empty for relative links")
     output: Path = _spec(Path("output"), allowed="a folder path")
     paper_pages_days: int = _spec(365, _at_least(1), "a whole number of days ≥ 1")
+    # Worker processes for paper pages and the search index; 0 = one per CPU the build
+    # may use. 1 renders everything in the build's own process.
+    build_jobs: int = _spec(0, _between(0, 64), "0 (one per CPU) to 64")
 
 
 @dataclass(frozen=True)

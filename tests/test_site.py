@@ -21,7 +21,7 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import i18n
+from pipeline.site import generator, i18n
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -332,3 +332,39 @@ def test_build_cli_prints_the_site_size(tmp_path):
     assert result.exit_code == 0, result.output
     assert re.search(r"site: \d+ files, [\d.]+ MB", result.output)
     shutil.rmtree(cfg.output_path)
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+
+
+def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path)
+    run_pipeline(cfg, DAYS[:2])
+    report = build_mod.build(cfg)  # paper pages and the index in worker processes
+    assert report.written == report.files
+    fast = _tree(cfg.output_path)
+    assert sum(k.startswith("paper/") for k in fast) > 100
+
+    def through_pelican(self, start: int, stop: int) -> None:  # the stock path, one by one
+        for paper in self.to_render[start:stop]:
+            self.page(paper.path, "paper.html", p=paper, title=paper.title)
+
+    monkeypatch.setattr(generator._Build, "render_papers", through_pelican)
+    one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),
+                                                            build_jobs=1))
+    again = build_mod.build(one)
+    assert _tree(one.output_path) == fast
+    assert (again.files, again.size_bytes) == (report.files, report.size_bytes)
+
+
+def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path)
+    run_pipeline(cfg, DAYS[:1])
+
+    def broken(self, start: int, stop: int) -> None:
+        raise ValueError(f"cannot render papers {start}–{stop}")
+
+    monkeypatch.setattr(generator._Build, "render_papers", broken)
+    with pytest.raises(ValueError, match="cannot render papers 0–1000"):
+        build_mod.build(cfg)

@@ -21,6 +21,7 @@ from itertools import repeat
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
 from pipeline.site._views import Paper
 
@@ -48,6 +49,8 @@ FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
 _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04ff]+|[{_CJK}]+")
+# The same tokens as _TOKEN keeps for ASCII text: ids, words of 2+ characters, lone digits.
+_ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
 
@@ -59,8 +62,8 @@ def normalise(text: str) -> str:
 
 def tokens(text: str) -> list[str]:
     """Latin/Greek/Cyrillic words, arXiv ids whole, CJK runs as character bigrams."""
-    if text.isascii():  # the common case, without the per-token script checks
-        return [t for t in _TOKEN.findall(text.lower()) if len(t) > 1 or t.isdigit()]
+    if text.isascii():  # the common case: no script checks, the length rule in the regex
+        return _ASCII_TOKEN.findall(text.lower())
     out: list[str] = []
     for tok in _TOKEN.findall(normalise(text)):
         if _CJK_RUN.match(tok):
@@ -128,11 +131,12 @@ def _postings(docs: Sequence[Paper], names: dict[str, str]
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
     # Per batch of docs, every token as (doc, term number, field weight) in flat lists,
-    # summed per (doc, term) by numpy: a dict per doc and field would cost far more.
+    # summed per (doc, term) by numpy: a dict per doc and field would cost far more. Terms
+    # are numbered per batch by pandas' hash table, then mapped to global numbers.
     term_no: dict[str, int] = {}
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, BATCH):
-        t_ids: list[int] = []
+        t_tok: list[str] = []
         t_doc: list[int] = []
         t_w: list[float] = []
         for i in range(start, min(n, start + BATCH)):
@@ -142,10 +146,15 @@ def _postings(docs: Sequence[Paper], names: dict[str, str]
                 if not toks:
                     continue
                 w = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
-                t_ids.extend([term_no.setdefault(t, len(term_no)) for t in toks])
+                t_tok.extend(toks)
                 t_doc.extend(repeat(i, len(toks)))
                 t_w.extend(repeat(w, len(toks)))
-        key = np.array(t_doc, dtype=np.int64) << 32 | np.array(t_ids, dtype=np.int64)
+        if not t_tok:
+            continue
+        codes, uniques = pd.factorize(np.array(t_tok, dtype=object))
+        numbers = np.array([term_no.setdefault(t, len(term_no)) for t in uniques],
+                           dtype=np.int64)
+        key = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]
         uniq, inverse = np.unique(key, return_inverse=True)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
                       np.bincount(inverse, weights=t_w).astype(np.float32)))
@@ -258,14 +267,8 @@ def _doc(p: Paper) -> list:
             _minutes(p.published), p.version, tldr]
 
 
-def write_index(build: _Build) -> Index:
+def write_index(build: _Build) -> None:
     """Build the index for a site build and write it through its SkipUnchangedWriter."""
-    names = {t.slug: (t.name.zh if build.lang == "zh-CN" else t.name.en)
-             for t in build.cfg.topics}
-    index = build_index(build.lib.papers, build.lib.now, names)
+    index = build_index(build.lib.papers, build.lib.now, build.topic_names)
     for name in sorted(index.files):
         build.writer.write_text(name, index.files[name])
-    build.page("search/", "search.html", title=build.s["search"], nav="search",
-               categories=index.categories, topics=index.topics)
-    build.page("follow/", "follow.html", title=build.s["follow"], nav="follow")
-    return index

@@ -7,8 +7,10 @@ per paper and reused by every list; each list page only joins them.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
+import gc
 import hashlib
 import json
 import logging
@@ -22,7 +24,7 @@ from pelican.generators import Generator
 
 from pipeline import config as config_mod
 from pipeline import stats
-from pipeline.site import _feeds, _search, i18n
+from pipeline.site import _feeds, _search, _workers, i18n
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import CLOCKS, Library, Paper, load
 from pipeline.site._writer import SkipUnchangedWriter
@@ -36,6 +38,9 @@ HOME_CARDS = 20
 RANGES = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "all": None}
 BRIEF_KINDS = ("new", "ai", "revised", "digests")
 _ROOT = "\ue000root\ue000"  # stands for the relative root in cards rendered once
+_TITLE = "\ue000title\ue000"  # stands for the page title in the chrome rendered once
+_MAIN = "\ue000main\ue000"  # stands for the main block in the chrome rendered once
+PAPER_CHUNK = 1000  # paper pages per worker task
 _PAGE_CACHE = ".papertrail/pages.json"  # fingerprints of the inputs of each paper page
 
 
@@ -46,8 +51,19 @@ class PaperTrailGenerator(Generator):
         cfg = (self.settings.get("PAPERTRAIL_CONFIG_OBJECT")
                or config_mod.load(self.settings["PAPERTRAIL_CONFIG"]))
         now = self.settings.get("PAPERTRAIL_NOW")
-        lib = load(cfg, Store(cfg.store_path), now)
-        _Build(self, writer, cfg, lib).run()
+        # The library is millions of objects and no cycles: the cyclic collector would
+        # walk it again and again as it grows (a quarter of the load at 200k papers), and
+        # in worker processes its walks would copy every page they share with this one.
+        gc.disable()
+        try:
+            lib = load(cfg, Store(cfg.store_path), now)
+        finally:
+            gc.enable()
+        gc.freeze()
+        try:
+            _Build(self, writer, cfg, lib).run()
+        finally:
+            gc.unfreeze()
 
 
 class _Build:
@@ -77,15 +93,16 @@ class _Build:
              ) -> None:
         """Write `path` (a folder, 'x/' → x/index.html, or a file name) from a template."""
         name = path + "index.html" if path.endswith("/") or not path else path
-        root = "../" * name.count("/")
-        feeds = tuple(feeds) or tuple(self.site_feeds)
-        head, foot = self._feed_links(root, feeds)
-        context = {"s": self.s, "lang": self.lang, "root": root, "site_title": self.cfg.site
-                   .title, "feeds": feeds, "feed_head": head, "feed_foot": foot,
-                   "local": self.local, "tz_label": self.tz_label,
-                   "topic_names": self.topic_names, **ctx}
+        context = self._context("../" * name.count("/"), tuple(feeds) or tuple(self.site_feeds),
+                                **ctx)
         self.writer.write_file(name, self.gen.get_template(template.removesuffix(".html")), context)
         self.pages.append(name)
+
+    def _context(self, root: str, feeds: tuple[FeedSpec, ...], **ctx: object) -> dict:
+        head, foot = self._feed_links(root, feeds)
+        return {"s": self.s, "lang": self.lang, "root": root, "site_title": self.cfg.site.title,
+                "feeds": feeds, "feed_head": head, "feed_foot": foot, "local": self.local,
+                "tz_label": self.tz_label, "topic_names": self.topic_names, **ctx}
 
     @functools.cache  # noqa: B019 (one build object, a handful of (root, feeds) pairs)
     def _feed_links(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[Markup, Markup]:
@@ -142,7 +159,10 @@ class _Build:
         self.home = stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz,
                                lib.now)
         self.revisions = self._revisions()
-        self.build_papers()
+        # The index and the paper pages, most of the work, go to worker processes while
+        # this one renders the lists; the index first, as the longest single part.
+        workers = _workers.Workers(self, _workers.jobs(self.cfg.site.build_jobs))
+        workers.start([("write_search_index", ()), *self.plan_papers()])
         self.build_library()
         self.build_briefs()
         self.build_categories()
@@ -150,9 +170,10 @@ class _Build:
         self.build_sources()
         self.build_home()
         self.build_feeds()
-        self.build_machine_files()
-        _search.write_index(self)
+        self.build_search_pages()
         self.copy_theme_static()
+        workers.finish()
+        self.build_machine_files()
         log.info("papertrail: %d pages", len(self.pages))
 
     def _revisions(self) -> list[tuple[Paper, int, dt.datetime]]:
@@ -168,34 +189,68 @@ class _Build:
         return sorted(self.lib.papers if papers is None else papers,
                       key=lambda p: (getattr(p, clock), p.arxiv_id), reverse=True)
 
-    def build_papers(self) -> None:
-        """Paper pages, skipping any whose inputs (its data, the templates, the strings and
-        site settings) have not changed since the page was last rendered: most of a large
-        site's build time, and on an ordinary day almost every page is unchanged."""
+    def plan_papers(self) -> list[_workers.Task]:
+        """Paper pages to render, skipping any whose inputs (its data, the templates, the
+        strings and site settings) have not changed since the page was last rendered: most
+        of a large site's build time, and on an ordinary day almost every page is unchanged.
+        Returns the rendering as worker tasks over chunks of `self.to_render`."""
         out = Path(self.writer.output_path)
         cache = out / _PAGE_CACHE
         old = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
         salt = self._salt("paper", "base", "_feeds_head", "_feeds_foot")
         new = {}
+        self.to_render: list[Paper] = []
         for paper in self.lib.papers:
             if not paper.has_page:
                 continue
             key = hashlib.blake2b((salt + repr(vars(paper))).encode(),
                                   digest_size=16).hexdigest()
             new[paper.path] = key
+            self.pages.append(paper.path)
             target = out / paper.path
             if old.get(paper.path) == key and target.exists():
                 self.writer.keep(target)
-                self.pages.append(paper.path)
             else:
-                self.page(paper.path, "paper.html", p=paper, title=paper.title)
+                self.to_render.append(paper)
         self.writer.put(cache, json.dumps(new, sort_keys=True, indent=0).encode())
+        return [("render_papers", (a, a + PAPER_CHUNK))
+                for a in range(0, len(self.to_render), PAPER_CHUNK)]
+
+    def render_papers(self, start: int, stop: int) -> None:
+        """Paper pages to_render[start:stop]: the page's main block into the chrome of
+        base.html rendered once (identical bytes to a full render; tests compare)."""
+        template = self.gen.get_template("paper")
+        main = template.blocks["main"]
+        out = Path(self.writer.output_path)
+        for paper in self.to_render[start:stop]:
+            if not paper.title:  # base.html leaves out the title's separator then
+                self.page(paper.path, "paper.html", p=paper, title=paper.title)
+                continue
+            before, after = self._chrome(paper.path.count("/"))
+            ctx = template.new_context(self._context("../" * paper.path.count("/"),
+                                                     tuple(self.site_feeds), p=paper))
+            body = "".join(main(ctx))
+            title = str(escape(paper.title))
+            html = before.replace(_TITLE, title, 1) + body + after
+            self.writer.put(out / paper.path, html.encode("utf-8"))
+
+    @functools.cache  # noqa: B019 (one build object, one or two depths)
+    def _chrome(self, depth: int) -> tuple[str, str]:
+        """What base.html renders before and after a page's main block, with a stand-in
+        for the title: rendered through a child template exactly as paper.html extends it."""
+        template = self.gen.env.from_string(
+            '{% extends "base.html" %}{% block main %}' + _MAIN + "{% endblock %}")
+        html = template.render(self._context("../" * depth, tuple(self.site_feeds), title=_TITLE))
+        before, _, after = html.partition(_MAIN)
+        return before, after
 
     def _salt(self, *templates: str) -> str:
         """What every page of a kind depends on besides its own data."""
         theme = Path(self.gen.theme) / "templates"
         parts = [(theme / f"{t}.html").read_text("utf-8") for t in templates]
-        parts += [json.dumps(self.s, sort_keys=True), repr(self.cfg.site), repr(self.site_feeds)]
+        # Where the site is written and by how many processes changes no page's bytes.
+        site = dataclasses.replace(self.cfg.site, output=Path(), build_jobs=0)
+        parts += [json.dumps(self.s, sort_keys=True), repr(site), repr(self.site_feeds)]
         return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
 
     def build_library(self) -> None:
@@ -337,6 +392,16 @@ class _Build:
         self.writer.write_text("feeds.opml", _feeds.opml(
             self.all_feeds, site_title=self.cfg.site.title, base_url=self.cfg.site.base_url))
 
+    def write_search_index(self) -> None:
+        _search.write_index(self)
+
+    def build_search_pages(self) -> None:
+        papers = self.lib.papers
+        self.page("search/", "search.html", title=self.s["search"], nav="search",
+                  categories=sorted({c for p in papers for c in p.categories}),
+                  topics=sorted({s for p in papers for s, _ in p.topics}))
+        self.page("follow/", "follow.html", title=self.s["follow"], nav="follow")
+
     def copy_theme_static(self) -> None:
         """The theme's css/js, through the writer so unchanged files keep their bytes and
         times (Pelican's own copy would touch them on every build)."""
@@ -366,7 +431,7 @@ class _Build:
         base = self.cfg.site.base_url.rstrip("/")
         prefix = f"{base}/" if base else ""
         urls = "".join(f"  <url><loc>{escape(prefix)}{escape(p.removesuffix('index.html'))}"
-                       "</loc></url>\n" for p in sorted(self.pages))
+                       "</loc></url>\n" for p in sorted(set(self.pages)))
         self.writer.write_text("sitemap.xml", '<?xml version="1.0" encoding="UTF-8"?>\n'
                                '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
                                f"\n{urls}</urlset>\n")
