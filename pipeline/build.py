@@ -15,6 +15,8 @@ from pelican.settings import read_settings
 from pipeline.config import Config
 
 REPO = Path(__file__).resolve().parents[1]
+# GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
+PAGES_LIMIT = 1_000_000_000
 
 
 @dataclass(frozen=True)
@@ -28,9 +30,13 @@ class BuildReport:
     removed: int
 
     def line(self) -> str:
-        return (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
+        line = (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
                 f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale "
                 f"removed · {self.seconds:.1f} s")
+        if self.size_bytes > PAGES_LIMIT:
+            line += ("\nwarning: the site is larger than GitHub Pages' 1 GB limit; lower "
+                     "[site] paper_pages_days so older papers keep no page of their own")
+        return line
 
 
 def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None) -> BuildReport:

@@ -18,13 +18,14 @@ import pytest
 
 from pipeline import build as build_mod
 from pipeline.site import _search
-from tests.test_site import DAYS, add_digest, at, make_config, run_pipeline
+from tests.test_site import DAYS, XSS_ID, XSS_TITLE, add_digest, at, make_config, run_pipeline
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 DIGEST = "本文提出一种扩散模型,用于连续图像重建。"
+HOSTILE_DIGEST = "<img src=x onerror=alert(1)> <script>alert(2)</script> 恶意导读"
 
 pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
 
@@ -50,6 +51,7 @@ def site(tmp_path_factory):
     store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
     target = next(p for p in papers if p["version"] == 1 and "cs.CV" in p["categories"])
     add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
+    add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=4), HOSTILE_DIGEST)
     build_mod.build(cfg)
     handler = functools.partial(_Quiet, directory=str(cfg.output_path))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
@@ -265,3 +267,34 @@ def test_the_browser_tokenizes_like_the_index_builder(page, site):
     text = "Élan 扩散模型 2606.12345v2 naïve ÅNGSTRÖM ﬁne Σίσυφος 我 a 7 — x"
     page.goto(site["url"] + "search/")
     assert page.evaluate("t => PTSearch.tokens(t)", text) == _search.tokens(text)
+
+
+def test_hostile_text_shows_as_text_and_runs_nothing(page, site):
+    """The paper with a script for a title, markup for an author and an onerror image in
+    its digest, through everything the scripts render: search results, my feed, the
+    follow list, and the pages around them."""
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    injected = "() => document.querySelectorAll('main script, main img, [onerror]').length"
+    page.goto(site["url"] + f"paper/{XSS_ID}.html")
+    assert page.locator("main h1").text_content() == XSS_TITLE
+    page.locator('button[data-follow-kind=author][data-follow-value="<b>Mallory</b>"]').click()
+
+    assert XSS_ID in search(page, site, "mallory")
+    card = page.locator(f'#results li[data-id="{XSS_ID}"]')
+    assert card.locator("h3").text_content() == XSS_TITLE
+    assert "<b>Mallory</b>" in card.locator(".authors").text_content()
+    assert card.locator(".tldr").text_content() == HOSTILE_DIGEST
+    assert page.evaluate(injected) == 0
+
+    page.goto(site["url"] + "follow/")
+    page.wait_for_selector("#feed[data-ready]")
+    assert page.locator(f'#feed li[data-id="{XSS_ID}"] h3').text_content() == XSS_TITLE
+    assert "<b>Mallory</b>" in page.locator("#follow-list").text_content()
+    assert page.evaluate(injected) == 0
+    for path in ("", "library/updated/all/", "brief/24h/digests/"):
+        page.goto(site["url"] + path)
+        assert XSS_TITLE in page.locator("main").text_content(), path
+        assert page.evaluate(injected) == 0, path
+    page.wait_for_timeout(300)  # time for an injected image's onerror to have fired
+    assert dialogs == []

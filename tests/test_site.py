@@ -334,6 +334,14 @@ def test_build_cli_prints_the_site_size(tmp_path):
     shutil.rmtree(cfg.output_path)
 
 
+def test_a_site_over_the_github_pages_limit_is_reported():
+    report = dataclasses.replace(build_mod.BuildReport(Path("out"), 1.0, 1, 0, 1, 1, 0),
+                                 size_bytes=build_mod.PAGES_LIMIT + 1)
+    assert "warning" in report.line() and "paper_pages_days" in report.line()
+    smaller = dataclasses.replace(report, size_bytes=build_mod.PAGES_LIMIT)
+    assert "warning" not in smaller.line()
+
+
 def _tree(root: Path) -> dict[str, bytes]:
     return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
 
