@@ -4,14 +4,17 @@ Makes a store of N papers from the real sample's distributions (titles, abstract
 their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
 then times a full `papertrail build` in a fresh process and reports its peak memory,
 the home page's size and the site's size per 1,000 papers.
-Run: .venv/bin/python bench/site.py [N ...]   (default: 20000)
+Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [N ...]   (default: 20000;
+J sets [site] build_jobs, default 0 = one worker process per CPU; R full builds, median)
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,10 +33,11 @@ from pipeline.store import Store, empty
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
-def make_store(root: Path, n: int) -> config_mod.Config:
+def make_store(root: Path, n: int, jobs: int = 0) -> config_mod.Config:
     cfg_path = root / "papertrail.toml"
     cfg_path.write_text('[store]\npath = "data"\n[site]\noutput = "out"\n'
-                        'base_url = "https://example.org/"\n', encoding="utf-8")
+                        f'base_url = "https://example.org/"\nbuild_jobs = {jobs}\n',
+                        encoding="utf-8")
     cfg = config_mod.load(cfg_path)
     base = [e for e in sample.entries() if e.version == 1]
     digests = sample.digests()
@@ -130,19 +134,29 @@ def _run_child(cfg_path: Path) -> dict:
     return {**json.loads(out.strip().splitlines()[-1]), "pss": peak[0]}
 
 
-def bench(n: int) -> None:
+def bench(n: int, jobs: int, repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = make_store(Path(tmp), n)
-        runs = []
-        for _ in range(2):  # a full build, then a rebuild of unchanged data
-            runs.append(_run_child(cfg.path))
-        full, again = runs
-        print(f"{n:,} papers: full build {full['seconds']:.1f} s, peak memory "
-              f"{full['pss']:.0f} MiB (all processes, PSS; the main one's RSS "
-              f"{full['rss']:.0f} MiB),"
-              f" {full['files']:,} files, {full['bytes'] / 1e6:.0f} MB "
-              f"({full['bytes'] / 1e6 / (n / 1000):.1f} MB per 1,000 papers), home page "
-              f"{full['home'] / 1000:.0f} KB")
+        cfg = make_store(Path(tmp), n, jobs)
+        fulls = []
+        # Each full build into a folder of its own: deleting a site just before building
+        # the next one would time the file system, not the build (ext4 without a journal,
+        # as here, skips inodes freed in the last minutes, scanning past each of them).
+        for r in range(repeat):
+            path = cfg.path.with_name(f"papertrail-{r}.toml")
+            path.write_text(cfg.path.read_text("utf-8").replace('output = "out"',
+                                                                 f'output = "out{r}"'))
+            fulls.append(_run_child(path))
+            full = fulls[-1]
+            print(f"{n:,} papers, build_jobs = {jobs}: full build {full['seconds']:.1f} s, "
+                  f"peak memory {full['pss']:.0f} MiB (all processes, PSS; the main one's "
+                  f"RSS {full['rss']:.0f} MiB), {full['files']:,} files, "
+                  f"{full['bytes'] / 1e6:.0f} MB ({full['bytes'] / 1e6 / (n / 1000):.1f} MB "
+                  f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB", flush=True)
+        if repeat > 1:
+            print(f"  median of {repeat}: full build "
+                  f"{statistics.median(f['seconds'] for f in fulls):.1f} s, peak memory "
+                  f"{statistics.median(f['pss'] for f in fulls):.0f} MiB")
+        again = _run_child(path)  # the last site again, from unchanged data
         print(f"  rebuild of unchanged data: {again['seconds']:.1f} s, "
               f"{again['written']} files written")
 
@@ -151,6 +165,10 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["child"]:
         child(sys.argv[2])
     else:
-        sizes = [int(a) for a in sys.argv[1:]] or [20_000]
-        for size in sizes:
-            bench(size)
+        parser = argparse.ArgumentParser(description="Time full and unchanged site builds.")
+        parser.add_argument("sizes", nargs="*", type=int, default=[20_000], metavar="N")
+        parser.add_argument("--jobs", type=int, default=0, help="[site] build_jobs")
+        parser.add_argument("--repeat", type=int, default=1, help="full builds to time")
+        args = parser.parse_args()
+        for size in args.sizes:
+            bench(size, args.jobs, args.repeat)
