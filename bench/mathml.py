@@ -1,7 +1,7 @@
 """Math and diff benchmarks for the site. Prints figures; asserts nothing.
 
-1. render_math over every real abstract in the shared listings fixtures: median and p95
-   ms per abstract over the distinct abstracts (the *_AI_enhanced_* files repeat them),
+1. render_math over every real abstract of the bundled sample (five days of arXiv CS
+   listings): median and p95 ms per distinct abstract,
    cold (formula cache cleared before every abstract) and warm, and the share of
    formulas that fell back to escaped source;
 2. word_diff on a 2,000-word abstract with 20 edits, and against an unrelated text.
@@ -10,26 +10,18 @@ Run: .venv/bin/python bench/mathml.py   (or `make bench`)
 
 from __future__ import annotations
 
-import json
 import random
 import statistics
 import time
-from pathlib import Path
 
+from pipeline.replay import sample
 from pipeline.site import _math
 from pipeline.site._diff import word_diff
 from pipeline.site._math import render_math
 
-LISTINGS = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "listings"
-
 
 def abstracts() -> list[str]:
-    return [
-        json.loads(line)["summary"]
-        for path in sorted(LISTINGS.glob("*.jsonl"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    return [row["summary"] for day in sample.days() for row in sample.listing(day)]
 
 
 def timed(texts: list[str], *, cold: bool) -> list[float]:

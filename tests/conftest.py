@@ -19,7 +19,9 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.store import Store, empty
 
-FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures"
+# Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
+# fork's own CI has nothing outside its checkout.
+FIXTURES = Path(__file__).resolve().parent / "data"
 
 
 def fast_arxiv(cfg: Config, api_url: str, **changes: object) -> Config:

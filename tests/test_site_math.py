@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 import time
 
 import pytest
 from lxml import etree
 
+from pipeline.replay import sample
 from pipeline.site import _math
 from pipeline.site._math import MAX_FORMULA_CHARS, MAX_FORMULAS, render_math
-from tests.conftest import FIXTURES
 
 ALLOWED_TAGS = {
     "math", "mrow", "mi", "mn", "mo", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",
@@ -21,12 +20,8 @@ ALLOWED_TAGS = {
 
 
 def _abstracts() -> list[str]:
-    return [
-        json.loads(line)["summary"]
-        for path in sorted((FIXTURES / "listings").glob("*.jsonl"))
-        for line in path.read_text(encoding="utf-8").splitlines()
-        if line.strip()
-    ]
+    """Every real abstract of the bundled sample, as the listings carry it."""
+    return [row["summary"] for day in sample.days() for row in sample.listing(day)]
 
 
 def _tags(html: str) -> set[str]:
