@@ -21,7 +21,7 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import generator, i18n
+from pipeline.site import _search, generator, i18n
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -364,6 +364,46 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     again = build_mod.build(one)
     assert _tree(one.output_path) == fast
     assert (again.files, again.size_bytes) == (report.files, report.size_bytes)
+
+
+def _search_files(root: Path) -> dict[str, bytes]:
+    return {k: v for k, v in _tree(root).items() if k.startswith("search/")}
+
+
+def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path)
+    cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, build_jobs=1))
+    store = run_pipeline(cfg, DAYS[:2])
+    made: list[int] = []  # build_index calls, counted here: build_jobs = 1 keeps them in-process
+    real = _search.build_index
+    monkeypatch.setattr(_search, "build_index", lambda *a, **k: made.append(1) or real(*a, **k))
+    build_mod.build(cfg)
+    root = cfg.output_path
+    index = _search_files(root)
+    assert made == [1] and len(index) > 5
+
+    table = store.read("papers")
+    rows = table.to_pylist()
+    rows[0]["hf_upvotes"] = 99  # on the paper page, not in the index
+    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    report = build_mod.build(cfg)
+    assert made == [1] and report.written >= 1
+    assert "99" in (root / "paper" / f"{rows[0]['arxiv_id']}.html").read_text("utf-8")
+    assert _search_files(root) == index
+
+    (root / "search" / "d" / "0.json").unlink()  # a file gone: the index is made again
+    build_mod.build(cfg)
+    assert made == [1, 1] and _search_files(root) == index
+
+    rows[1]["title"] = "Zyzzyva retitled"
+    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    build_mod.build(cfg)
+    assert made == [1, 1, 1]
+    changed = _search_files(root)
+    assert changed != index and any(b"Zyzzyva retitled" in v for v in changed.values())
+    fresh = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("fresh")))
+    build_mod.build(fresh)
+    assert _search_files(fresh.output_path) == changed
 
 
 def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):

@@ -10,6 +10,7 @@ describes the format; theme/static/search.js reads it (its tokenizer mirrors `to
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import math
 import re
@@ -18,6 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -53,6 +55,8 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
+_MANIFEST = "search/manifest.json"
+_CACHE = ".papertrail/search.json"  # the key of the last index's inputs, and its files
 
 
 def normalise(text: str) -> str:
@@ -248,7 +252,7 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
         [i, docs[i].arxiv_id, _minutes(docs[i].first_seen), [normalise(a) for a in
          docs[i].authors], docs[i].categories, [s for s, _ in docs[i].topics]]
         for i in recent])
-    files["search/manifest.json"] = dumps({
+    files[_MANIFEST] = dumps({
         "v": VERSION, "as_of": _minutes(now), "docs": n, "shards": shards, "chunk": CHUNK,
         "facet_block": FACET_BLOCK, "categories": cats, "topics": topics, "cap_df": CAP_DF})
     return Index(files, shards, len(spans), cats, topics)
@@ -267,8 +271,36 @@ def _doc(p: Paper) -> list:
             _minutes(p.published), p.version, tldr]
 
 
+def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
+    """A key over everything the index is made of, in index order: what each doc shows
+    and is searched by, the topic names and this module's code and constants. Fields the
+    index leaves out (HF upvotes, comments, …) change often and leave the key alone."""
+    h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
+    h.update(repr(sorted(topic_names.items())).encode())
+    for p in docs:
+        h.update(repr((_doc(p), _field_texts(p, topic_names))).encode())
+    return h.hexdigest()
+
+
 def write_index(build: _Build) -> None:
-    """Build the index for a site build and write it through its SkipUnchangedWriter."""
-    index = build_index(build.lib.papers, build.lib.now, build.topic_names)
-    for name in sorted(index.files):
-        build.writer.write_text(name, index.files[name])
+    """Build the index for a site build and write it through its SkipUnchangedWriter; when
+    its inputs are those of the last build, keep that build's files (only the manifest's
+    as_of moves)."""
+    out = Path(build.writer.output_path)
+    docs = sorted(build.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
+    key = fingerprint(docs, build.topic_names)
+    cache = out / _CACHE
+    old = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
+    if old.get("key") == key and all((out / name).exists() for name in old["files"]):
+        names, manifest = old["files"], old["manifest"]
+        for name in names:
+            build.writer.keep(out / name)
+    else:
+        index = build_index(docs, build.lib.now, build.topic_names)
+        manifest = json.loads(index.files.pop(_MANIFEST))
+        names = sorted(index.files)
+        for name in names:
+            build.writer.write_text(name, index.files[name])
+    build.writer.write_text(_MANIFEST, dumps({**manifest, "as_of": _minutes(build.lib.now)}))
+    build.writer.put(cache, json.dumps({"key": key, "files": names, "manifest": manifest},
+                                       sort_keys=True).encode())
