@@ -18,7 +18,7 @@ def paper(i: int, title: str = "A paper", abstract: str = "Nothing to see.",
           authors: tuple[str, ...] = ("Ann Author",), digest: str | None = None) -> Paper:
     when = T0 + dt.timedelta(hours=i)
     return Paper(arxiv_id=f"2606.{i:05d}", version=1, title=title, title_html=Markup(title),
-                 abstract_text=abstract, abstract_html=Markup(abstract), authors=list(authors),
+                 abstract_text=abstract, authors=list(authors),
                  categories=["cs.LG"], primary="cs.LG", comment=None, journal_ref=None,
                  doi=None, published=when, updated=when, first_seen=when,
                  version_seen_at=when, ai_related=True, ai_reason=None, topics=[],

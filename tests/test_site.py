@@ -354,11 +354,10 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     fast = _tree(cfg.output_path)
     assert sum(k.startswith("paper/") for k in fast) > 100
 
-    def through_pelican(self, start: int, stop: int) -> None:  # the stock path, one by one
-        for paper in self.to_render[start:stop]:
-            self.page(paper.path, "paper.html", p=paper, title=paper.title)
+    def through_pelican(self, paper) -> None:  # the stock path: Pelican's write_file
+        self.page(paper.path, "paper.html", p=paper, title=paper.title)
 
-    monkeypatch.setattr(generator._Build, "render_papers", through_pelican)
+    monkeypatch.setattr(generator._Build, "render_paper", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),
                                                             build_jobs=1))
     again = build_mod.build(one)
@@ -416,3 +415,5 @@ def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
     monkeypatch.setattr(generator._Build, "render_papers", broken)
     with pytest.raises(ValueError, match="cannot render papers 0–1000"):
         build_mod.build(cfg)
+    # No page's key is recorded, so the next build renders every page it did not write.
+    assert not (cfg.output_path / generator._PAGE_CACHE).exists()

@@ -25,13 +25,40 @@ DIGEST_FIELDS = ("tldr", "motivation", "method", "results", "conclusion")
 
 @dataclass
 class Version:
+    """One version on a paper's timeline. The (title, abstract) of a revision and of the
+    version before it are kept, and the diffs made from them only when the paper's page
+    is rendered (in a worker process, see generator.py), not while the library loads."""
+
     version: int
     updated: str
     seen: str
-    title_diff: Markup | None = None
-    abstract_diff: Markup | None = None
-    title_changed: bool = False
-    abstract_changed: bool = False
+    texts: tuple[str, str] | None = None  # this version's (title, abstract), for a diff
+    previous: tuple[str, str] | None = None  # the version before's; None for the first
+
+    @property
+    def title_changed(self) -> bool:
+        return self._changed(0)
+
+    @property
+    def abstract_changed(self) -> bool:
+        return self._changed(1)
+
+    @property
+    def title_diff(self) -> Markup | None:
+        return self._diff(0)
+
+    @property
+    def abstract_diff(self) -> Markup | None:
+        return self._diff(1)
+
+    def _changed(self, i: int) -> bool:
+        return (self.texts is not None and self.previous is not None
+                and changed(self.previous[i], self.texts[i]))
+
+    def _diff(self, i: int) -> Markup | None:
+        if not self._changed(i):
+            return None
+        return word_diff(self.previous[i], self.texts[i])  # type: ignore[index]
 
 
 @dataclass
@@ -41,7 +68,6 @@ class Paper:
     title: str
     title_html: Markup
     abstract_text: str
-    abstract_html: Markup
     authors: list[str]
     categories: list[str]
     primary: str
@@ -69,6 +95,12 @@ class Paper:
         """Site-relative path of the paper page: one file per paper, not a folder each
         (20k mkdirs cost seconds); old ids such as astro-ph/0601001 nest one level."""
         return f"paper/{self.arxiv_id}.html"
+
+    @property
+    def abstract_html(self) -> Markup:
+        """Made when a page shows it (a paper page, the home page's few cards): math is
+        most of the library's load time, and lists show no abstract."""
+        return render_math(self.abstract_text)
 
     @property
     def abs_url(self) -> str:
@@ -140,7 +172,6 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         paper = Paper(
             arxiv_id=row["arxiv_id"], version=int(row["version"]), title=row["title"],
             title_html=render_math(row["title"]), abstract_text=row["abstract"],
-            abstract_html=render_math(row["abstract"]),
             authors=list(row["authors"]), categories=list(row["categories"]),
             primary=row["primary_category"], comment=_opt(row["comment"]),
             journal_ref=_opt(row["journal_ref"]), doi=_opt(row["doi"]),
@@ -160,17 +191,12 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         history = versions_by_id.get(row["arxiv_id"], [])
         previous = None
         for v in history:
-            view = Version(int(v["version"]), local(v["updated"].to_pydatetime()),
-                           local(v["first_seen"].to_pydatetime()))
-            if previous is not None:
-                view.title_changed = changed(previous["title"], v["title"])
-                view.abstract_changed = changed(previous["abstract"], v["abstract"])
-                if view.title_changed:
-                    view.title_diff = word_diff(previous["title"], v["title"])
-                if view.abstract_changed:
-                    view.abstract_diff = word_diff(previous["abstract"], v["abstract"])
-            paper.versions.append(view)
-            previous = v
+            texts = (v["title"], v["abstract"])
+            paper.versions.append(Version(
+                int(v["version"]), local(v["updated"].to_pydatetime()),
+                local(v["first_seen"].to_pydatetime()),
+                texts=texts if previous else None, previous=previous))
+            previous = texts
         out.append(paper)
     frames = {"papers": papers_df, "versions": versions_df, "digests": digests_df,
               "runs": runs_df}

@@ -24,7 +24,7 @@ from pelican.generators import Generator
 
 from pipeline import config as config_mod
 from pipeline import stats
-from pipeline.site import _feeds, _search, _workers, i18n
+from pipeline.site import _diff, _feeds, _math, _search, _workers, i18n
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import CLOCKS, Library, Paper, load
 from pipeline.site._writer import SkipUnchangedWriter
@@ -172,7 +172,8 @@ class _Build:
         self.build_feeds()
         self.build_search_pages()
         self.copy_theme_static()
-        workers.finish()
+        _, *page_keys = workers.finish()  # the index's task returns nothing
+        self.save_page_keys(page_keys)
         self.build_machine_files()
         log.info("papertrail: %d pages", len(self.pages))
 
@@ -190,49 +191,54 @@ class _Build:
                       key=lambda p: (getattr(p, clock), p.arxiv_id), reverse=True)
 
     def plan_papers(self) -> list[_workers.Task]:
-        """Paper pages to render, skipping any whose inputs (its data, the templates, the
-        strings and site settings) have not changed since the page was last rendered: most
-        of a large site's build time, and on an ordinary day almost every page is unchanged.
-        Returns the rendering as worker tasks over chunks of `self.to_render`."""
+        """Paper pages as worker tasks over chunks of `self.paged`. Each task renders only
+        the pages whose inputs (the paper's data, the templates, strings, site settings and
+        the code that makes math and diffs) changed since the page was last rendered: on
+        an ordinary day almost every page is unchanged."""
+        cache = Path(self.writer.output_path) / _PAGE_CACHE
+        self.old_keys: dict[str, str] = (json.loads(cache.read_text("utf-8"))
+                                         if cache.exists() else {})
+        self.page_salt = self._salt("paper", "base", "_feeds_head", "_feeds_foot")
+        self.paged = [p for p in self.lib.papers if p.has_page]
+        self.pages += [p.path for p in self.paged]
+        return [("render_papers", (a, a + PAPER_CHUNK))
+                for a in range(0, len(self.paged), PAPER_CHUNK)]
+
+    def save_page_keys(self, keys: Iterable[dict[str, str]]) -> None:
+        """Written once every page is: a build that fails midway must not record keys
+        of pages it never wrote."""
+        merged = {path: key for chunk in keys for path, key in chunk.items()}
+        self.writer.put(Path(self.writer.output_path) / _PAGE_CACHE,
+                        json.dumps(merged, sort_keys=True, indent=0).encode())
+
+    def render_papers(self, start: int, stop: int) -> dict[str, str]:
+        """The pages of paged[start:stop] whose key changed; returns every page's key."""
         out = Path(self.writer.output_path)
-        cache = out / _PAGE_CACHE
-        old = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
-        salt = self._salt("paper", "base", "_feeds_head", "_feeds_foot")
-        new = {}
-        self.to_render: list[Paper] = []
-        for paper in self.lib.papers:
-            if not paper.has_page:
-                continue
-            key = hashlib.blake2b((salt + repr(vars(paper))).encode(),
+        keys = {}
+        for paper in self.paged[start:stop]:
+            key = hashlib.blake2b((self.page_salt + repr(vars(paper))).encode(),
                                   digest_size=16).hexdigest()
-            new[paper.path] = key
-            self.pages.append(paper.path)
+            keys[paper.path] = key
             target = out / paper.path
-            if old.get(paper.path) == key and target.exists():
+            if self.old_keys.get(paper.path) == key and target.exists():
                 self.writer.keep(target)
             else:
-                self.to_render.append(paper)
-        self.writer.put(cache, json.dumps(new, sort_keys=True, indent=0).encode())
-        return [("render_papers", (a, a + PAPER_CHUNK))
-                for a in range(0, len(self.to_render), PAPER_CHUNK)]
+                self.render_paper(paper)
+        return keys
 
-    def render_papers(self, start: int, stop: int) -> None:
-        """Paper pages to_render[start:stop]: the page's main block into the chrome of
-        base.html rendered once (identical bytes to a full render; tests compare)."""
+    def render_paper(self, paper: Paper) -> None:
+        """The page's main block into the chrome of base.html rendered once (identical
+        bytes to a full render; tests compare)."""
+        if not paper.title:  # base.html leaves out the title's separator then
+            self.page(paper.path, "paper.html", p=paper, title=paper.title)
+            return
         template = self.gen.get_template("paper")
-        main = template.blocks["main"]
-        out = Path(self.writer.output_path)
-        for paper in self.to_render[start:stop]:
-            if not paper.title:  # base.html leaves out the title's separator then
-                self.page(paper.path, "paper.html", p=paper, title=paper.title)
-                continue
-            before, after = self._chrome(paper.path.count("/"))
-            ctx = template.new_context(self._context("../" * paper.path.count("/"),
-                                                     tuple(self.site_feeds), p=paper))
-            body = "".join(main(ctx))
-            title = str(escape(paper.title))
-            html = before.replace(_TITLE, title, 1) + body + after
-            self.writer.put(out / paper.path, html.encode("utf-8"))
+        before, after = self._chrome(paper.path.count("/"))
+        ctx = template.new_context(self._context("../" * paper.path.count("/"),
+                                                 tuple(self.site_feeds), p=paper))
+        body = "".join(template.blocks["main"](ctx))
+        html = before.replace(_TITLE, str(escape(paper.title)), 1) + body + after
+        self.writer.put(Path(self.writer.output_path) / paper.path, html.encode("utf-8"))
 
     @functools.cache  # noqa: B019 (one build object, one or two depths)
     def _chrome(self, depth: int) -> tuple[str, str]:
@@ -248,6 +254,8 @@ class _Build:
         """What every page of a kind depends on besides its own data."""
         theme = Path(self.gen.theme) / "templates"
         parts = [(theme / f"{t}.html").read_text("utf-8") for t in templates]
+        # Math and diffs are made while a page renders, from the texts in its data.
+        parts += [Path(m.__file__).read_text("utf-8") for m in (_math, _diff)]
         # Where the site is written and by how many processes changes no page's bytes.
         site = dataclasses.replace(self.cfg.site, output=Path(), build_jobs=0)
         parts += [json.dumps(self.s, sort_keys=True), repr(site), repr(self.site_feeds)]
