@@ -98,8 +98,9 @@ class Paper:
 
     @property
     def abstract_html(self) -> Markup:
-        """Made when a page shows it (a paper page, the home page's few cards): math is
-        most of the library's load time, and lists show no abstract."""
+        """Made when a page shows it (a paper page, the home page's few cards), in the
+        worker that renders it: a fifth of the library's load otherwise, and lists show no
+        abstract."""
         return render_math(self.abstract_text)
 
     @property
