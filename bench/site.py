@@ -170,5 +170,7 @@ if __name__ == "__main__":
         parser.add_argument("--jobs", type=int, default=0, help="[site] build_jobs")
         parser.add_argument("--repeat", type=int, default=1, help="full builds to time")
         args = parser.parse_args()
+        if args.repeat < 1:
+            parser.error("--repeat must be at least 1")
         for size in args.sizes:
             bench(size, args.jobs, args.repeat)
