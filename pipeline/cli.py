@@ -179,10 +179,13 @@ def status(obj: _Context, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--force", is_flag=True, help="Rebuild even when the snapshots do not cover the "
+              "run ledger (their papers are then lost), or the ledger is unreadable (a new, "
+              "empty one is started).")
 @click.pass_obj
-def rebuild(obj: _Context) -> None:
+def rebuild(obj: _Context, force: bool) -> None:
     """Reconstruct papers and versions from the snapshots alone."""
-    result = ingest_mod.rebuild(obj.config, obj.store)
+    result = ingest_mod.rebuild(obj.config, obj.store, force=force)
     click.echo(f"rebuilt from {result['snapshots']} snapshots: {result['papers']} papers, "
                f"{result['versions']} versions")
 
@@ -265,14 +268,17 @@ def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str
               help="Retries after a concurrent push (each folds the other data in).")
 @click.option("--squash-after", type=click.IntRange(min=1), default=24, show_default=True,
               help="Squash the branch to one commit once it has this many commits.")
+@click.option("--force", is_flag=True, help="Save even a store that fails its check or holds "
+              "fewer papers than the branch.")
 @click.pass_obj
 def data_save(obj: _Context, remote: str, branch: str, message: str, retries: int,
-              squash_after: int) -> None:
+              squash_after: int, force: bool) -> None:
     """Commit the store to the data branch when it changed, and push (retrying on conflict)."""
     from pipeline import databranch
 
     result = databranch.save(obj.config, obj.config.root, remote=remote, branch=branch,
-                             message=message, retries=retries, squash_after=squash_after)
+                             message=message, retries=retries, squash_after=squash_after,
+                             force=force)
     click.echo(result.line(branch))
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -31,9 +32,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import ingest
-from pipeline._schemas import TABLES
 from pipeline.config import Config
-from pipeline.store import Store
+from pipeline.store import MANIFEST, RESTORING, Store, write_text_atomic
 
 DEFAULT_BRANCH = "data"
 DEFAULT_RETRIES = 3
@@ -110,21 +110,23 @@ def restore(repo: Path, store: Path, *, remote: str = "origin", branch: str = DE
             force: bool = False, seed: str | None = None) -> RestoreResult:
     """Replace the store with the branch's data/ (first run: leave it empty, or start from
     the `seed` remote's branch, e.g. upstream's, when one is given)."""
-    if store.exists() and any(p.name != ".lock" for p in store.iterdir()) and not force:
-        raise DataBranchError(f"{store} is not empty; pass --force to replace it with the "
-                              f"{branch} branch")
-    tip = fetch(repo, remote, branch, depth=1)
-    if tip is None and seed:
-        tip = fetch(repo, seed, branch, depth=1)
-    if tip is None:
-        return RestoreResult(None, 0)
-    fresh = store.with_name(f".{store.name}.restore")
-    shutil.rmtree(fresh, ignore_errors=True)
-    _extract(repo, tip, fresh)
-    shutil.rmtree(store, ignore_errors=True)
-    fresh.rename(store)
-    (store / BASE_FILE).write_text(tip + "\n", encoding="utf-8")
-    return RestoreResult(tip, sum(1 for p in store.rglob("*") if p.is_file()) - 1)
+    target = Store(store)
+    with target.lock():
+        if not target.is_empty() and not force:
+            raise DataBranchError(f"{store} is not empty; pass --force to replace it with the "
+                                  f"{branch} branch")
+        tip = fetch(repo, remote, branch, depth=1)
+        if tip is None and seed:
+            tip = fetch(repo, seed, branch, depth=1)
+        if tip is None:
+            return RestoreResult(None, 0)
+        fresh = store / RESTORING  # inside the store: same file system, removed by lock()
+        shutil.rmtree(fresh, ignore_errors=True)
+        _extract(repo, tip, fresh)
+        files = target.replace_with(fresh)
+        shutil.rmtree(fresh, ignore_errors=True)
+        write_text_atomic(store / BASE_FILE, tip + "\n")
+    return RestoreResult(tip, files)
 
 
 @dataclass(frozen=True)
@@ -146,45 +148,79 @@ class SaveResult:
 def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
          message: str = "data: update", retries: int = DEFAULT_RETRIES,
          squash_after: int | None = DEFAULT_SQUASH_AFTER,
-         now: dt.datetime | None = None) -> SaveResult:
+         now: dt.datetime | None = None, force: bool = False) -> SaveResult:
     """Commit the store to the branch when it changed and push; on a concurrent push, fold
     the other data in and retry (up to `retries` times). Squashes the branch to one
     commit when it has `squash_after` commits already or the tip is from an earlier
-    month (squash_after None: never; for comparisons)."""
+    month (squash_after None: never; for comparisons).
+
+    Refuses (unless `force`) a store whose files fail their check, or that holds fewer
+    papers than the branch: pushing it would replace good data with damaged data."""
     now = now or dt.datetime.now(dt.UTC)
     store = Store(cfg.store_path)
-    if not store.root.is_dir():
-        raise DataBranchError(f"no store at {store.root}; nothing to save")
+    if store.is_empty():
+        raise DataBranchError(f"no store at {store.root} (or an empty one); nothing to save")
     base_file = store.root / BASE_FILE
     merged = False
-    for attempt in range(1, retries + 2):
-        tip = fetch(repo, remote, branch, depth=(squash_after or 0) + 1)
-        base = base_file.read_text(encoding="utf-8").strip() if base_file.exists() else None
-        if tip is not None and tip != base:
-            _fold_in(cfg, repo, tip, store)
-            merged = True
-        with store.lock():  # no papertrail writer changes a table halfway through the copy
-            tree = _stage_tree(repo, store.root)
-        if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
-            base_file.write_text(tip + "\n", encoding="utf-8")
-            return SaveResult(None, attempts=attempt, merged=merged)
-        squash = (tip is not None and squash_after is not None
-                  and _needs_squash(repo, tip, squash_after, now))
-        parents = [] if tip is None or squash else ["-p", tip]
-        stamp = now.astimezone(dt.UTC).isoformat()
-        commit = str(git(repo, *_IDENTITY, "commit-tree", tree, *parents, "-m", message,
-                         env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}))
-        lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
-        try:
-            git(repo, "push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}")
-        except DataBranchError:
-            if fetch(repo, remote, branch, depth=1) == tip:
-                raise  # the branch did not move: not a conflict, a real failure
-            continue
-        base_file.write_text(commit + "\n", encoding="utf-8")
-        return SaveResult(commit, squash, attempt, merged)
+    with store.lock():  # no other writer changes the store while it is checked and copied
+        problems = store.check()
+        if problems and not force:
+            raise DataBranchError(f"{store.root} fails its check, so it was not saved: "
+                                  f"{'; '.join(problems[:5])}. Repair it (`papertrail "
+                                  "rebuild`, or `data restore --force`), or pass --force")
+        for attempt in range(1, retries + 2):
+            tip = fetch(repo, remote, branch, depth=(squash_after or 0) + 1)
+            base = base_file.read_text(encoding="utf-8").strip() if base_file.exists() else None
+            if tip is not None and tip != base:
+                _fold_in(cfg, repo, tip, store)
+                store.commit()
+                merged = True
+            if tip is not None and not force:
+                _refuse_fewer_papers(repo, tip, store)
+            tree = _stage_tree(repo, store)
+            if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
+                write_text_atomic(base_file, tip + "\n")
+                return SaveResult(None, attempts=attempt, merged=merged)
+            squash = (tip is not None and squash_after is not None
+                      and _needs_squash(repo, tip, squash_after, now))
+            parents = [] if tip is None or squash else ["-p", tip]
+            stamp = now.astimezone(dt.UTC).isoformat()
+            commit = str(git(repo, *_IDENTITY, "commit-tree", tree, *parents, "-m", message,
+                             env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}))
+            lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
+            try:
+                git(repo, "push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}")
+            except DataBranchError:
+                if fetch(repo, remote, branch, depth=1) == tip:
+                    raise  # the branch did not move: not a conflict, a real failure
+                continue
+            write_text_atomic(base_file, commit + "\n")
+            return SaveResult(commit, squash, attempt, merged)
     raise DataBranchError(f"pushing to {remote} {branch} lost the race {retries + 1} times; "
                           "run `papertrail data save` again")
+
+
+def _refuse_fewer_papers(repo: Path, tip: str, store: Store) -> None:
+    theirs, ours = _branch_papers(repo, tip), store.rows("papers")
+    if ours < theirs:
+        raise DataBranchError(f"{store.root} holds {ours:,} papers, the branch at {tip[:12]} "
+                              f"{theirs:,}: not saved, it would drop papers. Restore the store "
+                              "(`papertrail data restore --force`), or pass --force")
+
+
+def _branch_papers(repo: Path, tip: str) -> int:
+    """How many papers the branch's store holds, from its manifest (or, for a store written
+    before manifests, the footer of its papers.parquet)."""
+    try:
+        manifest = json.loads(git(repo, "show", f"{tip}:{_PREFIX}/{MANIFEST}"))
+        return int(manifest["tables"].get("papers", {}).get("rows") or 0)
+    except DataBranchError:
+        pass
+    try:
+        raw = git(repo, "show", f"{tip}:{_PREFIX}/papers.parquet", binary=True)
+    except DataBranchError:
+        return 0
+    return pq.read_metadata(pa.BufferReader(raw)).num_rows
 
 
 def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> bool:
@@ -196,13 +232,17 @@ def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> 
     return commits >= squash_after or f"{tip_month.astimezone(dt.UTC):%Y-%m}" != month
 
 
-def _stage_tree(repo: Path, store: Path) -> str:
-    """The git tree of the store as the branch holds it (data/ + README), built with a
-    temporary index so the repository's own index is never touched."""
+def _stage_tree(repo: Path, store: Store) -> str:
+    """The git tree of the store as the branch holds it (data/ with the manifest and the
+    files it names, + README), built with a temporary index so the repository's own index
+    is never touched."""
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp) / "stage"
-        shutil.copytree(store, stage / _PREFIX,
-                        ignore=lambda _dir, names: [n for n in names if n.startswith(".")])
+        for path in [store.root / MANIFEST, *store.files()]:
+            if path.exists():
+                dest = stage / _PREFIX / path.relative_to(store.root)
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, dest)
         (stage / "README.md").write_text(_BRANCH_README, encoding="utf-8")
         env = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
         git(repo, f"--work-tree={stage}", "add", "--all", "--force", ".", env=env)
@@ -211,44 +251,31 @@ def _stage_tree(repo: Path, store: Path) -> str:
 
 def _fold_in(cfg: Config, repo: Path, tip: str, store: Store) -> None:
     """Make the store the union of itself and the branch at `tip`, then rebuild papers and
-    versions from the union of snapshots."""
+    versions from the union of snapshots. The caller holds the lock and commits."""
     with tempfile.TemporaryDirectory() as tmp:
-        theirs = Path(tmp) / "theirs"
-        _extract(repo, tip, theirs)
-        with store.lock():
-            ours = {s.run_id for s in store.snapshots()}
-            runs_in: dict[Path, set[str]] = defaultdict(set)
-            for snap in Store(theirs).snapshots():
-                runs_in[snap.path].add(snap.run_id)
-            for path, runs in runs_in.items():
-                if runs <= ours:
-                    continue  # we hold these runs already (perhaps compacted differently)
-                if runs & ours:
-                    raise DataBranchError(f"{path.relative_to(theirs)} on the branch holds "
-                                          "runs the store has and runs it lacks; restore "
-                                          "with --force")
-                _copy_new(path, theirs, store.root, tip)
-            for path in sorted(p for p in theirs.rglob("*") if p.is_file()):
-                rel = path.relative_to(theirs)
-                if rel.parts[0] == "snapshots":
-                    continue  # done above
-                if rel.suffix == ".parquet" and rel.stem in _KEYS:
-                    _union_rows(store, rel.stem, pq.read_table(path))
-                elif not (rel.suffix == ".parquet" and rel.stem in TABLES):
-                    _copy_new(path, theirs, store.root, tip)
-                # papers, versions: rebuilt below
-    ingest.rebuild(cfg, store)
-
-
-def _copy_new(path: Path, theirs: Path, ours: Path, tip: str) -> None:
-    rel = path.relative_to(theirs)
-    mine = ours / rel
-    if not mine.exists():
-        mine.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, mine)
-    elif mine.read_bytes() != path.read_bytes():
-        raise DataBranchError(f"{rel} differs between the store and the branch at {tip[:12]}; "
-                              "cannot merge it without losing data")
+        theirs_root = Path(tmp) / "theirs"
+        _extract(repo, tip, theirs_root)
+        theirs = Store(theirs_root)
+        ours = {s.run_id for s in store.snapshots()}
+        runs_in: dict[Path, set[str]] = defaultdict(set)
+        for snap in theirs.snapshots():
+            runs_in[snap.path].add(snap.run_id)
+        mine = {str(p.relative_to(store.root)) for p in store.files()}
+        for path, runs in sorted(runs_in.items()):
+            rel = str(path.relative_to(theirs_root))
+            if runs <= ours:
+                continue  # we hold these runs already (perhaps compacted differently)
+            if runs & ours:
+                raise DataBranchError(f"{rel} on the branch holds runs the store has and "
+                                      "runs it lacks; restore with --force")
+            if rel in mine:
+                raise DataBranchError(f"{rel} differs between the store and the branch at "
+                                      f"{tip[:12]}; cannot merge it without losing data")
+            store.add_snapshot(path, rel)
+        for name in _KEYS:
+            _union_rows(store, name, theirs.read(name))
+        # papers, versions: rebuilt from the union of snapshots
+        ingest.rebuild(cfg, store)
 
 
 def _union_rows(store: Store, name: str, theirs: pa.Table) -> None:

@@ -16,15 +16,16 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import pandas as pd
 import pyarrow as pa
 
-from pipeline._schemas import PAPERS, VERSIONS
+from pipeline._schemas import PAPERS, RUNS, SNAPSHOTS, VERSIONS
 from pipeline.config import Config
 from pipeline.enrich import derive
 from pipeline.merge import merge_arxiv, merge_hf
 from pipeline.sources import arxiv as arxiv_source
 from pipeline.sources import hf as hf_source
-from pipeline.store import Store, empty
+from pipeline.store import Snapshot, Store, StoreError, empty
 
 Clock = Callable[[], dt.datetime]
 
@@ -93,10 +94,12 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
                                            progress=progress)
         batch = fetch.table()
         merged = merge_arxiv(papers, version_keys, batch, acfg.categories)
+        snapshots = []
         if merged.changed.num_rows:
             store.write_snapshot("arxiv", run_id, started, merged.changed)
             store.append("versions", merged.new_versions)
             store.write("papers", derive(cfg, merged.papers))
+            snapshots.append("arxiv")
         newest = _max_time(batch["updated"]) if batch.num_rows else None
         after = max(filter(None, [before, newest]), default=None)
         status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
@@ -113,7 +116,7 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
             "requests": fetch.stats.requests, "retries": fetch.stats.retries,
             "error": fetch.error, "watermark_before": before,
             "watermark_after": report.watermark_after,
-            "details": json.dumps({"since": since.isoformat(),
+            "details": json.dumps({"since": since.isoformat(), "snapshots": snapshots,
                                    "per_category": dict(sorted(per_category.items()))}),
         })
     return report
@@ -159,7 +162,7 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
         known = set(papers["arxiv_id"].to_pylist())
         missing = sorted({i for i in batch["arxiv_id"].to_pylist() if i not in known})
         by_id = arxiv_source.fetch_ids(acfg, missing, started) if missing else None
-        cross_listed, wrote = 0, False
+        cross_listed, snapshots = 0, []
         if by_id is not None and by_id.rows:
             merged_ids = merge_arxiv(papers, version_keys, by_id.table(), acfg.categories)
             papers, cross_listed = merged_ids.papers, merged_ids.cross_listed
@@ -167,12 +170,12 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
                 # Same run id: rebuild replays it just before this run's HF snapshot.
                 store.write_snapshot("arxiv", run_id, started, merged_ids.changed)
                 store.append("versions", merged_ids.new_versions)
-                wrote = True
+                snapshots.append("arxiv")
         merged = merge_hf(papers, batch)
         if merged.changed.num_rows:
             store.write_snapshot("hf", run_id, started, merged.changed)
-            wrote = True
-        if wrote:
+            snapshots.append("hf")
+        if snapshots:
             store.write("papers", derive(cfg, merged.papers))
 
         id_error = by_id.error if by_id is not None else None
@@ -194,7 +197,8 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
             "requests": report.requests, "retries": report.retries,
             "error": error, "watermark_before": before, "watermark_after": after,
             "details": json.dumps({
-                "since": since.isoformat(), "days": fetch.days, "skipped_items": fetch.skipped,
+                "since": since.isoformat(), "snapshots": snapshots, "days": fetch.days,
+                "skipped_items": fetch.skipped,
                 "unmatched": merged.unmatched,
                 "arxiv_by_id": {"requested": len(missing), "fetched": len(fetched_ids),
                                 "not_found": sorted(set(missing) - fetched_ids)
@@ -205,12 +209,32 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
     return report
 
 
-def rebuild(cfg: Config, store: Store) -> dict[str, int]:
-    """Recompute papers and versions from the snapshots alone, in the order they were taken."""
+def rebuild(cfg: Config, store: Store, *, force: bool = False) -> dict[str, int]:
+    """Recompute papers and versions from the snapshots alone, in the order they were taken.
+
+    Refused when the run ledger names runs that stored something but whose snapshot is
+    missing (rebuilding would silently drop their papers), unless `force`; `force` also
+    replaces an unreadable run ledger with an empty one."""
     with store.lock():
+        snaps = store.snapshots()
+        try:
+            runs = store.runs()
+        except StoreError:
+            if not force:
+                raise
+            store.write("runs", empty(RUNS))
+            runs = store.runs()
+        missing = uncovered_runs(runs, snaps)
+        if missing and not force:
+            shown = ", ".join(missing[:5]) + (f" and {len(missing) - 5} more"
+                                               if len(missing) > 5 else "")
+            raise StoreError(
+                f"{store.root}: the snapshots do not cover the run ledger: {len(missing)} runs "
+                f"stored papers but their snapshots are missing ({shown}); rebuilding would "
+                "drop those papers. Restore the store (`papertrail data restore --force`), or "
+                "pass --force to rebuild from the snapshots there are")
         # Start from nothing: the current tables may be the very files that are damaged.
         papers, versions = empty(PAPERS), [empty(VERSIONS)]
-        snaps = store.snapshots()
         for snap in snaps:
             table = store.read_snapshot(snap)
             if snap.source == "arxiv":
@@ -225,3 +249,17 @@ def rebuild(cfg: Config, store: Store) -> dict[str, int]:
         store.write("versions", versions)
         store.write("papers", papers)
     return {"snapshots": len(snaps), "papers": papers.num_rows, "versions": versions.num_rows}
+
+
+def uncovered_runs(runs: pd.DataFrame, snaps: list[Snapshot]) -> list[str]:
+    """Runs whose snapshots are missing: those the ledger says wrote one (`snapshots` in
+    its details; before that was recorded, every run that counted new or revised papers)."""
+    have = {(s.run_id, s.source) for s in snaps}
+    missing = []
+    for row in runs[runs["source"].isin(SNAPSHOTS)].itertuples():
+        details = json.loads(row.details) if isinstance(row.details, str) else {}
+        wrote = details.get("snapshots")
+        if wrote is None:
+            wrote = [row.source] if (row.new or 0) + (row.revised or 0) > 0 else []
+        missing += [row.run_id for source in wrote if (row.run_id, source) not in have]
+    return missing

@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.replay.arxiv import Fault
+from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -135,7 +136,7 @@ def test_demo_runs_offline(tmp_path):
     runs = [line for line in result.output.splitlines() if "arxiv: ok" in line]
     assert len(runs) == 5
     assert any("revised" in line and "revised 0" not in line for line in runs)
-    assert (tmp_path / "demo" / "data" / "papers.parquet").exists()
+    assert Store(tmp_path / "demo" / "data").rows("papers") > 0
     assert (tmp_path / "demo" / "output" / "index.html").exists()
     assert re.search(r"site: \d+ files", result.output)
 

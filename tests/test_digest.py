@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import cli
+from pipeline._schemas import DIGESTS
 from pipeline.config import Config
 from pipeline.digest import run_digest
 from pipeline.digest.plan import select
@@ -351,7 +352,7 @@ def test_token_budget_is_exact(cfg: Config, llm: OpenAIReplay) -> None:
     for k in (0, 1, 2):
         edge = sum(actual[:k]) + est[k]  # paper k fits with not one token to spare
         for budget in (edge, edge - 1):
-            store.table_path("digests").unlink(missing_ok=True)
+            store.write("digests", DIGESTS.empty_table())
             calls = llm.calls
             report = run_digest(with_digest(cfg, base_url=llm.url, concurrency=1,
                                             token_budget_per_run=budget), store, now=T0)

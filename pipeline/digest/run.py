@@ -55,8 +55,9 @@ class _Rows:
         self.changed = False
 
     def table(self) -> pa.Table:
-        return to_table(pa.Table.from_pylist(list(self.rows.values()), schema=DIGESTS),
-                        DIGESTS)
+        # In key order: answers arrive in any order, the table should not depend on it.
+        rows = [self.rows[key] for key in sorted(self.rows)]
+        return to_table(pa.Table.from_pylist(rows, schema=DIGESTS), DIGESTS)
 
     def make_current(self, key: Key) -> None:
         """This digest is the one to show: every other row of the paper in its language is
@@ -121,6 +122,7 @@ def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> 
                             dcfg.retry_backoff_hours, dcfg.max_attempts)
             if len(outcomes) % CHECKPOINT_EVERY == 0:
                 store.write("digests", rows.table())
+                store.commit()
 
         budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
         if todo.todo:
