@@ -112,12 +112,16 @@ def restore(repo: Path, store: Path, *, remote: str = "origin", branch: str = DE
     the `seed` remote's branch, e.g. upstream's, when one is given)."""
     target = Store(store)
     with target.lock():
-        if not target.is_empty() and not force:
-            raise DataBranchError(f"{store} is not empty; pass --force to replace it with the "
-                                  f"{branch} branch")
         tip = fetch(repo, remote, branch, depth=1)
         if tip is None and seed:
             tip = fetch(repo, seed, branch, depth=1)
+        if not target.is_empty() and not force:
+            if tip is None or not target.holds(_branch_file(repo, tip, MANIFEST)):
+                raise DataBranchError(f"{store} is not empty; pass --force to replace it with "
+                                      f"the {branch} branch")
+            # Restored already (e.g. by a run that stopped before it noted the tip).
+            write_text_atomic(store / BASE_FILE, tip + "\n")
+            return RestoreResult(tip, len(target.files()))
         if tip is None:
             return RestoreResult(None, 0)
         fresh = store / RESTORING  # inside the store: same file system, removed by lock()
@@ -211,16 +215,22 @@ def _refuse_fewer_papers(repo: Path, tip: str, store: Store) -> None:
 def _branch_papers(repo: Path, tip: str) -> int:
     """How many papers the branch's store holds, from its manifest (or, for a store written
     before manifests, the footer of its papers.parquet)."""
-    try:
-        manifest = json.loads(git(repo, "show", f"{tip}:{_PREFIX}/{MANIFEST}"))
-        return int(manifest["tables"].get("papers", {}).get("rows") or 0)
-    except DataBranchError:
-        pass
+    manifest = _branch_file(repo, tip, MANIFEST)
+    if manifest:
+        return int(json.loads(manifest)["tables"].get("papers", {}).get("rows") or 0)
     try:
         raw = git(repo, "show", f"{tip}:{_PREFIX}/papers.parquet", binary=True)
     except DataBranchError:
         return 0
     return pq.read_metadata(pa.BufferReader(raw)).num_rows
+
+
+def _branch_file(repo: Path, tip: str, name: str) -> str:
+    """A text file of the branch's store at `tip`; empty when it has none."""
+    try:
+        return str(git(repo, "show", f"{tip}:{_PREFIX}/{name}"))
+    except DataBranchError:
+        return ""
 
 
 def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> bool:

@@ -216,7 +216,7 @@ def rebuild(cfg: Config, store: Store, *, force: bool = False) -> dict[str, int]
     missing (rebuilding would silently drop their papers), unless `force`; `force` also
     replaces an unreadable run ledger with an empty one."""
     with store.lock():
-        snaps = store.snapshots()
+        snaps = [s for s in store.snapshots() if s.path.is_file()]
         try:
             runs = store.runs()
         except StoreError:
@@ -233,6 +233,7 @@ def rebuild(cfg: Config, store: Store, *, force: bool = False) -> dict[str, int]
                 f"stored papers but their snapshots are missing ({shown}); rebuilding would "
                 "drop those papers. Restore the store (`papertrail data restore --force`), or "
                 "pass --force to rebuild from the snapshots there are")
+        store.forget_missing_snapshots()
         # Start from nothing: the current tables may be the very files that are damaged.
         papers, versions = empty(PAPERS), [empty(VERSIONS)]
         for snap in snaps:

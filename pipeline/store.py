@@ -151,6 +151,14 @@ class Store:
     def is_empty(self) -> bool:
         return not self._manifest().files()
 
+    def holds(self, manifest: str) -> bool:
+        """Whether the store names the same files as this manifest text (another copy's)."""
+        try:
+            theirs = _parse(json.loads(manifest), self.root / MANIFEST)
+        except (ValueError, StoreError):
+            return False
+        return theirs.same_files(self._manifest())
+
     def files(self) -> list[Path]:
         """Every live data file (not the manifest itself)."""
         return [self.root / rel for rel in sorted(self._manifest().files())]
@@ -269,6 +277,11 @@ class Store:
             else:
                 found.append(Snapshot(src, day, path.stem, path))
         return sorted(found, key=lambda s: (s.run_id, s.source))
+
+    def forget_missing_snapshots(self) -> None:
+        """Stop naming snapshot files that are gone (`rebuild --force` goes on without them)."""
+        staging = self._staging()
+        staging.snapshots = [s for s in staging.snapshots if (self.root / s).is_file()]
 
     def read_snapshot(self, snap: Snapshot) -> pa.Table:
         groups = None if snap.row_groups is None else range(snap.row_groups[0],
@@ -409,10 +422,11 @@ class Store:
         for folder in sorted({(self.root / rel).parent for rel in self._written}):
             _fsync_dir(folder)
         staging.generation = max(staging.generation, committed.generation) + 1
-        write_text_atomic(self.root / MANIFEST, staging.to_json())
+        _replace_text(self.root / MANIFEST, staging.to_json())
+        self._committed, self._written = staging.copy(), set()  # done, whatever follows
+        _fsync_dir(self.root)
         for rel in sorted(committed.files() - staging.files()):
             _remove(self.root, rel)
-        self._committed, self._written = staging.copy(), set()
 
     def _discard(self) -> None:
         live = (self._committed or _Manifest()).files()
@@ -452,6 +466,10 @@ def _load(root: Path) -> _Manifest:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StoreError(f"{path}: cannot read the store's manifest ({exc}); restore the "
                          "store with `papertrail data restore --force`") from None
+    return _parse(raw, path)
+
+
+def _parse(raw: Any, path: Path) -> _Manifest:
     try:
         if raw["format"] != _FORMAT:
             raise StoreError(f"{path}: store format {raw['format']}, this papertrail reads "
@@ -576,6 +594,11 @@ def _move_file(src: Path, dest: Path) -> int:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Replace a small file atomically: temp file, fsync, rename, fsync of the folder."""
+    _replace_text(path, text)
+    _fsync_dir(path.parent)
+
+
+def _replace_text(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
@@ -583,7 +606,6 @@ def write_text_atomic(path: Path, text: str) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
-    _fsync_dir(path.parent)
 
 
 def _fsync(path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -54,6 +55,14 @@ def config(base_config: Config, replay: ArxivReplay) -> Config:
 @pytest.fixture
 def store(config: Config) -> Store:
     return Store(config.store_path)
+
+
+@pytest.fixture
+def remote(tmp_path: Path) -> Path:
+    """An empty bare repository standing in for the project on GitHub."""
+    bare = tmp_path / "github.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
+    return bare
 
 
 # -- issue 3: Hugging Face replay and sample papers ------------------------------------------------

@@ -26,13 +26,6 @@ def _git(cwd: Path, *args: str) -> str:
                           text=True).stdout.strip()
 
 
-@pytest.fixture
-def remote(tmp_path: Path) -> Path:
-    bare = tmp_path / "github.git"
-    subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
-    return bare
-
-
 def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
     """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
     repo = tmp_path / name
@@ -122,6 +115,7 @@ def test_a_rejected_push_that_is_not_a_conflict_fails_naming_the_command(tmp_pat
 def test_restore_refuses_to_overwrite_a_store_without_force(tmp_path, remote, replay):
     cfg = checkout(tmp_path, "run1", remote, replay.url)
     run_once(cfg, replay, DAYS[0])
+    run_once(cfg, replay, DAYS[1], save=False)  # the store now holds more than the branch
     with pytest.raises(databranch.DataBranchError, match="--force"):
         databranch.restore(cfg.root, cfg.store_path)
     assert databranch.restore(cfg.root, cfg.store_path, force=True).files > 0

@@ -1,0 +1,235 @@
+"""Crash consistency of every command that writes: a child process dies (os._exit) or gets
+ENOSPC just before its Nth write boundary (os.replace, os.rename, os.fsync, a git command),
+for every N the command reaches; then the same command runs again, and the store (and the
+data branch) must equal what one uninterrupted run gives."""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import subprocess
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pipeline import config as config_mod
+from pipeline import databranch, ingest
+from pipeline._schemas import TABLES
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.hf import HFReplay
+from pipeline.replay.openai import OpenAIReplay
+from pipeline.store import MANIFEST, Store
+from tests.crashing import CRASHED, Outcome, run_cli
+
+DAY1, DAY2 = sample.days()[:2]
+T1 = sample.announced_at(DAY1) + dt.timedelta(hours=1)
+T2 = sample.announced_at(DAY2) + dt.timedelta(hours=1)
+NEXT_MONTH = dt.datetime(2026, 7, 2, 1, tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class Servers:
+    arxiv: ArxivReplay
+    hf: HFReplay
+    llm: OpenAIReplay
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    with ArxivReplay(sample.entries()) as arxiv, HFReplay() as hf, OpenAIReplay() as llm:
+        arxiv.as_of = T2
+        yield Servers(arxiv, hf, llm)
+
+
+def _config_text(s: Servers, topic: str = "") -> str:
+    fast = "delay_seconds = 0\nbackoff_seconds = 0.01\nmax_backoff_seconds = 0.05\n"
+    return (f'[store]\npath = "data"\n\n[sources.arxiv]\napi_url = "{s.arxiv.url}"\n{fast}'
+            'categories = ["cs.CL", "cs.LG"]\n'
+            f'\n[sources.hf]\nendpoint = "{s.hf.endpoint}"\n{fast}'
+            f'\n[digest]\nbase_url = "{s.llm.url}"\nconcurrency = 1\nselection = "topics"\n'
+            # 20-odd papers to digest: one checkpoint, and all done in one run
+            '\n[[topics]]\nslug = "rl"\nname = { zh = "强化学习", en = "RL" }\n'
+            'keywords = ["reinforcement", "agent", "reward", "planning"]\n'
+            f"{topic}")
+
+
+def _project(folder: Path, s: Servers) -> config_mod.Config:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "papertrail.toml").write_text(_config_text(s), encoding="utf-8")
+    return config_mod.load(folder / "papertrail.toml")
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def _clone(folder: Path, s: Servers) -> config_mod.Config:
+    """A checkout of the project whose origin is the bare repository beside it."""
+    cfg = _project(folder, s)
+    _git(folder, "init", "--quiet")
+    _git(folder, "remote", "add", "origin", "../github.git")
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dict[str, Path]:
+    """Folders each case starts from (copied, never changed)."""
+    root = tmp_path_factory.mktemp("templates")
+    servers.arxiv.as_of = T1
+    day1 = _project(root / "day1", servers)
+    ingest.ingest_arxiv(day1, Store(day1.store_path), now=T1)
+    servers.arxiv.as_of = T2
+    shutil.copytree(root / "day1", root / "day2")
+    day2 = config_mod.load(root / "day2" / "papertrail.toml")
+    ingest.ingest_arxiv(day2, Store(day2.store_path), now=T2)
+
+    # The data branch: another run saved day 1, ours restored it and ingested day 2, then
+    # the other run saved HF picks first, so our save has to fold theirs in.
+    branch = root / "branch"
+    branch.mkdir()
+    subprocess.run(["git", "init", "--quiet", "--bare", str(branch / "github.git")], check=True)
+    other = _clone(branch / "other", servers)
+    shutil.copytree(root / "day1" / "data", other.store_path)
+    databranch.save(other, other.root, now=T1)
+    ours = _clone(branch / "ours", servers)
+    databranch.restore(ours.root, ours.store_path)
+    ingest.ingest_arxiv(ours, Store(ours.store_path), now=T2)
+    ingest.ingest_hf(other, Store(other.store_path), now=T2)
+    databranch.save(other, other.root, now=T2)
+    shutil.rmtree(branch / "other")
+    # A clone with nothing restored yet, and one holding an older store.
+    _clone(branch / "fresh", servers)
+    shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
+    _clone(branch / "stale", servers)
+    return {"day1": root / "day1", "day2": root / "day2", "branch": branch}
+
+
+@dataclass(frozen=True)
+class Case:
+    template: str
+    project: str  # the folder inside the copy that holds papertrail.toml
+    args: tuple[str, ...]
+    now: dt.datetime
+    topic: str = ""  # config added for this case
+
+
+CASES = {
+    "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
+    "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
+    "enrich": Case("day1", ".", ("enrich",), T1,
+                   '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
+                   'keywords = ["agent"]\n'),
+    "digest": Case("day1", ".", ("digest",), T1),
+    "rebuild": Case("day2", ".", ("rebuild",), T2),
+    "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
+    "data save": Case("branch", "ours", ("data", "save"), T2),
+    "data restore": Case("branch", "fresh", ("data", "restore"), T2),
+    "data restore --force": Case("branch", "stale", ("data", "restore", "--force"), T2),
+}
+
+
+def _prepare(case: Case, templates: dict[str, Path], servers: Servers, into: Path) -> Path:
+    shutil.copytree(templates[case.template], into)
+    project = into / case.project
+    (project / "papertrail.toml").write_text(_config_text(servers, case.topic),
+                                             encoding="utf-8")
+    return project
+
+
+def _state(project: Path) -> dict[str, object]:
+    """Everything a run leaves that must not depend on a crash: every table (run ids and
+    run durations aside, which differ between any two runs), every snapshot's rows in
+    order; with a data branch, the same of the store it holds, and whether the store
+    knows the branch's tip."""
+    state = _tables(project / "data")
+    remote = project.parent / "github.git"
+    if remote.exists():
+        held = project.parent / "branch-state"
+        shutil.rmtree(held, ignore_errors=True)
+        databranch._extract(remote, "data", held)
+        state["branch"] = _tables(held)
+        shutil.rmtree(held)
+        tip = project / "data" / databranch.BASE_FILE
+        state["tip known"] = tip.exists() and tip.read_text().strip() == _git(
+            remote, "rev-parse", "data")
+    return state
+
+
+def _tables(root: Path) -> dict[str, object]:
+    store = Store(root)
+    runs = store.read("runs")
+    order = {run_id: f"#{i}" for i, run_id in enumerate(runs["run_id"].to_pylist())}
+    state: dict[str, object] = {name: store.read(name) for name in TABLES}
+    state["runs"] = runs.drop_columns(["run_id", "finished"])
+    state["snapshots"] = [(s.source, s.day, order.get(s.run_id, "?"), store.read_snapshot(s))
+                          for s in store.snapshots()]
+    return state
+
+
+def _leftovers(project: Path) -> list[str]:
+    """Files in the store that its manifest does not name (after one more writer's lock)."""
+    store = Store(project / "data")
+    with store.lock():
+        pass
+    named = {str(p) for p in store.files()} | {str(project / "data" / MANIFEST)}
+    return sorted(str(p) for p in (project / "data").rglob("*")
+                  if p.is_file() and p.name not in (".lock", databranch.BASE_FILE)
+                  and str(p) not in named)
+
+
+def _equal(a: object, b: object) -> bool:
+    if isinstance(a, pa.Table):
+        return isinstance(b, pa.Table) and a.equals(b)
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(_equal(a[k], b[k]) for k in a))
+    if isinstance(a, list | tuple):
+        return (isinstance(b, list | tuple) and len(a) == len(b)
+                and all(_equal(x, y) for x, y in zip(a, b, strict=True)))
+    return a == b
+
+
+def _matrix(name: str, how: str, tmp_path: Path, templates: dict[str, Path],
+            servers: Servers) -> list[tuple[int, bool]]:
+    """For each boundary N of the command: (N, whether the store right after the fault is
+    sound and the rerun gives what one run gives — or, when the fault came after the
+    command's last commit, what two runs give)."""
+    case = CASES[name]
+    env = {"OPENAI_API_KEY": "test-key"}
+
+    def run(project: Path, **fault: int) -> Outcome:
+        return run_cli(["--config", str(project / "papertrail.toml"), *case.args],
+                       now=case.now, env=env, **fault)
+
+    reference = _prepare(case, templates, servers, tmp_path / "reference")
+    clean = run(reference)
+    assert clean.status == 0 and clean.commits, clean
+    once = _state(reference)
+    assert run(reference).status == 0
+    twice = _state(reference)
+    rows = []
+    for n in range(1, clean.boundaries + 1):
+        project = _prepare(case, templates, servers, tmp_path / f"{how}-{n}")
+        hit = run(project, **({"crash_at": n} if how == "crash" else {"enospc_at": n}))
+        assert hit.status == (CRASHED if how == "crash" else 1), (name, how, n, hit)
+        sound = not Store(project / "data").check()
+        assert run(project).status == 0, (name, how, n)
+        expected = once if n <= clean.commits[-1] else twice
+        rows.append((n, sound and _equal(_state(project), expected)
+                     and not _leftovers(project)))
+        shutil.rmtree(tmp_path / f"{how}-{n}")
+    return rows
+
+
+@pytest.mark.parametrize("how", ["crash", "enospc"])
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_rerun_after_a_crash_at_any_write_boundary_equals_an_uninterrupted_run(
+        name, how, tmp_path, templates, servers):
+    rows = _matrix(name, how, tmp_path, templates, servers)
+    print(f"{name} × {how}: " + " ".join(f"{n}{'=' if ok else '≠'}" for n, ok in rows))
+    assert all(ok for _, ok in rows), rows

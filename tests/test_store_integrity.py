@@ -1,0 +1,182 @@
+"""The store's commit point, its guards against losing data, and the migration of a store
+written before the manifest existed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+from click.testing import CliRunner
+
+from pipeline import databranch, ingest
+from pipeline._schemas import TABLES
+from pipeline.cli import cli
+from pipeline.config import Config
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.store import MANIFEST, Store, StoreError, StoreLocked
+from tests.test_databranch import checkout
+
+DAYS = sample.days()
+
+
+def _at(day: str) -> dt.datetime:
+    return sample.announced_at(day) + dt.timedelta(hours=1)
+
+
+def _ingest(cfg: Config, replay: ArxivReplay, day: str) -> None:
+    replay.as_of = _at(day)
+    ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
+
+
+@pytest.fixture
+def store_of_two_days(config: Config, replay: ArxivReplay) -> Store:
+    for day in DAYS[:2]:
+        _ingest(config, replay, day)
+    return Store(config.store_path)
+
+
+def _tables(store: Store) -> dict[str, pa.Table]:
+    return {name: store.read(name) for name in TABLES}
+
+
+def test_a_write_that_fails_midway_leaves_the_last_commit_and_no_file_behind(store_of_two_days):
+    store = store_of_two_days
+    before = _tables(store)
+    with pytest.raises(RuntimeError), store.lock():
+        store.append("versions", store.read("versions").slice(0, 3))
+        raise RuntimeError("the process fails before it writes papers")
+    assert _tables(store) == before
+    assert sorted(p.name for p in (store.root / "tables").iterdir()) == sorted(
+        p.name for p in store.files() if p.parent.name == "tables")
+
+
+def test_leftovers_of_a_crashed_writer_are_removed_when_the_next_one_starts(store_of_two_days):
+    store = store_of_two_days
+    orphan = store.root / "tables" / "papers-999999-deadbeef.parquet"
+    orphan.write_bytes(b"half a file")
+    tmp = store.root / f".{MANIFEST}.123.tmp"
+    tmp.write_text("{")
+    snap = store.root / "snapshots" / "arxiv" / "2026-06-30" / "20260630T010000Z-arxiv-x.parquet"
+    snap.parent.mkdir(parents=True)
+    snap.write_bytes(b"never committed")
+    with store.lock():
+        pass
+    assert not orphan.exists() and not tmp.exists() and not snap.parent.exists()
+    assert not store.check()
+
+
+def test_a_store_written_before_the_manifest_migrates_on_its_first_write(
+        store_of_two_days, config, replay):
+    store = store_of_two_days
+    expected = Store(store.root.with_name("expected"))
+    shutil.copytree(store.root, expected.root)
+    # The layout the release before the manifest wrote: the same Parquet files at fixed names.
+    for name in TABLES:
+        if name in json.loads((store.root / MANIFEST).read_text())["tables"]:
+            shutil.move(store.table_path(name), store.root / f"{name}.parquet")
+    shutil.rmtree(store.root / "tables")
+    (store.root / MANIFEST).unlink()
+
+    legacy = Store(store.root)
+    assert _tables(legacy) == _tables(expected)
+    assert len(legacy.snapshots()) == len(expected.snapshots()) == 2
+    _ingest(config, replay, DAYS[2])
+    ingest.ingest_arxiv(config, expected, now=_at(DAYS[2]))
+    assert (store.root / MANIFEST).exists()
+    assert not list(store.root.glob("*.parquet"))  # the old files went with the first commit
+    mine, theirs = _tables(legacy), _tables(expected)
+    for table in (mine, theirs):
+        table["runs"] = table["runs"].drop_columns(["run_id", "finished"])
+    assert mine == theirs
+
+
+def test_rebuild_refuses_when_a_snapshot_is_missing_and_names_the_run(store_of_two_days, config):
+    store = store_of_two_days
+    papers = store.rows("papers")
+    lost = store.snapshots()[0]
+    lost.path.unlink()
+    with pytest.raises(StoreError, match=lost.run_id):
+        ingest.rebuild(config, store)
+    assert store.rows("papers") == papers
+    result = CliRunner().invoke(cli, ["--config", str(config.path), "rebuild"])
+    assert result.exit_code == 1 and lost.run_id in result.output and "--force" in result.output
+    forced = ingest.rebuild(config, store, force=True)
+    assert forced["papers"] < papers and not store.check()
+
+
+def test_a_corrupt_run_ledger_names_a_remedy_that_works(store_of_two_days, config):
+    store = store_of_two_days
+    papers = store.read("papers")
+    store.table_path("runs").write_bytes(b"PAR1 garbage")
+    result = CliRunner().invoke(cli, ["--config", str(config.path), "status"])
+    assert result.exit_code == 1 and "rebuild --force" in result.output
+    fixed = CliRunner().invoke(cli, ["--config", str(config.path), "rebuild", "--force"])
+    assert fixed.exit_code == 0, fixed.output
+    assert store.read("runs").num_rows == 0 and store.read("papers").equals(papers)
+
+
+def _saved_branch(tmp_path: Path, remote: Path, replay: ArxivReplay) -> Config:
+    cfg = checkout(tmp_path, "run", remote, replay.url)
+    databranch.restore(cfg.root, cfg.store_path)
+    _ingest(cfg, replay, DAYS[0])
+    databranch.save(cfg, cfg.root, now=_at(DAYS[0]))
+    return cfg
+
+
+def test_save_refuses_a_store_that_fails_its_check(tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    _ingest(cfg, replay, DAYS[1])
+    store = Store(cfg.store_path)
+    store.table_path("versions").write_bytes(b"not parquet")
+    before = subprocess.run(["git", "-C", str(remote), "rev-parse", "data"],
+                            capture_output=True, text=True).stdout
+    with pytest.raises(databranch.DataBranchError, match="versions"):
+        databranch.save(cfg, cfg.root)
+    after = subprocess.run(["git", "-C", str(remote), "rev-parse", "data"],
+                           capture_output=True, text=True).stdout
+    assert after == before
+
+
+def test_save_refuses_a_store_that_holds_fewer_papers_than_the_branch(tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    store = Store(cfg.store_path)
+    store.write("papers", store.read("papers").slice(0, 10))  # e.g. a bad hand edit
+    args = ["--config", str(cfg.path), "data", "save"]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 1 and "10 papers" in refused.output
+    forced = CliRunner().invoke(cli, [*args, "--force"])
+    assert forced.exit_code == 0 and "no change" not in forced.output, forced.output
+
+
+@pytest.mark.parametrize("command", [["data", "restore", "--force"], ["data", "save"],
+                                     ["data", "compact"]])
+def test_data_commands_take_the_writer_lock(command, tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    before = _tables(Store(cfg.store_path))
+    with Store(cfg.store_path).lock():  # e.g. an ingest still running
+        result = CliRunner().invoke(cli, ["--config", str(cfg.path), *command])
+    assert result.exit_code == 1 and "locked by another papertrail process" in result.output
+    assert _tables(Store(cfg.store_path)) == before
+
+
+def test_restore_into_a_store_that_already_holds_the_branch_is_done_not_refused(
+        tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    (cfg.store_path / databranch.BASE_FILE).unlink()  # a restore that stopped before this
+    again = databranch.restore(cfg.root, cfg.store_path)
+    assert again.commit and (cfg.store_path / databranch.BASE_FILE).read_text().strip() == (
+        again.commit)
+    Store(cfg.store_path).write("papers", Store(cfg.store_path).read("papers").slice(0, 1))
+    with pytest.raises(databranch.DataBranchError, match="not empty"):
+        databranch.restore(cfg.root, cfg.store_path)
+
+
+def test_the_lock_is_refused_to_a_second_writer(store_of_two_days):
+    with store_of_two_days.lock(), pytest.raises(StoreLocked):
+        Store(store_of_two_days.root).write("papers", store_of_two_days.read("papers"))
