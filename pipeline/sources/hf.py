@@ -65,7 +65,7 @@ class HFFetch:
 class HFClient:
     """GET the daily list of one day, page by page, politely."""
 
-    def __init__(self, cfg: HFConfig, deadline: float = math.inf) -> None:
+    def __init__(self, cfg: HFConfig, deadline: float) -> None:
         self.cfg = cfg
         self.deadline = deadline  # time.monotonic() by which the whole run ends
         self.url = cfg.endpoint.rstrip("/") + "/api/daily_papers"
