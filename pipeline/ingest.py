@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline._schemas import PAPERS, RUNS, SNAPSHOTS, VERSIONS
+from pipeline._untrusted import not_after
 from pipeline.config import Config
 from pipeline.enrich import derive
 from pipeline.merge import merge_arxiv, merge_hf
@@ -88,7 +89,7 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
         # Read (and so validate) the tables before spending any request on the network.
         papers = store.read("papers")
         version_keys = store.read("versions", columns=["arxiv_id", "version"])
-        before = store.watermark("arxiv")
+        before = not_after(store.watermark("arxiv"), started)
         since = since or window_start(cfg, before, started)
         fetch = arxiv_source.fetch_updates(acfg, since, started, max_pages=max_pages,
                                            progress=progress)
@@ -101,7 +102,7 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
             store.write("papers", derive(cfg, merged.papers))
             snapshots.append("arxiv")
         newest = _max_time(batch["updated"]) if batch.num_rows else None
-        after = max(filter(None, [before, newest]), default=None)
+        after = not_after(max(filter(None, [before, newest]), default=None), started)
         status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
@@ -117,7 +118,8 @@ def ingest_arxiv(cfg: Config, store: Store, *, since: dt.datetime | None = None,
             "error": fetch.error, "watermark_before": before,
             "watermark_after": report.watermark_after,
             "details": json.dumps({"since": since.isoformat(), "snapshots": snapshots,
-                                   "per_category": dict(sorted(per_category.items()))}),
+                                   "per_category": dict(sorted(per_category.items())),
+                                   **fetch.findings.details()}),
         })
     return report
 
@@ -150,7 +152,8 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
     with store.lock():
         papers = store.read("papers")
         version_keys = store.read("versions", columns=["arxiv_id", "version"])
-        before = store.watermark("hf")
+        # The HF mark is the start of a day this clock read: past `started` it is never right.
+        before = not_after(store.watermark("hf"), started, skew=dt.timedelta(0))
         today = started.astimezone(dt.UTC).date()
         if since is None:
             since = (before.date() - dt.timedelta(days=hcfg.overlap_days) if before
@@ -198,12 +201,13 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
             "error": error, "watermark_before": before, "watermark_after": after,
             "details": json.dumps({
                 "since": since.isoformat(), "snapshots": snapshots, "days": fetch.days,
-                "skipped_items": fetch.skipped,
+                **fetch.findings.details(),
                 "unmatched": merged.unmatched,
                 "arxiv_by_id": {"requested": len(missing), "fetched": len(fetched_ids),
                                 "not_found": sorted(set(missing) - fetched_ids)
                                 if id_error is None else [],
-                                "requests": id_stats.requests, "retries": id_stats.retries},
+                                "requests": id_stats.requests, "retries": id_stats.retries,
+                                **(by_id.findings.details() if by_id is not None else {})},
             }),
         })
     return report

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 
 import arxiv
 import pytest
@@ -70,6 +71,14 @@ def test_single_id(api_config, httpserver):
         ("1605.08386", 1, "Heat-bath random walks with Markov bases")]
     assert fetch.rows[0]["comment"] == "20 pages, 3 figures"
     assert fetch.rows[0]["journal_ref"] is None
+
+
+def test_a_compressed_response_is_decoded(api_config, httpserver):
+    httpserver.expect_request("/api/query").respond_with_data(
+        gzip.compress(recorded("arxiv_api_id_1605.08386.xml")),
+        headers={"Content-Encoding": "gzip"})
+    fetch = source.fetch_ids(api_config, ["1605.08386"], NOW)
+    assert fetch.complete and [r["arxiv_id"] for r in fetch.rows] == ["1605.08386"]
 
 
 def test_unknown_id_is_an_empty_answer_not_an_error(api_config, httpserver):

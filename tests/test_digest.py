@@ -13,6 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
 
 from pipeline import cli
 from pipeline._schemas import DIGESTS
@@ -175,6 +176,44 @@ def test_bad_fields_retry_once_and_recover(cfg: Config, llm: OpenAIReplay, fault
     assert problem in llm.requests[1]["messages"][0]["content"]
     [row] = digests(cfg)
     assert row["status"] == "ok" and row["attempts"] == 1
+
+
+def test_control_characters_in_a_reply_are_removed_before_it_is_stored(cfg: Config,
+                                                                       llm: OpenAIReplay) -> None:
+    cfg = with_digest(cfg, base_url=llm.url, max_per_run=1)
+    llm.inject("control")
+    report = run_digest(cfg, Store(cfg.store_path), now=T0)
+    assert (report.counts["made"], report.retries) == (1, 0)
+    [row] = digests(cfg)
+    assert row["tldr"] == sample.digests()[row["arxiv_id"]]["tldr"]
+
+
+def test_a_reply_with_a_lone_surrogate_is_a_recorded_failure(cfg: Config,
+                                                            llm: OpenAIReplay) -> None:
+    cfg = with_digest(cfg, base_url=llm.url, max_per_run=2, concurrency=1)
+    llm.inject("surrogate", "surrogate")
+    store = Store(cfg.store_path)
+    report = run_digest(cfg, store, now=T0)
+    assert (report.counts["failed"], report.counts["made"], report.retries) == (1, 1, 1)
+    assert report.status == "partial"
+    assert "method has an unpaired surrogate" in llm.requests[1]["messages"][0]["content"]
+    failed = [r for r in store.read("digests").to_pylist() if r["status"] == "failed"]
+    assert [r["error"] for r in failed] == [
+        "unusable reply twice: method has an unpaired surrogate (not valid Unicode)"]
+    assert failed[0]["method"] is None
+    assert last_run(cfg)["status"] == "partial"
+
+
+def test_a_server_error_message_is_stored_without_controls_or_surrogates(
+        cfg: Config, httpserver: HTTPServer) -> None:
+    httpserver.expect_request("/v1/chat/completions").respond_with_data(
+        '{"error": {"message": "bad\\u0000 \\ud800 gateway", "type": "server_error"}}',
+        status=500, content_type="application/json")
+    cfg = with_digest(cfg, base_url=httpserver.url_for("/v1"), max_per_run=1)
+    report = run_digest(cfg, Store(cfg.store_path), now=T0)
+    assert report.counts["failed"] == 1
+    [row] = digests(cfg)
+    assert row["error"] == "HTTP 500: bad \ufffd gateway (after 0 client retries)"
 
 
 # -- transport failures ---------------------------------------------------------------------------

@@ -27,6 +27,23 @@ def test_valid_reply_keeps_text_as_is() -> None:
     assert problem == "" and fields == {**GOOD, "tldr": "<b>x</b> & [link](http://e.x)"}
 
 
+def test_control_characters_are_removed_but_newlines_and_tabs_kept() -> None:
+    reply = {**GOOD, "tldr": "一句\x00话\x1b。\x7f", "method": "第一步\n\t第二步\x85\x9f\r"}
+    fields, problem = validate(json.dumps(reply), "stop")
+    assert problem == ""
+    assert fields == {**GOOD, "tldr": "一句话。", "method": "第一步\n\t第二步"}
+
+
+def test_a_field_of_controls_only_is_empty() -> None:
+    assert validate(json.dumps({**GOOD, "results": "\x00\x01"}), "stop") == (
+        None, "results is empty")
+
+
+def test_a_lone_surrogate_makes_the_reply_invalid() -> None:
+    assert validate(json.dumps({**GOOD, "tldr": "x\udc00"}), "stop") == (
+        None, "tldr has an unpaired surrogate (not valid Unicode)")
+
+
 def test_a_json_code_fence_is_tolerated() -> None:
     fields, _ = validate("```json\n" + json.dumps(GOOD) + "\n```", "stop")
     assert fields == GOOD

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 import json
 import time
 from collections.abc import Iterator
 
 import pyarrow.compute as pc
 import pytest
+from pytest_httpserver import HTTPServer
 
 from pipeline import ingest
 from pipeline.config import Config
@@ -87,7 +89,11 @@ def test_items_without_a_usable_arxiv_id_are_skipped_not_fatal(base_config: Conf
                               [_day("2026-06-22")], FETCHED)
     assert fetch.error is None
     assert [r["arxiv_id"] for r in fetch.rows] == [good["paper"]["id"]]
-    assert fetch.skipped == 4
+    assert fetch.findings.rejected == [
+        {"id": "'<script>'", "why": "paper id is not an arXiv id"},
+        {"id": repr({"title": "no paper"}), "why": "not an item with a paper object"},
+        {"id": "'junk'", "why": "not an item with a paper object"},
+        {"id": "None", "why": "not an item with a paper object"}]
 
 
 def test_paging_reads_every_item_once(hf_replay: HFReplay, base_config: Config) -> None:
@@ -278,3 +284,81 @@ def test_arxiv_failing_for_the_picks_makes_the_run_partial(
     assert report.error.startswith("arXiv by id:") and "HTTP 503" in report.error
     assert store.watermark("hf") is None  # the next run reads these days again
     assert store.read("papers").num_rows == 0 and store.snapshots() == []
+
+
+def test_rejected_picks_are_listed_in_the_run_ledger(hf_config: Config, store: Store,
+                                                     hf_replay: HFReplay) -> None:
+    items = json.loads(sample.hf_daily("2026-06-22"))
+    items[0]["paper"]["id"] = "2606.1234567"
+    items[1]["paper"]["id"] = "x" * 500
+    hf_replay.days["2026-06-22"] = json.dumps(items).encode()
+    report = ingest.ingest_hf(_only_days(hf_config, backfill_days=0), store,
+                              now=_at("2026-06-22"))
+    assert report.status == "ok" and report.counts["fetched"] == len(items) - 2
+    details = json.loads(store.runs("hf").iloc[-1]["details"])
+    assert details["rejected_count"] == 2
+    assert details["rejected"] == [
+        {"id": "'2606.1234567'", "why": "paper id is not an arXiv id"},
+        {"id": repr("x" * 500)[:80], "why": "paper id is not an arXiv id"}]
+
+
+def test_control_characters_and_lone_surrogates_in_hf_text_are_cleaned(
+        base_config: Config) -> None:
+    item = json.loads(sample.hf_daily("2026-06-22"))[0]
+    item["paper"]["title"] = "Robust\x00 parsing\x1b"
+    item["paper"]["ai_summary"] = "A summary\x85 with \ud800 in it"
+    item["paper"]["ai_keywords"] = ["LLM\x07", "\x01"]
+    body = json.dumps([item]).encode()  # ASCII JSON: the surrogate travels as \ud800
+    assert b"\\ud800" in body
+    with HFReplay({"2026-06-22": body}) as server:
+        fetch = hf.fetch_days(fast_hf(base_config, server.endpoint).sources.hf,
+                              [_day("2026-06-22")], FETCHED)
+    [row] = fetch.rows
+    assert row["title"] == "Robust parsing"
+    assert row["ai_summary"] == "A summary with \ufffd in it"
+    assert row["ai_keywords"] == ["LLM"]
+    assert fetch.table().num_rows == 1  # and it converts to Arrow (UTF-8)
+
+
+def test_a_trickling_hf_response_is_cut_at_the_request_timeout(hf_replay: HFReplay,
+                                                                base_config: Config) -> None:
+    hf_replay.inject(Fault("trickle", seconds=0.2))
+    cfg = fast_hf(base_config, hf_replay.endpoint, timeout_seconds=1.0).sources.hf
+    began = time.monotonic()
+    fetch = hf.fetch_days(cfg, [_day("2026-06-22")], FETCHED)
+    assert time.monotonic() - began < 2.0
+    assert fetch.error is None and len(fetch.rows) == 9 and fetch.stats.retries == 1
+
+
+def test_a_trickling_hf_response_ends_at_the_run_deadline(hf_replay: HFReplay,
+                                                          base_config: Config) -> None:
+    hf_replay.inject(Fault("trickle", seconds=0.2))
+    cfg = fast_hf(base_config, hf_replay.endpoint, timeout_seconds=30.0).sources.hf
+    began = time.monotonic()
+    fetch = hf.fetch_days(cfg, [_day("2026-06-22"), _day("2026-06-23")], FETCHED,
+                          deadline=began + 1.5)
+    assert time.monotonic() - began < 2.5
+    assert fetch.error == "2026-06-22: the run's time limit was reached while reading 2026-06-22"
+    assert fetch.rows == [] and fetch.last_day is None
+
+
+def test_a_stored_future_hf_watermark_does_not_freeze_ingest(hf_config: Config,
+                                                             store: Store) -> None:
+    now = _at("2026-06-22")
+    store.append_run({"run_id": "20990101T000000Z-hf-000000", "source": "hf", "started": now,
+                      "finished": now, "status": "ok",
+                      "watermark_after": dt.datetime(2099, 1, 1, tzinfo=dt.UTC)})
+    report = ingest.ingest_hf(_only_days(hf_config, overlap_days=0), store, now=now)
+    assert report.status == "ok" and report.counts["fetched"] == 9
+    assert json.loads(store.runs("hf").iloc[-1]["details"])["days"] == {"2026-06-22": 9}
+
+
+def test_a_compressed_list_is_decoded_once(httpserver: HTTPServer, base_config: Config) -> None:
+    body = sample.hf_daily("2026-06-22")
+    httpserver.expect_request("/api/daily_papers").respond_with_data(
+        gzip.compress(body), content_type="application/json",
+        headers={"Content-Encoding": "gzip"})
+    cfg = fast_hf(base_config, httpserver.url_for("/").rstrip("/")).sources.hf
+    fetch = hf.fetch_days(cfg, [_day("2026-06-22")], FETCHED)
+    assert fetch.error is None
+    assert [r["arxiv_id"] for r in fetch.rows] == [it["paper"]["id"] for it in json.loads(body)]

@@ -312,3 +312,117 @@ def test_runs_are_accounted(replay, store_after_first_day, config):
     assert run["started"] == at(DAYS[0]) <= run["finished"]
     assert run["watermark_before"] is None
     assert run["watermark_after"] == store_after_first_day.watermark("arxiv")
+
+
+# -- untrusted ids, categories, dates and text ----------------------------------------------------
+
+T1 = at(DAYS[0])
+
+
+def _entry(arxiv_id: str, **changes: object) -> sample.Entry:
+    """A sample paper under another id, announced before T1 unless told otherwise."""
+    base = next(e for e in sample.entries() if e.version == 1 and e.announced <= T1)
+    return dataclasses.replace(base, arxiv_id=arxiv_id, **changes)
+
+
+def _details(store: Store) -> dict:
+    return json.loads(store.read("runs")["details"][-1].as_py())
+
+
+def test_entries_with_invalid_ids_are_rejected_counted_and_not_stored(config, tmp_path):
+    good = _entry("2606.00001")
+    bad = ["2613.00001", "hello", "2606.123", "hep-th/0801001"]
+    with ArxivReplay([good, *(_entry(i) for i in bad)]) as api:
+        store = Store(tmp_path / "ids")
+        report = ingest.ingest_arxiv(fast_arxiv(config, api.url), store, now=T1)
+    assert report.status == "ok" and report.counts["new"] == 1
+    assert store.read("papers")["arxiv_id"].to_pylist() == ["2606.00001"]
+    details = _details(store)
+    assert details["rejected_count"] == 4
+    assert sorted(r["id"] for r in details["rejected"]) == sorted(repr(f"{i}v1") for i in bad)
+    assert {r["why"] for r in details["rejected"]} == {"not an arXiv id"}
+
+
+def test_unknown_categories_are_kept_and_flagged_in_the_ledger(config, tmp_path):
+    odd = _entry("2606.00002", categories=("cs.LG", "68T05", "I.2.7"))
+    with ArxivReplay([odd, _entry("2606.00003")]) as api:
+        store = Store(tmp_path / "cats")
+        report = ingest.ingest_arxiv(fast_arxiv(config, api.url), store, now=T1)
+    assert report.status == "ok"
+    papers = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
+    assert papers["2606.00002"]["categories"] == ["cs.LG", "68T05", "I.2.7"]
+    assert _details(store)["unknown_categories"] == {"68T05": 1, "I.2.7": 1}
+
+
+def test_an_entry_dated_2099_neither_freezes_the_watermark_nor_the_next_run(config, tmp_path):
+    future = _entry("2606.00004", updated=dt.datetime(2099, 1, 1, tzinfo=dt.UTC))
+    with ArxivReplay([future, _entry("2606.00005")]) as api:
+        cfg = fast_arxiv(config, api.url)
+        store = Store(tmp_path / "future")
+        first = ingest.ingest_arxiv(cfg, store, now=T1)
+        assert first.status == "ok" and first.counts["new"] == 2
+        assert store.watermark("arxiv") <= T1 + dt.timedelta(hours=1)
+        assert _details(store)["anomaly_count"] == 1
+        assert _details(store)["anomalies"] == [
+            {"id": "2606.00004v1", "updated": "2099-01-01T00:00:00+00:00"}]
+
+        later = T1 + dt.timedelta(hours=3)
+        api.entries.append(_entry("2606.00006", updated=later - dt.timedelta(hours=1),
+                                  announced=later - dt.timedelta(hours=1)))
+        second = ingest.ingest_arxiv(cfg, store, now=later)
+    assert second.status == "ok" and second.counts["new"] == 1
+    assert "2606.00006" in store.read("papers")["arxiv_id"].to_pylist()
+    assert store.watermark("arxiv") <= later + dt.timedelta(hours=1)
+
+
+def test_a_stored_future_watermark_is_read_as_the_runs_clock(replay, store_after_first_day,
+                                                            config):
+    store = store_after_first_day
+    store.append_run({"run_id": "20990101T000000Z-arxiv-000000", "source": "arxiv",
+                      "started": T1, "finished": T1, "status": "ok",
+                      "watermark_after": dt.datetime(2099, 1, 1, tzinfo=dt.UTC)})
+    report = run_on(DAYS[2], replay, config, store)
+    assert report.status == "ok"
+    assert report.counts["new"] + report.counts["revised"] > 0
+    assert report.watermark_before == at(DAYS[2]) + dt.timedelta(hours=1)
+
+
+def test_control_characters_from_arxiv_are_removed_not_fatal(config, tmp_path):
+    dirty = _entry("2606.00007", title="Robust\x01 parsing\x7f", abstract="We\x0c study\x85 it.",
+                   authors=("Ann\x1b Lee", "Bo\x9f Chen"), comment="5 pages\x00")
+    with ArxivReplay([dirty]) as api:
+        store = Store(tmp_path / "text")
+        report = ingest.ingest_arxiv(fast_arxiv(config, api.url), store, now=T1)
+    assert report.status == "ok", report.error
+    [paper] = store.read("papers").to_pylist()
+    assert (paper["title"], paper["abstract"]) == ("Robust parsing", "We study it.")
+    assert paper["authors"] == ["Ann Lee", "Bo Chen"] and paper["comment"] == "5 pages"
+
+
+# -- a server that trickles -----------------------------------------------------------------------
+
+
+def test_a_trickling_response_ends_the_run_at_max_run_seconds(replay, store_after_first_day,
+                                                             config):
+    store = store_after_first_day
+    before = {n: store.table_path(n).read_bytes() for n in ("papers", "versions")}
+    mark = store.watermark("arxiv")
+    cfg = fast_arxiv(config, replay.url, max_run_seconds=2.0, timeout_seconds=30.0)
+    replay.inject(Fault("trickle", seconds=0.2))
+    began = time.monotonic()
+    report = run_on(DAYS[1], replay, cfg, store)
+    assert time.monotonic() - began < 3.0
+    assert report.status == "failed"
+    assert "max_run_seconds (2 s) reached while reading" in report.error
+    assert {n: store.table_path(n).read_bytes() for n in before} == before
+    assert store.watermark("arxiv") == mark
+
+
+def test_a_trickling_response_is_cut_at_the_request_timeout_and_retried(replay, config, store):
+    cfg = fast_arxiv(config, replay.url, timeout_seconds=0.5)
+    replay.inject(Fault("trickle", seconds=0.2))
+    began = time.monotonic()
+    report = run_on(DAYS[0], replay, cfg, store)
+    assert time.monotonic() - began < 2.0
+    assert report.status == "ok" and report.retries == 1
+    assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import openai
 
+from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import Paper, estimate_tokens, firmer, messages, validate
 
@@ -119,7 +120,7 @@ def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
     if isinstance(exc, openai.APIConnectionError | openai.RateLimitError |
                   openai.InternalServerError):
         text += f" (after {cfg.max_retries} client retries)"
-    return text[:500]
+    return clean_text(text)[:500]  # the server's own message: it is stored
 
 
 class _Generator:

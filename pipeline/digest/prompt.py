@@ -12,6 +12,8 @@ import json
 import re
 from dataclasses import dataclass
 
+from pipeline._untrusted import clean_text, has_surrogate
+
 # The output schema: field → (what it holds, most characters). Sized for English (≈3×
 # the characters of the same Chinese text); the real Chinese sample's longest are
 # 337 / 231 / 294 / 318 / 157 characters.
@@ -98,7 +100,9 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 def validate(content: str | None, finish_reason: str | None) -> tuple[dict[str, str] | None,
                                                                       str]:
     """(fields, "") for a valid reply, else (None, what is wrong). Text is kept as it came,
-    apart from surrounding whitespace; escaping is the renderer's job."""
+    apart from surrounding whitespace and control characters (`clean_text`); escaping is the
+    renderer's job. A lone surrogate makes the reply invalid: it is no text at all, and the
+    table could not be written with it."""
     if finish_reason == "length":
         return None, "the reply was cut off at max_output_tokens"
     if not content or not content.strip():
@@ -115,16 +119,20 @@ def validate(content: str | None, finish_reason: str | None) -> tuple[dict[str, 
     problems, out = [], {}
     for name, (_, most) in FIELDS.items():
         value = data.get(name)
+        if isinstance(value, str) and not has_surrogate(value):
+            value = clean_text(value).strip()
         if value is None:
             problems.append(f"{name} is missing")
         elif not isinstance(value, str):
             problems.append(f"{name} is not a string")
-        elif not value.strip():
+        elif has_surrogate(value):
+            problems.append(f"{name} has an unpaired surrogate (not valid Unicode)")
+        elif not value:
             problems.append(f"{name} is empty")
-        elif len(value.strip()) > most:
-            problems.append(f"{name} has {len(value.strip())} characters, at most {most}")
-        elif name == "tldr" and "\n" in value.strip():
+        elif len(value) > most:
+            problems.append(f"{name} has {len(value)} characters, at most {most}")
+        elif name == "tldr" and "\n" in value:
             problems.append("tldr is more than one line")
         else:
-            out[name] = value.strip()
+            out[name] = value
     return (None, "; ".join(problems)) if problems else (out, "")

@@ -5,7 +5,8 @@ at `as_of`: only versions announced by then, only each paper's newest version.
 Understands search_query (cat:, id:, ti:, abs:, au:, all:, lastUpdatedDate: and
 submittedDate: ranges, AND / OR / ANDNOT, parentheses), id_list, start,
 max_results, sortBy, sortOrder, and arXiv's limits. Faults can be queued to
-test clients: 503, 429 with Retry-After, a stall, truncated XML, an empty page.
+test clients: 503, 429 with Retry-After, a stall, truncated XML, an empty page, a body
+trickled a byte at a time.
 """
 
 from __future__ import annotations
@@ -32,10 +33,11 @@ _OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 
 @dataclass(frozen=True)
 class Fault:
-    """One misbehaviour for one request: kind is 503 | 429 | stall | truncate | empty | 500."""
+    """One misbehaviour for one request: kind is 503 | 429 | stall | truncate | empty | 500 |
+    trickle."""
 
     kind: str
-    seconds: float = 0.0  # Retry-After for 429, the stall's length for stall
+    seconds: float = 0.0  # Retry-After for 429, the stall's length, trickle's pause per byte
 
 
 class QueryError(ValueError):
@@ -300,7 +302,11 @@ class ArxivReplay(LocalServer):
                     body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
                 if fault and fault.kind == "truncate" and status == 200:
                     body = body[: len(body) // 2]
-                self._send(status, body, "application/atom+xml; charset=utf-8")
+                ctype = "application/atom+xml; charset=utf-8"
+                if fault and fault.kind == "trickle":
+                    self._trickle(status, body, ctype, fault.seconds)
+                    return
+                self._send(status, body, ctype)
 
 
         return Handler

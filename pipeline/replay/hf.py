@@ -3,7 +3,7 @@
 Serves the bundled sample's days (or any JSON files named …YYYY-MM-DD….json)
 with HF's paging; a day it does not have answers 404, as HF does. Faults can be
 queued to test clients, one per request: 404, 429 with Retry-After, 500,
-malformed JSON, a stall.
+malformed JSON, a stall, a body trickled a byte at a time.
 """
 
 from __future__ import annotations
@@ -25,10 +25,11 @@ _DEFAULT_LIMIT = 50  # HF's own default page size
 
 @dataclass(frozen=True)
 class Fault:
-    """One misbehaviour for one request: kind is 404 | 429 | 500 | malformed | stall."""
+    """One misbehaviour for one request: kind is 404 | 429 | 500 | malformed | stall |
+    trickle."""
 
     kind: str
-    seconds: float = 0.0  # Retry-After for 429, the stall's length for stall
+    seconds: float = 0.0  # Retry-After for 429, the stall's length, trickle's pause per byte
 
 
 def sample_days() -> dict[str, bytes]:
@@ -103,6 +104,10 @@ class HFReplay(LocalServer):
                 status, body = replay.answer(params)
                 if kind == "malformed":
                     status, body = 200, body[: max(1, len(body) // 2)]
+                if kind == "trickle":
+                    self._trickle(status, body, "application/json; charset=utf-8",
+                                  fault.seconds)
+                    return
                 self._json(status, body)
 
             def _json(self, status: int, body: bytes,

@@ -6,7 +6,8 @@ paper's real Chinese digest as a JSON object, and reports usage tokens. It honou
 max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
-no usage in the answer, an HTML page instead of JSON, 429 with Retry-After, 500, a stall.
+control characters or a lone surrogate in a field, no usage in the answer, an HTML page
+instead of JSON, 429 with Retry-After, 500, a stall.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from pipeline.replay import sample
 from pipeline.replay._server import LocalServer, ReplayHandler
 
 _DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
-FAULTS = ("invalid", "missing", "overlong", "obey", "nousage", "garbage", "429", "500", "stall")
+FAULTS = ("invalid", "missing", "overlong", "obey", "control", "surrogate", "nousage", "garbage",
+          "429", "500", "stall")
+# What the control fault puts into the tldr: NUL, BEL, ESC, CR, DEL, and the C1 NEL and APC.
+CONTROLS = "\x00\x07\x1b\r\x7f\x85\x9f"
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,11 @@ class OpenAIReplay(LocalServer):
             answer["tldr"] += " " + "and so on, " * 40  # 440 more characters, few tokens
         elif kind == "obey":  # a model that fell for an injection in the abstract
             answer["tldr"] = str(paper.get("abstract", ""))
+        elif kind == "control":
+            answer["tldr"] = answer["tldr"][:2] + CONTROLS + answer["tldr"][2:]
+        elif kind == "surrogate":  # ASCII JSON writes it as the escape \ud800
+            answer["method"] += "\ud800"
+            return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:

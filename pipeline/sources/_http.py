@@ -1,10 +1,12 @@
-"""Politeness shared by the HTTP sources: spacing requests and reading Retry-After."""
+"""What the HTTP sources share: spacing requests, reading Retry-After, reading a body
+within a deadline."""
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
 import time
+from collections.abc import Iterable
 
 
 class Pacer:
@@ -36,3 +38,21 @@ def retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
+
+
+class TooSlow(Exception):
+    """The body was still arriving when the deadline passed."""
+
+
+def read_within(chunks: Iterable[bytes], deadline: float) -> bytes:
+    """A response body, read chunk by chunk until `deadline` (time.monotonic()).
+
+    Timeouts are per read: a server that trickles a byte at a time never trips one, and
+    would hold the request, and the run, as long as it likes.
+    """
+    body = bytearray()
+    for chunk in chunks:
+        body += chunk
+        if time.monotonic() > deadline:
+            raise TooSlow
+    return bytes(body)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -28,16 +29,17 @@ from huggingface_hub import __version__ as hub_version
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
 
+from pipeline._ids import is_arxiv_id
 from pipeline._schemas import HF_SNAPSHOT
+from pipeline._untrusted import Findings, clean_text
 from pipeline.config import HFConfig
-from pipeline.sources._http import Pacer, retry_after
-from pipeline.sources.arxiv import FetchStats, SourceError
+from pipeline.sources._http import Pacer, TooSlow, read_within, retry_after
+from pipeline.sources.arxiv import FetchStats, SourceError, split_id
 
 log = logging.getLogger(__name__)
 
 _RETRY_STATUS = {429, 500, 502, 503, 504}
 _MAX_PAGES = 20  # a daily list has tens of picks; more pages means the server ignores `p`
-_ARXIV_ID = re.compile(r"^(\d{4}\.\d{4,5}|[a-z-]+(\.[A-Z]{2})?/\d{7})$")
 _INT32 = 2**31 - 1
 
 
@@ -50,7 +52,7 @@ class HFFetch:
     error: str | None = None
     last_day: dt.date | None = None  # the last day read completely, in order
     days: dict[str, int] = field(default_factory=dict)  # day → picks (0: no list that day)
-    skipped: int = 0  # items without a usable arXiv id
+    findings: Findings = field(default_factory=Findings)  # items rejected, dates far ahead
 
     @property
     def complete(self) -> bool:
@@ -63,8 +65,9 @@ class HFFetch:
 class HFClient:
     """GET the daily list of one day, page by page, politely."""
 
-    def __init__(self, cfg: HFConfig) -> None:
+    def __init__(self, cfg: HFConfig, deadline: float) -> None:
         self.cfg = cfg
+        self.deadline = deadline  # time.monotonic() by which the whole run ends
         self.url = cfg.endpoint.rstrip("/") + "/api/daily_papers"
         # token=False: public data, and a forker's local HF token must not leave the machine.
         self.headers = build_hf_headers(token=False, library_name="papertrail",
@@ -99,6 +102,8 @@ class HFClient:
             wait = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
             if retry_after is not None:
                 wait = max(wait, retry_after)
+            if time.monotonic() + wait > self.deadline:
+                raise SourceError(f"{problem}; retrying would exceed the run's time limit")
             log.info("hf: %s; retry %d in %.1f s", problem, attempt + 1, wait)
             time.sleep(wait)
             attempt += 1
@@ -106,17 +111,25 @@ class HFClient:
 
     def _try(self, params: dict[str, Any]) -> tuple[str | None, float | None, list[Any] | None]:
         """One request: (problem to retry, Retry-After, items or None for 'no list')."""
+        if time.monotonic() > self.deadline:
+            raise SourceError("the run's time limit was reached")
         self._pacer.wait()
         self.stats.requests += 1
+        # timeout_seconds bounds the whole request, body included; the run's end bounds both.
+        deadline = min(time.monotonic() + self.cfg.timeout_seconds, self.deadline)
         try:
-            resp = get_session().get(self.url, params=params, headers=self.headers,
-                                     timeout=self.cfg.timeout_seconds)
+            resp = self._request(params, deadline)
+        except TooSlow:
+            if time.monotonic() > self.deadline:
+                raise SourceError("the run's time limit was reached while reading "
+                                  f"{params['date']}") from None
+            return f"no complete response within {self.cfg.timeout_seconds:g} s", None, None
         except httpx2.TimeoutException:
             return f"no response within {self.cfg.timeout_seconds:g} s", None, None
         except OfflineModeIsEnabled:
             raise SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect"
                               ) from None
-        except httpx2.TransportError as exc:
+        except (httpx2.TransportError, httpx2.DecodingError) as exc:
             return f"connection failed ({type(exc).__name__})", None, None
         finally:
             self._pacer.done()
@@ -139,6 +152,17 @@ class HFClient:
                               f"{type(items).__name__}")
         return None, None, items
 
+    def _request(self, params: dict[str, Any], deadline: float) -> httpx2.Response:
+        """GET with the body read in chunks as they arrive, checking the deadline.
+
+        The chunks are raw (still compressed): the response rebuilt from them decodes them
+        by its Content-Encoding, once."""
+        with get_session().stream("GET", self.url, params=params, headers=self.headers,
+                                  timeout=max(deadline - time.monotonic(), 0.01)) as resp:
+            raw = read_within(resp.iter_raw(), deadline)
+        return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
+                               request=resp.request)
+
 
 def _item_id(item: Any) -> str:
     paper = item.get("paper") if isinstance(item, dict) else None
@@ -148,7 +172,7 @@ def _item_id(item: Any) -> str:
 def _text(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    return " ".join(value.split()) or None
+    return " ".join(clean_text(value).split()) or None
 
 
 def _count(value: Any) -> int | None:
@@ -172,13 +196,16 @@ def _url(value: Any) -> str | None:
     return text if text and re.match(r"^https?://", text) else None
 
 
-def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime) -> dict | None:
-    """One daily item → an HF_SNAPSHOT row; None when it has no usable arXiv id.
+def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findings
+               ) -> dict | None:
+    """One daily item → an HF_SNAPSHOT row; None (recorded in `findings`) when it has no
+    usable arXiv id, which names the paper's files and pages.
 
     Today's shape keeps the signals inside `paper`; the 2024 shape has some (numComments)
     only at the top level, so each field falls back to the top level.
     """
     if not isinstance(item, dict) or not isinstance(item.get("paper"), dict):
+        findings.reject(item, "not an item with a paper object")
         return None
     paper = item["paper"]
 
@@ -187,7 +214,8 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime) -> dict | None:
         return item.get(key) if value is None else value
 
     arxiv_id = paper.get("id")
-    if not isinstance(arxiv_id, str) or not _ARXIV_ID.match(arxiv_id):
+    if not isinstance(arxiv_id, str) or not is_arxiv_id(arxiv_id):
+        findings.reject(arxiv_id, "paper id is not an arXiv id")
         return None
     org = get("organization")
     if isinstance(org, dict):
@@ -197,8 +225,9 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime) -> dict | None:
                 else None)
     # The 2024 shape has no submittedOnDailyAt; its top-level publishedAt is that moment.
     submitted = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
+    findings.check_date(arxiv_id, "submitted_on_daily_at", submitted, fetched_at)
     return {
-        "arxiv_id": arxiv_id, "hf_day": day, "upvotes": _count(get("upvotes")),
+        "arxiv_id": split_id(arxiv_id)[0], "hf_day": day, "upvotes": _count(get("upvotes")),
         "github_repo": _url(get("githubRepo")), "github_stars": _count(get("githubStars")),
         "project_page": _url(get("projectPage")), "ai_keywords": keywords,
         "ai_summary": _text(get("ai_summary")), "submitted_on_daily_at": submitted,
@@ -207,10 +236,11 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime) -> dict | None:
     }
 
 
-def fetch_days(cfg: HFConfig, days: list[dt.date], fetched_at: dt.datetime) -> HFFetch:
-    """Read the lists of `days` in order; stop at the first day that fails. Never raises
-    for the source's faults: they end up in `error`."""
-    client = HFClient(cfg)
+def fetch_days(cfg: HFConfig, days: list[dt.date], fetched_at: dt.datetime, *,
+               deadline: float = math.inf) -> HFFetch:
+    """Read the lists of `days` in order; stop at the first day that fails, or at `deadline`
+    (time.monotonic()). Never raises for the source's faults: they end up in `error`."""
+    client = HFClient(cfg, deadline)
     fetch = HFFetch(stats=client.stats)
     for day in days:
         try:
@@ -218,8 +248,7 @@ def fetch_days(cfg: HFConfig, days: list[dt.date], fetched_at: dt.datetime) -> H
         except SourceError as exc:
             fetch.error = f"{day}: {exc}"
             break
-        rows = [parse_item(it, day, fetched_at) for it in items]
-        fetch.skipped += sum(r is None for r in rows)
+        rows = [parse_item(it, day, fetched_at, fetch.findings) for it in items]
         fetch.rows.extend(r for r in rows if r is not None)
         fetch.days[day.isoformat()] = sum(r is not None for r in rows)
         fetch.last_day = day
