@@ -17,6 +17,7 @@ import pytest
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
+from pipeline.site._writer import SkipUnchangedWriter, UnsafePathError
 from pipeline.store import Store
 from tests.test_site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
 
@@ -125,6 +126,28 @@ def test_a_build_killed_midway_leaves_no_page_the_next_build_keeps(tmp_path, par
     assert _site(en.output_path) == _site(clean.output_path)
 
 
+def test_a_page_only_a_killed_build_made_is_removed_by_the_next_build(tmp_path):
+    en = _config(tmp_path, "en")
+    store = run_pipeline(en, DAYS[:1])
+    now = _last_run(store)
+    build_mod.build(en, now=now)
+    original = store.read("papers")
+    (en.output_path / "notes.txt").write_text("mine", encoding="utf-8")
+    # The killed build renders one page more (first), and dies before its manifest.
+    _rewrite_papers(store, lambda rows: rows.insert(0, {**rows[0], "arxiv_id": "0704.0001"}))
+    child = subprocess.run([sys.executable, "-c", _KILLER, str(en.path), now.isoformat(),
+                            "/paper/", "1"], cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 9, child.stderr
+    extra = en.output_path / "paper" / "0704.0001.html"
+    assert extra.is_file()
+
+    store.write("papers", original)
+    build_mod.build(en, now=now)
+    assert not extra.exists()
+    assert (en.output_path / "notes.txt").read_text("utf-8") == "mine"
+
+
 # -- (c) ids and categories never become paths outside output/ ------------------------------------
 
 
@@ -138,6 +161,9 @@ def test_an_id_or_category_climbing_with_dots_writes_nothing_outside_the_output(
     def evil(rows: list[dict]) -> None:
         rows.append({**rows[0], "arxiv_id": "../../theme/templates/base",
                      "categories": ["../x", "cs.CV"], "primary_category": "../x"})
+        # an old-style id is a path too, one level deeper (its slash kept: arXiv's own URLs)
+        rows.append({**rows[0], "arxiv_id": "math.GT/0309136", "categories": ["math.GT"],
+                     "primary_category": "math.GT"})
 
     _rewrite_papers(store, evil)
     theme = {p: hashlib.sha256(p.read_bytes()).hexdigest()
@@ -153,6 +179,9 @@ def test_an_id_or_category_climbing_with_dots_writes_nothing_outside_the_output(
     assert "../../theme/templates/base" in listing  # shown, as text
     assert "category/../x" not in listing and "paper/../../theme" not in listing
     assert (out / "category" / "cs.CV" / "index.html").is_file()
+    old_style = (out / "paper" / "math.GT" / "0309136.html").read_text("utf-8")
+    assert 'href="../../theme/style.css"' in old_style
+    assert 'href="../../category/math.GT/"' in old_style
 
 
 def test_an_output_folder_holding_the_theme_is_refused(tmp_path):
@@ -292,3 +321,16 @@ def test_no_stored_time_becomes_the_sites_clock(tmp_path):
     assert abs(dt.datetime.fromisoformat(status["as_of"]) - real) < dt.timedelta(minutes=5)
     assert status["new_papers"] == len(rows)
     assert all((out / "paper" / f"{r['arxiv_id']}.html").is_file() for r in rows)
+
+
+def test_the_writer_refuses_a_path_outside_the_output_even_through_a_link(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    writer = SkipUnchangedWriter(str(out), settings={})
+    (out / "elsewhere").symlink_to(tmp_path)
+    for path in (out / "paper" / ".." / ".." / "evil.html", out / "elsewhere" / "evil.html"):
+        with pytest.raises(UnsafePathError, match="outside"):
+            writer.put(path, b"evil")
+    assert not (tmp_path / "evil.html").exists()
+    writer.put(out / "paper" / "2401.12345.html", b"fine")
+    assert (out / "paper" / "2401.12345.html").read_bytes() == b"fine"
