@@ -220,7 +220,7 @@ def _site_with(root: Path, junk: str) -> tuple[Path, str]:
     add_digest(store, target, rows[0]["version"], _last_run(store), f"tl;dr{junk}")
     store.append_run({"run_id": "hostile", "source": "arxiv", "started": _last_run(store),
                       "finished": _last_run(store), "status": "partial", "fetched": 1,
-                      "new": 0, "error": f"HTTP 503{junk}"})
+                      "new": 0, "error": f"HTTP 503{junk}", "details": f"[not{junk} JSON"})
     build_at_last_run(cfg)
     return cfg.output_path, target
 
@@ -321,6 +321,8 @@ def test_no_stored_time_becomes_the_sites_clock(tmp_path):
     assert abs(dt.datetime.fromisoformat(status["as_of"]) - real) < dt.timedelta(minutes=5)
     assert status["new_papers"] == len(rows)
     assert all((out / "paper" / f"{r['arxiv_id']}.html").is_file() for r in rows)
+    last_day = (out / "library" / "updated" / "24h" / "index.html").read_text("utf-8")
+    assert f'id="p-{rows[0]["arxiv_id"]}"' not in last_day  # not "updated in the last 24 h"
 
 
 def test_the_writer_refuses_a_path_outside_the_output_even_through_a_link(tmp_path):

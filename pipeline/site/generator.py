@@ -46,6 +46,16 @@ PAPER_CHUNK = 1000  # paper pages per worker task
 _PAGE_CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's stamp
 
 
+def _per_category(details: object) -> dict[str, object]:
+    """A run's per-category counts from its stored details; none from details that are
+    not the JSON object a run writes (a damaged row shows nothing, and fails no build)."""
+    try:
+        counts = json.loads(details).get("per_category", {})  # type: ignore[arg-type]
+        return {clean(str(c)): n for c, n in counts.items()}
+    except (TypeError, ValueError, AttributeError):
+        return {}
+
+
 class PaperTrailGenerator(Generator):
     """Registered through the get_generators signal (see pipeline.site.register)."""
 
@@ -271,8 +281,9 @@ class _Build:
         for clock in CLOCKS:
             ordered = self.sorted_by(clock)
             for key, span in RANGES.items():
+                # Up to now, not past it: a paper dated 2099 is in no "last 24 h".
                 chosen = ordered if span is None else [
-                    p for p in ordered if getattr(p, clock) > now - span]
+                    p for p in ordered if now - span < getattr(p, clock) <= now]
                 self.listing(f"library/{clock}/{key}/", self.s["library"], chosen,
                              clock=clock, range_key=key, nav="library")
 
@@ -356,12 +367,9 @@ class _Build:
 
     def build_sources(self) -> None:
         runs = self.lib.frames["runs"]
-        per_category: dict[str, int] = {}
         arxiv_runs = runs[runs["source"] == "arxiv"] if not runs.empty else runs
         details = arxiv_runs.iloc[-1]["details"] if not arxiv_runs.empty else None
-        if isinstance(details, str):
-            per_category = {clean(str(c)): n for c, n in
-                            json.loads(details).get("per_category", {}).items()}
+        per_category = _per_category(details)
         ledger = []
         if not runs.empty:
             digest_runs = runs[runs["source"] == "digest"]
