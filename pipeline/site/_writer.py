@@ -56,9 +56,10 @@ def read_record(path: Path) -> dict:
 
 def replace_atomically(path: Path, data: bytes) -> None:
     """Temp file in the same folder, fsync, os.replace: a crash leaves the old file or the
-    new one, never half of one (for the build's own records, read by the next build)."""
+    new one, never half of one (for the build's own records, read by the next build). One
+    temp name per record: what a killed build left is overwritten, not piled up."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
         fh.flush()
