@@ -27,6 +27,10 @@ PLUGINS = ["pipeline.site"]
 
 # Pelican's default is autoescape off: a <script> in a title would run.
 JINJA_ENVIRONMENT = {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True}
+# `c is category`: only a code of arXiv's taxonomy links to a category page.
+from pipeline._ids import is_category as _is_category  # noqa: E402
+
+JINJA_TESTS = {"category": _is_category}
 
 # Prose pages only; papers never become articles.
 ARTICLE_PATHS: list[str] = []
@@ -47,7 +51,7 @@ PAGINATION_PATTERNS = ((1, "{url}", "{save_as}"), (2, "{base_name}/page/{number}
                                                     "{base_name}/page/{number}/index.html"))
 DELETE_OUTPUT_DIRECTORY = False  # unchanged files keep their bytes and times
 CACHE_CONTENT = False
-PAPERTRAIL_NOW = None  # the data's clock (the newest run); tests and demos may pin it
+PAPERTRAIL_NOW = None  # the build's own clock; tests and the demo pin a simulated one
 
 # What theme/templates/page.html (Pelican's prose pages) needs from our catalogue.
 from pipeline.site import i18n as _i18n  # noqa: E402

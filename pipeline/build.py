@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import os
 import time
@@ -12,9 +13,11 @@ from pathlib import Path
 from pelican import Pelican
 from pelican.settings import read_settings
 
-from pipeline.config import Config
+from pipeline.config import Config, ConfigError
+from pipeline.site._writer import JOURNAL, read_record, replace_atomically
 
 REPO = Path(__file__).resolve().parents[1]
+MANIFEST = ".papertrail/files.json"  # every file the last finished build produced
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
 PAGES_LIMIT = 1_000_000_000
 
@@ -48,6 +51,7 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
         # The Config object itself: callers (the demo, tests) may have changed it in memory.
         "PAPERTRAIL_CONFIG_OBJECT": cfg, "PAPERTRAIL_NOW": now,
     })
+    _refuse_overlap(Path(settings["THEME"]), cfg.output_path)
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(settings)
     writers: list = []
@@ -69,18 +73,48 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
                        len(produced), size, removed)
 
 
+def _refuse_overlap(theme: Path, out: Path) -> None:
+    """Templates are never read from where the build writes: a page made from data could
+    otherwise replace one, and the next build would run it."""
+    theme, out = theme.resolve(), out.resolve()
+    if theme.is_relative_to(out) or out.is_relative_to(theme):
+        raise ConfigError(f"[site] output {out} overlaps the theme {theme}: the build would "
+                          "write where its templates are read; choose another output folder")
+
+
 def _remove_stale(out: Path, produced: set[str]) -> int:
-    """Delete files a previous build made that this one did not (e.g. pages of papers past
-    paper_pages_days), so the site holds exactly what the store says. Hidden files stay."""
-    removed = 0
-    for folder, _, files in os.walk(out, topdown=False):
-        if any(part.startswith(".") for part in Path(folder).relative_to(out).parts):
-            continue
-        for name in files:
-            path = os.path.normpath(os.path.join(folder, name))
-            if not name.startswith(".") and path not in produced:
-                os.remove(path)
-                removed += 1
-        if folder != str(out) and not os.listdir(folder):
-            os.rmdir(folder)
+    """Delete the files an earlier build made that this one did not (e.g. pages of papers
+    past paper_pages_days), so the site holds exactly what the store says. Only files a
+    build recorded as its own are candidates: those the last finished build's manifest
+    lists, and those a build killed since created (its journal). A file no build made is
+    never touched, even if output/ is a folder with other things in it. Then this build's
+    files become the manifest."""
+    ours = {os.path.relpath(p, out) for p in produced}
+    journal = out / JOURNAL
+    known = set(read_record(out / MANIFEST).get("files", []))
+    if journal.exists():
+        known |= set(journal.read_text("utf-8", errors="replace").splitlines())
+    removed = sum(_remove(out, rel) for rel in sorted(known - ours))
+    manifest = json.dumps({"files": sorted(ours)}, indent=0).encode()
+    if not (out / MANIFEST).exists() or (out / MANIFEST).read_bytes() != manifest:
+        replace_atomically(out / MANIFEST, manifest)  # else its bytes and time stay
+    journal.unlink(missing_ok=True)
     return removed
+
+
+def _remove(out: Path, rel: str) -> bool:
+    """Delete out/rel and the folders it leaves empty; nothing outside `out`."""
+    path = out / rel
+    parts = Path(rel).parts
+    if not parts or Path(rel).is_absolute() or ".." in parts or \
+            not path.resolve().is_relative_to(out.resolve()):
+        return False  # not a path a build writes: the record was damaged
+    try:
+        path.unlink()
+    except (FileNotFoundError, IsADirectoryError):
+        return False
+    folder = path.parent
+    while folder != out and not any(folder.iterdir()):
+        folder.rmdir()
+        folder = folder.parent
+    return True

@@ -64,7 +64,7 @@ def run(base: Config, folder: Path, echo: Echo) -> Config:
             arxiv_api.as_of = now
             echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
             update(cfg, store, lambda line: echo(f"  {line}"), now=now)
-    echo(build_mod.build(cfg).line())
+    echo(build_mod.build(cfg, now=now).line())  # the site as of the last simulated run
     return cfg
 
 

@@ -78,3 +78,15 @@ def test_categories_of_the_taxonomy_and_legacy_ones_are_known(s: str) -> None:
 ])
 def test_other_category_codes_are_unknown(s: str) -> None:
     assert not is_category(s)
+
+
+@pytest.mark.parametrize("s", ["../../theme/templates/base", "2401.12345/../x", "hep-th/../x",
+                               "2401.12345\n", " 2401.12345", "HEP-TH/9901001", "/9901001",
+                               "hep-th//9901001", "2401.12345.html", None, 2401.12345])
+def test_nothing_that_could_leave_a_folder_is_an_id(s: object) -> None:
+    assert not is_arxiv_id(s)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("s", ["../x", "cs.LG/", " cs.LG", None])
+def test_nothing_that_could_leave_a_folder_is_a_category(s: object) -> None:
+    assert not is_category(s)  # type: ignore[arg-type]

@@ -16,9 +16,17 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pytest
 
-from pipeline import build as build_mod
 from pipeline.site import _search
-from tests.test_site import DAYS, XSS_ID, XSS_TITLE, add_digest, at, make_config, run_pipeline
+from tests.test_site import (
+    DAYS,
+    XSS_ID,
+    XSS_TITLE,
+    add_digest,
+    at,
+    build_at_last_run,
+    make_config,
+    run_pipeline,
+)
 
 sync_api = pytest.importorskip("playwright.sync_api")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -52,7 +60,7 @@ def site(tmp_path_factory):
     target = next(p for p in papers if p["version"] == 1 and "cs.CV" in p["categories"])
     add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
     add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=4), HOSTILE_DIGEST)
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     handler = functools.partial(_Quiet, directory=str(cfg.output_path))
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

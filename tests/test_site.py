@@ -65,6 +65,13 @@ def add_digest(store: Store, arxiv_id: str, version: int, when: dt.datetime,
         [row], schema=digests.schema)]))
 
 
+def build_at_last_run(cfg: config_mod.Config) -> build_mod.BuildReport:
+    """The site as of the store's last run (the build's clock is the real one, and the
+    sample's days are long past)."""
+    runs = Store(cfg.store_path).read("runs").to_pylist()
+    return build_mod.build(cfg, now=max(r["finished"] for r in runs))
+
+
 def run_pipeline(cfg: config_mod.Config, days: list[str]) -> Store:
     store = Store(cfg.store_path)
     with ArxivReplay(_entries()) as api:
@@ -82,7 +89,7 @@ def built(tmp_path_factory):
     store = run_pipeline(cfg, DAYS)
     add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=5),
                "<img src=x onerror=alert(1)> 扩散模型 <a href='javascript:alert(1)'>x</a>")
-    report = build_mod.build(cfg)
+    report = build_at_last_run(cfg)
     return cfg, store, report
 
 
@@ -255,7 +262,7 @@ def test_a_failing_source_shows_the_banner(tmp_path):
     with ArxivReplay([]) as api:
         api.inject(*["503"] * 5)
         ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=at(DAYS[1]))
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     home = (cfg.output_path / "index.html").read_text("utf-8")
     banner = re.search(r'<p class="banner"[^>]*data-stat="degraded"[^>]*>', home).group(0)
     assert "hidden" not in banner and "部分采集异常" in home
@@ -266,7 +273,7 @@ def test_a_failing_source_shows_the_banner(tmp_path):
 def test_english_build(tmp_path):
     cfg = make_config(tmp_path, language="en")
     run_pipeline(cfg, DAYS[:2])
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     home = (cfg.output_path / "index.html").read_text("utf-8")
     assert '<html lang="en">' in home and "Never miss the next important paper." in home
     assert "Beijing time" in home and "新增论文" not in home
@@ -289,10 +296,10 @@ def test_templates_use_only_catalogue_keys():
 def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:3])
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     root = cfg.output_path
     before = {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
-    again = build_mod.build(cfg)
+    again = build_at_last_run(cfg)
     assert again.written == 0
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before
 
@@ -301,7 +308,7 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
         ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
     old_ids = {e.link: e.id for e in feedparser.parse(
         before[root / "feeds" / "all.atom.xml"][0]).entries}
-    report = build_mod.build(cfg)
+    report = build_at_last_run(cfg)
     new_ids = {e.link: e.id for e in feedparser.parse(
         (root / "feeds" / "all.atom.xml").read_bytes()).entries}
     kept = old_ids.keys() & new_ids.keys()
@@ -343,13 +350,15 @@ def test_a_site_over_the_github_pages_limit_is_reported():
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    """The site's files; not the build's own records (.papertrail/), which hold file times."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in root.rglob("*")
+            if p.is_file() and p.relative_to(root).parts[0] != ".papertrail"}
 
 
 def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     run_pipeline(cfg, DAYS[:2])
-    report = build_mod.build(cfg)  # paper pages and the index in worker processes
+    report = build_at_last_run(cfg)  # paper pages and the index in worker processes
     assert report.written == report.files
     fast = _tree(cfg.output_path)
     assert sum(k.startswith("paper/") for k in fast) > 100
@@ -360,7 +369,7 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     monkeypatch.setattr(generator._Build, "render_paper", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),
                                                             build_jobs=1))
-    again = build_mod.build(one)
+    again = build_at_last_run(one)
     assert _tree(one.output_path) == fast
     assert (again.files, again.size_bytes) == (report.files, report.size_bytes)
 
@@ -376,7 +385,7 @@ def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, mo
     made: list[int] = []  # build_index calls, counted here: build_jobs = 1 keeps them in-process
     real = _search.build_index
     monkeypatch.setattr(_search, "build_index", lambda *a, **k: made.append(1) or real(*a, **k))
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     root = cfg.output_path
     index = _search_files(root)
     assert made == [1] and len(index) > 5
@@ -385,23 +394,23 @@ def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, mo
     rows = table.to_pylist()
     rows[0]["hf_upvotes"] = 99  # on the paper page, not in the index
     store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
-    report = build_mod.build(cfg)
+    report = build_at_last_run(cfg)
     assert made == [1] and report.written >= 1
     assert "99" in (root / "paper" / f"{rows[0]['arxiv_id']}.html").read_text("utf-8")
     assert _search_files(root) == index
 
     (root / "search" / "d" / "0.json").unlink()  # a file gone: the index is made again
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     assert made == [1, 1] and _search_files(root) == index
 
     rows[1]["title"] = "Zyzzyva retitled"
     store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
-    build_mod.build(cfg)
+    build_at_last_run(cfg)
     assert made == [1, 1, 1]
     changed = _search_files(root)
     assert changed != index and any(b"Zyzzyva retitled" in v for v in changed.values())
     fresh = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("fresh")))
-    build_mod.build(fresh)
+    build_at_last_run(fresh)
     assert _search_files(fresh.output_path) == changed
 
 
@@ -414,6 +423,6 @@ def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
 
     monkeypatch.setattr(generator._Build, "render_papers", broken)
     with pytest.raises(ValueError, match="cannot render papers 0–1000"):
-        build_mod.build(cfg)
+        build_at_last_run(cfg)
     # No page's key is recorded, so the next build renders every page it did not write.
     assert not (cfg.output_path / generator._PAGE_CACHE).exists()

@@ -7,12 +7,14 @@ import datetime as dt
 import json
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from pipeline import config as config_mod
 from pipeline import databranch, ingest
 from pipeline._schemas import TABLES
 from pipeline.cli import cli
@@ -180,3 +182,60 @@ def test_restore_into_a_store_that_already_holds_the_branch_is_done_not_refused(
 def test_the_lock_is_refused_to_a_second_writer(store_of_two_days):
     with store_of_two_days.lock(), pytest.raises(StoreLocked):
         Store(store_of_two_days.root).write("papers", store_of_two_days.read("papers"))
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A tmpfs of 1 MiB (root mounts one here and in CI; elsewhere the test is skipped)."""
+    mnt = tmp_path / "disk"
+    mnt.mkdir()
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)],
+                          capture_output=True)
+    if made.returncode:
+        pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def _fill(disk: Path, leave: int) -> None:
+    """Take all but `leave` bytes of the file system."""
+    free = shutil.disk_usage(disk).free
+    (disk / "ballast").write_bytes(b"\0" * max(free - leave, 0))
+
+
+def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun_is_exact(
+        tmp_path, small_disk, replay, capfd):
+    from tests.crashing import run_cli
+    from tests.test_crash import _equal, _tables
+
+    def project(folder: Path, store: Path) -> Config:
+        folder.mkdir()
+        (folder / "papertrail.toml").write_text(
+            f'[store]\npath = "{store}"\n\n[sources.arxiv]\napi_url = "{replay.url}"\n'
+            'delay_seconds = 0\ncategories = ["cs.CL"]\n', encoding="utf-8")
+        return config_mod.load(folder / "papertrail.toml")
+
+    def ingest_day2(cfg: Config) -> int:
+        replay.as_of = _at(DAYS[1])
+        return run_cli(["--config", str(cfg.path), "ingest", "--source", "arxiv"],
+                       now=_at(DAYS[1])).status
+
+    clean = project(tmp_path / "clean", tmp_path / "clean-data")
+    full = project(tmp_path / "full", small_disk / "data")
+    for cfg in (clean, full):
+        _ingest(cfg, replay, DAYS[0])
+    day1 = _tables(full.store_path)
+    assert ingest_day2(clean) == 0
+    _fill(small_disk, leave=16 * 1024)
+    capfd.readouterr()
+    assert ingest_day2(full) == 1
+    err = capfd.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "No space left on device" in err[0] and "Traceback" not in err[0]
+    assert not Store(full.store_path).check()
+    assert _equal(_tables(full.store_path), day1)  # nothing of the failed run is visible
+
+    (small_disk / "ballast").unlink()
+    assert ingest_day2(full) == 0
+    assert _equal(_tables(full.store_path), _tables(clean.store_path))

@@ -31,9 +31,11 @@ class FeedSpec:
 
 class _Atom(Atom1Feed):
     def latest_post_date(self) -> dt.datetime:
-        # feedgenerator falls back to "now" for an empty feed, which would change its
-        # bytes on every rebuild; the data's own clock keeps it stable.
-        return max((i["updateddate"] for i in self.items), default=self.feed["as_of"])
+        # feedgenerator falls back to the second's time for an empty feed, which would
+        # change its bytes on every rebuild; the build's clock (to the minute) is the
+        # default, and the bound: an entry dated 2099 does not date the feed.
+        as_of = self.feed["as_of"]
+        return min(max((i["updateddate"] for i in self.items), default=as_of), as_of)
 
 
 class _Rss(Rss201rev2Feed):

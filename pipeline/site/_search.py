@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pipeline.site._views import Paper
+from pipeline.site._writer import read_record, stamp
 
 if TYPE_CHECKING:
     from pipeline.site.generator import _Build
@@ -56,7 +57,7 @@ _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
 _MANIFEST = "search/manifest.json"
-_CACHE = ".papertrail/search.json"  # the key of the last index's inputs, and its files
+_CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
 
 
 def normalise(text: str) -> str:
@@ -284,23 +285,26 @@ def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
 
 def write_index(build: _Build) -> None:
     """Build the index for a site build and write it through its SkipUnchangedWriter; when
-    its inputs are those of the last build, keep that build's files (only the manifest's
-    as_of moves)."""
+    its inputs are those of the last build and its files are still the ones it wrote (a
+    build killed while writing the index leaves other stamps), keep them (only the
+    manifest's as_of moves)."""
     out = Path(build.writer.output_path)
     docs = sorted(build.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
     key = fingerprint(docs, build.topic_names)
     cache = out / _CACHE
-    old = json.loads(cache.read_text("utf-8")) if cache.exists() else {}
-    if old.get("key") == key and all((out / name).exists() for name in old["files"]):
-        names, manifest = old["files"], old["manifest"]
-        for name in names:
+    old = read_record(cache)
+    stamps = old.get("stamps")
+    if old.get("key") == key and isinstance(stamps, dict) and stamps and all(
+            stamp(out / name) == seen for name, seen in stamps.items()):
+        manifest = old["manifest"]
+        for name in stamps:
             build.writer.keep(out / name)
     else:
         index = build_index(docs, build.lib.now, build.topic_names)
         manifest = json.loads(index.files.pop(_MANIFEST))
-        names = sorted(index.files)
-        for name in names:
+        for name in sorted(index.files):
             build.writer.write_text(name, index.files[name])
+        stamps = {name: stamp(out / name) for name in index.files}
     build.writer.write_text(_MANIFEST, dumps({**manifest, "as_of": _minutes(build.lib.now)}))
-    build.writer.put(cache, json.dumps({"key": key, "files": names, "manifest": manifest},
-                                       sort_keys=True).encode())
+    build.writer.put(cache, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
+                                       sort_keys=True).encode(), atomic=True)

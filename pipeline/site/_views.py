@@ -9,14 +9,18 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
 import pandas as pd
+import pyarrow as pa
 from markupsafe import Markup
 
+from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._math import render_math
+from pipeline.site._safe import clean, clean_opt
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
@@ -104,20 +108,26 @@ class Paper:
         return render_math(self.abstract_text)
 
     @property
+    def _ref(self) -> str:
+        """The id as it goes into a URL: an id outside arXiv's grammar is quoted whole, so
+        its link stays on the page it names (a 404 there), never climbing with `../`."""
+        return self.arxiv_id if is_arxiv_id(self.arxiv_id) else quote(self.arxiv_id, safe="")
+
+    @property
     def abs_url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv_id}v{self.version}"
+        return f"https://arxiv.org/abs/{self._ref}v{self.version}"
 
     @property
     def pdf_url(self) -> str:
-        return f"https://arxiv.org/pdf/{self.arxiv_id}v{self.version}"
+        return f"https://arxiv.org/pdf/{self._ref}v{self.version}"
 
     @property
     def html_url(self) -> str:
-        return f"https://arxiv.org/html/{self.arxiv_id}v{self.version}"
+        return f"https://arxiv.org/html/{self._ref}v{self.version}"
 
     @property
     def hf_url(self) -> str | None:
-        return f"https://huggingface.co/papers/{self.arxiv_id}" if self.hf_day else None
+        return f"https://huggingface.co/papers/{self._ref}" if self.hf_day else None
 
     @property
     def repo_url(self) -> str | None:
@@ -144,15 +154,52 @@ def _opt(value: object) -> object:
     return value
 
 
-def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
-    from pipeline import stats
+def clock() -> dt.datetime:
+    """The build's own clock, to the minute (what pages show), so builds within a minute
+    agree byte for byte. Never a stored time: one run or paper dated 2099 would empty
+    every 24 h window and take every paper page past paper_pages_days."""
+    return dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
 
+
+def _clean_strings(df: pd.DataFrame) -> pd.DataFrame:
+    """Every str cell through `clean`: for the small tables (runs) shown as they are."""
+    for col in df.select_dtypes(include=["object", "str"]).columns:
+        df[col] = df[col].map(lambda v: clean(v) if isinstance(v, str) else v)
+    return df
+
+
+def _decodable(table: pa.Table) -> pa.Table:
+    """Stored bytes that are not UTF-8 (a lone surrogate written as WTF-8, say) as U+FFFD:
+    pandas cannot load such a cell at all, and one of them stopped every build."""
+    for i, f in enumerate(table.schema):
+        try:
+            table.column(i).validate(full=True)
+        except pa.ArrowInvalid:
+            if f.type == pa.string() or f.type == pa.list_(pa.string()):
+                raw = table.column(i).cast(pa.binary() if f.type == pa.string()
+                                           else pa.list_(pa.binary()))
+                table = table.set_column(i, f, pa.array(
+                    [_decoded(v) for v in raw.to_pylist()], f.type))
+    return table
+
+
+def _decoded(value: object) -> object:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return [_decoded(v) for v in value] if isinstance(value, list) else value
+
+
+def _read(store: Store, name: str) -> pd.DataFrame:
+    return _decodable(store.read(name)).to_pandas()
+
+
+def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     tz = ZoneInfo(cfg.site.timezone)
-    papers_df = store.read("papers").to_pandas()
-    versions_df = store.read("versions").to_pandas()
-    digests_df = store.read("digests").to_pandas()
-    runs_df = store.read("runs").to_pandas()
-    now = now or stats.as_of(runs_df)
+    papers_df = _read(store, "papers")
+    versions_df = _read(store, "versions")
+    digests_df = _read(store, "digests")
+    runs_df = _clean_strings(_read(store, "runs"))
+    now = now or clock()
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
 
     digest_by_id = _latest_digests(digests_df, cfg.digest_language)
@@ -170,29 +217,32 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
                           row["topic_reasons"] if row["topic_reasons"] is not None else [],
                           strict=False))
         d = digest_by_id.get(row["arxiv_id"])
+        arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
         paper = Paper(
-            arxiv_id=row["arxiv_id"], version=int(row["version"]), title=row["title"],
-            title_html=render_math(row["title"]), abstract_text=row["abstract"],
-            authors=list(row["authors"]), categories=list(row["categories"]),
-            primary=row["primary_category"], comment=_opt(row["comment"]),
-            journal_ref=_opt(row["journal_ref"]), doi=_opt(row["doi"]),
+            arxiv_id=arxiv_id, version=int(row["version"]), title=title,
+            title_html=render_math(title), abstract_text=clean(row["abstract"]),
+            authors=[clean(a) for a in row["authors"]],
+            categories=[clean(c) for c in row["categories"]],
+            primary=clean(row["primary_category"]), comment=_text(row["comment"]),
+            journal_ref=_text(row["journal_ref"]), doi=_text(row["doi"]),
             published=row["published"].to_pydatetime(), updated=row["updated"].to_pydatetime(),
             first_seen=row["first_seen"].to_pydatetime(),
             version_seen_at=row["version_seen_at"].to_pydatetime(),
-            ai_related=bool(_opt(row["ai_related"]) or False), ai_reason=_opt(row["ai_reason"]),
-            topics=[(str(s), str(r)) for s, r in topics],
+            ai_related=bool(_opt(row["ai_related"]) or False), ai_reason=_text(row["ai_reason"]),
+            topics=[(clean(str(s)), clean(str(r))) for s, r in topics],
             hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
-            hf_repo=_opt(row["hf_repo"]),
+            hf_repo=_text(row["hf_repo"]),
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],
-            digest={k: d[k] for k in DIGEST_FIELDS} if d else None,
-            digest_model=d["model"] if d else None,
+            digest={k: _text(d[k]) for k in DIGEST_FIELDS} if d else None,
+            digest_model=_text(d["model"]) if d else None,
             digest_created=d["created"].to_pydatetime() if d else None,
-            has_page=row["updated"].to_pydatetime() >= cutoff,
+            # Only an id of arXiv's grammar becomes a path (paper/<id>.html).
+            has_page=row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
         )
         history = versions_by_id.get(row["arxiv_id"], [])
         previous = None
         for v in history:
-            texts = (v["title"], v["abstract"])
+            texts = (clean(v["title"]), clean(v["abstract"]))
             paper.versions.append(Version(
                 int(v["version"]), local(v["updated"].to_pydatetime()),
                 local(v["first_seen"].to_pydatetime()),
@@ -202,6 +252,10 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     frames = {"papers": papers_df, "versions": versions_df, "digests": digests_df,
               "runs": runs_df}
     return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now)
+
+
+def _text(value: object) -> str | None:
+    return clean_opt(_opt(value))  # type: ignore[arg-type]
 
 
 def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict]:

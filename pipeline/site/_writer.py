@@ -2,16 +2,24 @@
 
 So rebuilding unchanged data changes no file (deploys and caches stay small), and
 one day of new data rewrites only the pages it touches plus the lists and feeds.
-Pelican's guard against writing one path twice is kept.
+Pelican's guard against writing one path twice is kept, and no path outside the
+output folder is ever written, whatever the data a path was made from.
 """
 
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
 from pelican.writers import FileOverwriteFailedError, Writer
+
+JOURNAL = ".papertrail/files.new"  # files created since the last finished build, a line each
+
+
+class UnsafePathError(ValueError):
+    """A path to write that resolves outside the output folder."""
 
 
 class _Pending(io.StringIO):
@@ -25,11 +33,47 @@ class _Pending(io.StringIO):
         super().close()
 
 
+def stamp(path: Path) -> list[int] | None:
+    """(size, mtime in ns) of a file, None if there is none: what a cache records of a file
+    it wrote, and trusts the file by only while the file still shows the same, so a file a
+    killed build (or anyone) rewrote since is made again."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_size, st.st_mtime_ns]
+
+
+def read_record(path: Path) -> dict:
+    """One of the build's own records (.papertrail/*.json), or {} when it is missing or
+    unreadable: then nothing in it is trusted, and what it would have saved is made again."""
+    try:
+        record = json.loads(path.read_bytes())
+    except (FileNotFoundError, ValueError):
+        return {}
+    return record if isinstance(record, dict) else {}
+
+
+def replace_atomically(path: Path, data: bytes) -> None:
+    """Temp file in the same folder, fsync, os.replace: a crash leaves the old file or the
+    new one, never half of one (for the build's own records, read by the next build). One
+    temp name per record: what a killed build left is overwritten, not piled up."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    with open(tmp, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+
+
 class SkipUnchangedWriter(Writer):
     def __init__(self, output_path: str, settings: dict | None = None) -> None:
         super().__init__(output_path, settings=settings)
         self.written = 0
         self.unchanged = 0
+        self._root = os.path.realpath(output_path)
+        self._safe_dirs: set[str] = set()
 
     def _open_w(self, filename: str, encoding: str, override: bool = False) -> _Pending:
         if filename in self._written_files and not override:
@@ -37,8 +81,19 @@ class SkipUnchangedWriter(Writer):
         self._written_files.add(filename)
         return _Pending(Path(filename), self)
 
-    def put(self, path: Path, data: bytes) -> None:
-        """Write `data` at `path` unless the file already holds exactly these bytes."""
+    def check(self, path: Path) -> None:
+        """Refuse a path outside the output folder (`..` in it, or a folder on the way that
+        links elsewhere). Folders are resolved once each: a build has a few hundred."""
+        folder = os.path.dirname(os.path.abspath(path))  # abspath folds any `..`
+        if folder not in self._safe_dirs:
+            if os.path.commonpath([os.path.realpath(folder), self._root]) != self._root:
+                raise UnsafePathError(f"refusing to write {path}: outside {self._root}")
+            self._safe_dirs.add(folder)
+
+    def put(self, path: Path, data: bytes, *, atomic: bool = False) -> None:
+        """Write `data` at `path` unless the file already holds exactly these bytes;
+        `atomic` for the build's own records (see replace_atomically)."""
+        self.check(path)
         self._written_files.add(str(path))
         try:
             if path.stat().st_size == len(data) and path.read_bytes() == data:
@@ -46,11 +101,28 @@ class SkipUnchangedWriter(Writer):
                 return
         except FileNotFoundError:
             path.parent.mkdir(parents=True, exist_ok=True)
-        # A plain write: the output is derived, and a page cut short by a crash differs
-        # from what the next build renders, so that build rewrites it.
-        with open(path, "wb") as fh:
-            fh.write(data)
+            self._journal(path)
+        if atomic:
+            replace_atomically(path, data)
+        else:
+            # A plain write: the output is derived, and a page cut short by a crash differs
+            # from what the next build renders, so that build rewrites it.
+            with open(path, "wb") as fh:
+                fh.write(data)
         self.written += 1
+
+    def _journal(self, path: Path) -> None:
+        """Note a file before creating it, so a build killed before it records its manifest
+        leaves its files known as its own, and the next build may remove them. One append
+        (a single write, whole even from several processes) per new file."""
+        line = os.path.relpath(path, self.output_path) + "\n"
+        journal = os.path.join(self.output_path, JOURNAL)
+        os.makedirs(os.path.dirname(journal), exist_ok=True)
+        fd = os.open(journal, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, line.encode("utf-8", "surrogateescape"))
+        finally:
+            os.close(fd)
 
     def keep(self, path: Path) -> None:
         """Count a file this build produces without rendering it again (its inputs are

@@ -24,10 +24,12 @@ from pelican.generators import Generator
 
 from pipeline import config as config_mod
 from pipeline import stats
+from pipeline._ids import is_category
 from pipeline.site import _diff, _feeds, _math, _search, _workers, i18n
 from pipeline.site._feeds import FeedSpec
+from pipeline.site._safe import clean
 from pipeline.site._views import CLOCKS, Library, Paper, load
-from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site._writer import SkipUnchangedWriter, read_record, stamp
 from pipeline.store import Store
 
 log = logging.getLogger(__name__)
@@ -41,7 +43,17 @@ _ROOT = "\ue000root\ue000"  # stands for the relative root in cards rendered onc
 _TITLE = "\ue000title\ue000"  # stands for the page title in the chrome rendered once
 _MAIN = "\ue000main\ue000"  # stands for the main block in the chrome rendered once
 PAPER_CHUNK = 1000  # paper pages per worker task
-_PAGE_CACHE = ".papertrail/pages.json"  # fingerprints of the inputs of each paper page
+_PAGE_CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's stamp
+
+
+def _per_category(details: object) -> dict[str, object]:
+    """A run's per-category counts from its stored details; none from details that are
+    not the JSON object a run writes (a damaged row shows nothing, and fails no build)."""
+    try:
+        counts = json.loads(details).get("per_category", {})  # type: ignore[arg-type]
+        return {clean(str(c)): n for c, n in counts.items()}
+    except (TypeError, ValueError, AttributeError):
+        return {}
 
 
 class PaperTrailGenerator(Generator):
@@ -181,9 +193,9 @@ class _Build:
         """(paper, version, when we saw it) for every revision, newest first."""
         f = self.lib.frames
         rev = stats.revisions(f["versions"], f["papers"])
-        out = [(self.lib.by_id[r["arxiv_id"]], int(r["version"]),
-                r["first_seen"].to_pydatetime())
-               for r in rev.to_dict("records") if r["arxiv_id"] in self.lib.by_id]
+        by_id = self.lib.by_id  # keyed by the cleaned id, as the papers show it
+        out = [(by_id[clean(r["arxiv_id"])], int(r["version"]), r["first_seen"].to_pydatetime())
+               for r in rev.to_dict("records") if clean(r["arxiv_id"]) in by_id]
         return sorted(out, key=lambda x: (x[2], x[0].arxiv_id, x[1]), reverse=True)
 
     def sorted_by(self, clock: str, papers: Iterable[Paper] | None = None) -> list[Paper]:
@@ -195,35 +207,38 @@ class _Build:
         the pages whose inputs (the paper's data, the templates, strings, site settings and
         the code that makes math and diffs) changed since the page was last rendered: on
         an ordinary day almost every page is unchanged."""
-        cache = Path(self.writer.output_path) / _PAGE_CACHE
-        self.old_keys: dict[str, str] = (json.loads(cache.read_text("utf-8"))
-                                         if cache.exists() else {})
+        self.old_keys: dict[str, list] = read_record(Path(self.writer.output_path) / _PAGE_CACHE)
         self.page_salt = self._salt("paper", "base", "_feeds_head", "_feeds_foot")
         self.paged = [p for p in self.lib.papers if p.has_page]
         self.pages += [p.path for p in self.paged]
         return [("render_papers", (a, a + PAPER_CHUNK))
                 for a in range(0, len(self.paged), PAPER_CHUNK)]
 
-    def save_page_keys(self, keys: Iterable[dict[str, str]]) -> None:
-        """Written once every page is: a build that fails midway must not record keys
-        of pages it never wrote."""
+    def save_page_keys(self, keys: Iterable[dict[str, list]]) -> None:
+        """Written once every page is (and atomically): a build that fails midway must not
+        record keys of pages it never wrote."""
         merged = {path: key for chunk in keys for path, key in chunk.items()}
         self.writer.put(Path(self.writer.output_path) / _PAGE_CACHE,
-                        json.dumps(merged, sort_keys=True, indent=0).encode())
+                        json.dumps(merged, sort_keys=True, indent=0).encode(), atomic=True)
 
-    def render_papers(self, start: int, stop: int) -> dict[str, str]:
-        """The pages of paged[start:stop] whose key changed; returns every page's key."""
+    def render_papers(self, start: int, stop: int) -> dict[str, list]:
+        """The pages of paged[start:stop] whose key changed; returns every page's
+        [key, size, mtime]. A page is trusted only while its file is the one this cache
+        saw written: a build killed after rewriting it (in another language, say) leaves
+        a file with another stamp, and the page is made again."""
         out = Path(self.writer.output_path)
         keys = {}
         for paper in self.paged[start:stop]:
             key = hashlib.blake2b((self.page_salt + repr(vars(paper))).encode(),
                                   digest_size=16).hexdigest()
-            keys[paper.path] = key
             target = out / paper.path
-            if self.old_keys.get(paper.path) == key and target.exists():
+            seen = stamp(target)
+            if seen and self.old_keys.get(paper.path) == [key, *seen]:
                 self.writer.keep(target)
             else:
                 self.render_paper(paper)
+                seen = stamp(target)
+            keys[paper.path] = [key, *(seen or [])]
         return keys
 
     def render_paper(self, paper: Paper) -> None:
@@ -266,8 +281,9 @@ class _Build:
         for clock in CLOCKS:
             ordered = self.sorted_by(clock)
             for key, span in RANGES.items():
+                # Up to now, not past it: a paper dated 2099 is in no "last 24 h".
                 chosen = ordered if span is None else [
-                    p for p in ordered if getattr(p, clock) > now - span]
+                    p for p in ordered if now - span < getattr(p, clock) <= now]
                 self.listing(f"library/{clock}/{key}/", self.s["library"], chosen,
                              clock=clock, range_key=key, nav="library")
 
@@ -319,7 +335,8 @@ class _Build:
         members: dict[str, list[Paper]] = defaultdict(list)
         for p in self.sorted_by("updated"):
             for c in p.categories:
-                members[c].append(p)
+                if is_category(c):  # a stored "../x" is shown as text, never made a path
+                    members[c].append(p)
         self.categories = sorted(members)
         for cat in self.categories:
             spec = FeedSpec(f"category/{cat}", self.s["category"].format(name=cat))
@@ -350,11 +367,9 @@ class _Build:
 
     def build_sources(self) -> None:
         runs = self.lib.frames["runs"]
-        per_category: dict[str, int] = {}
         arxiv_runs = runs[runs["source"] == "arxiv"] if not runs.empty else runs
         details = arxiv_runs.iloc[-1]["details"] if not arxiv_runs.empty else None
-        if isinstance(details, str):
-            per_category = json.loads(details).get("per_category", {})
+        per_category = _per_category(details)
         ledger = []
         if not runs.empty:
             digest_runs = runs[runs["source"] == "digest"]
