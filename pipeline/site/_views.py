@@ -16,6 +16,7 @@ import pandas as pd
 import pyarrow as pa
 from markupsafe import Markup
 
+from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
 from pipeline.site._diff import changed, word_diff
@@ -154,11 +155,12 @@ def _opt(value: object) -> object:
     return value
 
 
-def clock() -> dt.datetime:
-    """The build's own clock, to the minute (what pages show), so builds within a minute
-    agree byte for byte. Never a stored time: one run or paper dated 2099 would empty
-    every 24 h window and take every paper page past paper_pages_days."""
-    return dt.datetime.now(dt.UTC).replace(second=0, microsecond=0)
+def clock(runs: pd.DataFrame) -> dt.datetime:
+    """The site's "now": when the newest run finished, so a rebuild of unchanged data
+    writes the same bytes; but never past the build's own clock, and never a paper's
+    time: one run or paper dated 2099 would empty every 24 h window and take every paper
+    page past paper_pages_days."""
+    return min(stats.as_of(runs), dt.datetime.now(dt.UTC).replace(microsecond=0))
 
 
 def _clean_strings(df: pd.DataFrame) -> pd.DataFrame:
@@ -199,7 +201,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     versions_df = _read(store, "versions")
     digests_df = _read(store, "digests")
     runs_df = _clean_strings(_read(store, "runs"))
-    now = now or clock()
+    now = now or clock(runs_df)
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
 
     digest_by_id = _latest_digests(digests_df, cfg.digest_language)
