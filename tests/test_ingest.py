@@ -426,3 +426,21 @@ def test_a_trickling_response_is_cut_at_the_request_timeout_and_retried(replay, 
     assert time.monotonic() - began < 2.0
     assert report.status == "ok" and report.retries == 1
     assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))
+
+
+def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
+    from pipeline import build
+
+    hostile = ["<script>alert(1)</script>", "../../theme/templates/base"]
+    entries = [_entry("2606.00006"), *(_entry(i) for i in hostile),
+               _entry("2606.00007", updated=dt.datetime(2099, 1, 1, tzinfo=dt.UTC)),
+               _entry("2606.00008", categories=("cs.LG", "68T05"))]
+    with ArxivReplay(entries) as api:
+        cfg = fast_arxiv(config, api.url)
+        ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=T1)
+    build.build(cfg)
+    page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="set-aside"'):]
+    assert "编号无效，未入库" in section and "日期超前" in section and "未知分类" in section
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;v1" in section and "<script>alert" not in page
+    assert "2606.00007" in section and "2099-01-01" in section and "68T05 × 1" in section

@@ -135,7 +135,7 @@ def _iso(t: dt.datetime) -> str:
 
 
 def entry_xml(e: Entry) -> str:
-    vid = f"{e.arxiv_id}v{e.version}"
+    vid = escape(f"{e.arxiv_id}v{e.version}", {'"': "&quot;"})  # ids are data, as upstream's
     parts = [
         "  <entry>",
         f"    <id>http://arxiv.org/abs/{vid}</id>",

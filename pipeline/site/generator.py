@@ -15,10 +15,11 @@ import hashlib
 import json
 import logging
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 
+import pandas as pd
 from markupsafe import Markup, escape
 from pelican.generators import Generator
 
@@ -54,6 +55,28 @@ def _per_category(details: object) -> dict[str, object]:
         return {clean(str(c)): n for c, n in counts.items()}
     except (TypeError, ValueError, AttributeError):
         return {}
+
+
+def _set_aside(runs: pd.DataFrame, local: Callable[[dt.datetime], str],
+               last: int = 30) -> list[tuple[str, str, str, str]]:
+    """What the last runs of each source did not take as it came: (when, source, kind, what)
+    for each entry rejected (its id is not arXiv's), dated ahead of the run, or carrying
+    a category outside the taxonomy. From details a damaged row holds: nothing."""
+    found = []
+    for row in runs.tail(last).to_dict("records"):
+        try:
+            details = json.loads(row["details"])
+            notes = [("rejected", f"{r['id']} — {r['why']}") for r in details.get("rejected", [])]
+            notes += [("ahead", ", ".join(f"{k} {v}" for k, v in a.items()))
+                      for a in details.get("anomalies", [])]
+            notes += [("unknown_category", f"{c} × {n}")
+                      for c, n in details.get("unknown_categories", {}).items()]
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue
+        when = local(row["started"].to_pydatetime())
+        found += [(when, clean(str(row["source"])), kind, clean(str(what)))
+                  for kind, what in notes]
+    return found
 
 
 class PaperTrailGenerator(Generator):
@@ -379,7 +402,8 @@ class _Build:
                       .to_dict("records")][-30:]
         self.page("sources/", "sources.html", title=self.s["sources"],
                   sources=self.home.sources, per_category=sorted(per_category.items()),
-                  ledger=ledger, nav="sources")
+                  ledger=ledger, set_aside=_set_aside(runs, self.local) if not runs.empty
+                  else [], nav="sources")
 
     def build_home(self) -> None:
         h = self.home
