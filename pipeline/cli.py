@@ -382,9 +382,9 @@ def topics_check(obj: _Context) -> None:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
     papers = obj.store.read("papers")
-    matched = topics_mod.match(papers, cfg.topics).topics.to_pylist()
+    counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
     for topic in cfg.topics:
-        count = sum(topic.slug in row for row in matched)
+        count = counts.get(topic.slug, 0)
         parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
                  f"{len(topic.all)} all-groups" if topic.all else "",
                  f"{len(topic.exclude)} excludes" if topic.exclude else "",
