@@ -52,7 +52,7 @@ class _Group(click.Group):
         except DataBranchError as exc:
             click.echo(f"papertrail: data branch: {exc}", err=True)
             sys.exit(1)
-        except OSError as exc:  # a full, read-only or foreign disk: the store or the site's
+        except OSError as exc:  # the store's or the site's disk: full, read-only, not ours
             click.echo(f"papertrail: {_os_error(exc, ctx.obj)}", err=True)
             sys.exit(1)
 

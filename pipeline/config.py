@@ -302,6 +302,8 @@ def load(path: Path | str = DEFAULT_PATH) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found (pass --config PATH)") from None
+    except OSError as exc:  # a folder, or a file this user may not read
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:

@@ -246,3 +246,9 @@ def test_a_full_disk_is_one_line_naming_the_store(tmp_path, tmpfs, replay):
     (line,) = output.splitlines()
     assert "No space left on device" in line and str(store) in line
     assert "free space" in line
+
+
+def test_a_config_path_that_is_a_folder_is_a_config_error(tmp_path):
+    result = CliRunner().invoke(cli, ["--config", str(tmp_path), "status"])
+    assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
+    assert f"{tmp_path}: cannot read the config file: Is a directory" in result.output
