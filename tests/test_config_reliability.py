@@ -4,6 +4,8 @@ one line and exit 2, never a traceback."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 import typing
 from pathlib import Path
@@ -14,6 +16,7 @@ from click.testing import CliRunner
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.config import ArxivConfig, ConfigError, DigestConfig, HFConfig, SiteConfig
+from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 TOPIC = '[[topics]]\nslug = "t"\nname = { zh = "主题", en = "Topic" }\nkeywords = ["agent"]\n'
@@ -39,34 +42,35 @@ def one_line_error(path: Path) -> str:
 # -- [site] output must not overlap what the build's cleanup would delete -------------------------
 
 
-def _layouts(tmp: Path) -> list[tuple[str, str, Path]]:
-    """(TOML, the resolved output the error names, the resolved path it overlaps)."""
-    cfg_dir = tmp / "project"
-    return [
-        ('[site]\noutput = "data"\n', cfg_dir / "data", cfg_dir / "data"),  # = the store
-        ('[site]\noutput = "data/site"\n', cfg_dir / "data/site", cfg_dir / "data"),
-        ('[store]\npath = "site/data"\n[site]\noutput = "site"\n', cfg_dir / "site",
-         cfg_dir / "site/data"),  # contains the store
-        ('[site]\noutput = "."\n', cfg_dir, cfg_dir),  # = the config file's folder
-        ('[site]\noutput = ".."\n', tmp, cfg_dir),  # contains it
-        ('[site]\noutput = "out/../data"\n', cfg_dir / "data", cfg_dir / "data"),  # `..`
-        ('[site]\noutput = "link"\n', cfg_dir / "data", cfg_dir / "data"),  # a symlink
-        (f'[site]\noutput = "{REPO}"\n', REPO, REPO),  # the project root
-        (f'[site]\noutput = "{REPO.parent}"\n', REPO.parent, REPO),
-        (f'[site]\noutput = "{REPO / "theme"}"\n', REPO / "theme", REPO / "theme"),
-        (f'[site]\noutput = "{REPO / "theme/static"}"\n', REPO / "theme/static",
-         REPO / "theme"),
-        (f'[store]\npath = "{tmp / "store"}"\n[site]\noutput = "{tmp / "store/www"}"\n',
-         tmp / "store/www", tmp / "store"),
-    ]
+# (TOML, the resolved output the error names, the folder it overlaps); {p} is the config
+# file's folder, {tmp} the one above it, {repo} the project root.
+OVERLAPS = {
+    "equal to the store": ('output = "data"', "{p}/data", "{p}/data"),
+    "inside the store": ('output = "data/site"', "{p}/data/site", "{p}/data"),
+    "containing the store": ('output = "site"\n[store]\npath = "site/data"', "{p}/site",
+                             "{p}/site/data"),
+    "equal to the config's folder": ('output = "."', "{p}", "{p}"),
+    "containing the config's folder": ('output = ".."', "{tmp}", "{p}"),
+    "the store through ..": ('output = "out/../data"', "{p}/data", "{p}/data"),
+    "the store through a symlink": ('output = "link"', "{p}/data", "{p}/data"),
+    "equal to the project root": ('output = "{repo}"', "{repo}", "{repo}"),
+    "containing the project root": ('output = "{repo}/.."', str(REPO.parent), "{repo}"),
+    "equal to the theme": ('output = "{repo}/theme"', "{repo}/theme", "{repo}/theme"),
+    "inside the theme": ('output = "{repo}/theme/static"', "{repo}/theme/static",
+                         "{repo}/theme"),
+    "inside a store elsewhere": ('output = "{tmp}/store/www"\n[store]\npath = "{tmp}/store"',
+                                 "{tmp}/store/www", "{tmp}/store"),
+}
 
 
-@pytest.mark.parametrize("case", range(len(_layouts(Path("/x")))))
+@pytest.mark.parametrize("case", OVERLAPS)
 def test_a_site_output_overlapping_the_store_config_or_project_is_refused(tmp_path, case):
-    text, output, other = _layouts(tmp_path)[case]
-    (tmp_path / "project").mkdir()
-    (tmp_path / "project" / "link").symlink_to(tmp_path / "project" / "data")
-    line = one_line_error(write(tmp_path / "project", text))
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "link").symlink_to(project / "data")
+    text, output, other = (part.format(p=project, tmp=tmp_path, repo=REPO)
+                           for part in OVERLAPS[case])
+    line = one_line_error(write(project, f"[site]\n{text}\n"))
     assert "site.output" in line
     assert f"resolved to {output}, it " in line and f": {other};" in line, line
     assert "allowed: a folder of its own" in line
@@ -252,3 +256,17 @@ def test_a_config_path_that_is_a_folder_is_a_config_error(tmp_path):
     result = CliRunner().invoke(cli, ["--config", str(tmp_path), "status"])
     assert result.exit_code == 2 and isinstance(result.exception, SystemExit)
     assert f"{tmp_path}: cannot read the config file: Is a directory" in result.output
+
+
+def test_a_store_this_user_may_not_write_is_one_line_saying_so(tmp_path, monkeypatch):
+    # Tests run as root, whom permissions do not stop: the kernel's answer, as it would come.
+    lock = tmp_path / "data" / ".lock"
+
+    def refuse(self):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(lock))
+
+    monkeypatch.setattr(Store, "lock", refuse)
+    code, output = _ingest(tmp_path, tmp_path / "data", "http://127.0.0.1:9/never-asked")
+    assert code == 1
+    assert output == (f"papertrail: Permission denied: {lock}: give this user read and write "
+                      "access to it (or run as its owner), then run again\n")
