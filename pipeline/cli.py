@@ -4,6 +4,7 @@ build from what is stored), 1 an unusable store or our own bug, 2 a bad config o
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import logging
 import sys
@@ -51,6 +52,32 @@ class _Group(click.Group):
         except DataBranchError as exc:
             click.echo(f"papertrail: data branch: {exc}", err=True)
             sys.exit(1)
+        except OSError as exc:  # the store's or the site's disk: full, read-only, not ours
+            click.echo(f"papertrail: {_os_error(exc, ctx.obj)}", err=True)
+            sys.exit(1)
+
+
+_ACCESS = "give this user read and write access to it{}, then run again"
+_OS_ADVICE = {
+    errno.ENOSPC: "free space there (or set [store] path / [site] output to a disk with "
+                  "room), then run again",
+    errno.EDQUOT: "free space within your quota there, then run again",
+    errno.EROFS: "mount it read-write (or set [store] path / [site] output to a writable "
+                 "folder), then run again",
+    errno.EACCES: _ACCESS.format(" (or run as its owner)"),
+    errno.EPERM: _ACCESS.format(" (an immutable file: chattr -i)"),
+}
+
+
+def _os_error(exc: OSError, obj: _Context | None) -> str:
+    """One line: what failed, where, what to do."""
+    where = exc.filename
+    if where is None:  # pyarrow's writers do not say which file: name the folders we write
+        cfg = obj._config if obj else None
+        where = (f"under {cfg.store_path} or {cfg.output_path}" if cfg
+                 else "(no path given)")
+    advice = _OS_ADVICE.get(exc.errno, "check that path and its disk, then run again")
+    return f"{exc.strerror or exc}: {where}: {advice}"
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -361,9 +388,9 @@ def topics_check(obj: _Context) -> None:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
     papers = obj.store.read("papers")
-    matched = topics_mod.match(papers, cfg.topics).topics.to_pylist()
+    counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
     for topic in cfg.topics:
-        count = sum(topic.slug in row for row in matched)
+        count = counts.get(topic.slug, 0)
         parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
                  f"{len(topic.all)} all-groups" if topic.all else "",
                  f"{len(topic.exclude)} excludes" if topic.exclude else "",

@@ -9,11 +9,14 @@ allowed, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import os
 import re
 import tomllib
 import types
 import typing
+import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +26,11 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
 DEFAULT_PATH = Path("papertrail.toml")
+# The project's own folders. The build removes every file of [site] output it did not make,
+# so the output must stay clear of them (see _check_output).
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+THEME = PROJECT_ROOT / "theme"
+CONTENT = PROJECT_ROOT / "content"
 # Values a fork keeps as repository variables rather than in the file (the update workflow
 # passes them through env:). Empty counts as unset: Actions expands a missing variable to "".
 ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
@@ -61,8 +69,21 @@ def _timezone(value: str) -> str | None:
     return None
 
 
+# scheme, a host, then anything without spaces or characters that would end an HTML attribute
+_URL = re.compile(r"https?://[^\s/?#\"'<>`\\]+(?:[/?#][^\s\"'<>`\\]*)?", re.IGNORECASE)
+
+
 def _url(value: str) -> str | None:
-    return None if re.match(r"^https?://[^\s/]+", value) else "must be an http(s) URL"
+    return None if _URL.fullmatch(value) else "must be an http(s) URL"
+
+
+def _site_url(value: str) -> str | None:
+    # It prefixes every link of the feeds and the sitemap: `javascript:` would land in each.
+    return None if value == "" else _url(value)
+
+
+def _some_categories(values: tuple[str, ...]) -> str | None:
+    return "must list at least one category" if not values else _categories(values)
 
 
 def _non_empty(value: Any) -> str | None:
@@ -86,9 +107,12 @@ def _phrase_groups(groups: tuple[tuple[str, ...], ...]) -> str | None:
     return None
 
 
-def _spec(default: Any, check: Check | None = None, allowed: str = "") -> Any:
-    """A dataclass field with a default, an optional check and the 'allowed' text for errors."""
-    kwargs: dict[str, Any] = {"metadata": {"check": check, "allowed": allowed}}
+def _spec(default: Any, check: Check | None = None, allowed: str = "",
+          multiline: bool = False) -> Any:
+    """A dataclass field with a default, an optional check and the 'allowed' text for errors.
+    `multiline`: its text may hold line breaks and tabs (other control characters never)."""
+    kwargs: dict[str, Any] = {"metadata": {"check": check, "allowed": allowed,
+                                           "multiline": multiline}}
     if isinstance(default, list | dict):
         kwargs["default_factory"] = lambda: type(default)(default)
     else:
@@ -109,7 +133,8 @@ class SiteConfig:
     title: str = _spec("研踪 PaperTrail", _non_empty, "a non-empty string")
     language: Literal["zh-CN", "en"] = "zh-CN"
     timezone: str = _spec("Asia/Shanghai", _timezone, "an IANA name such as Asia/Shanghai")
-    base_url: str = _spec("", allowed="the site's public URL, or empty for relative links")
+    base_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
+                          "https://you.github.io/repo (the site's public URL)")
     output: Path = _spec(Path("output"), allowed="a folder path")
     paper_pages_days: int = _spec(365, _at_least(1), "a whole number of days ≥ 1")
     # Worker processes for paper pages and the search index; 0 = one per CPU the build
@@ -121,7 +146,8 @@ class SiteConfig:
 class ArxivConfig:
     enabled: bool = True
     categories: tuple[str, ...] = _spec(
-        CS_CATEGORIES, _categories, "arXiv category codes such as cs.AI (default: all 40 cs.*)"
+        CS_CATEGORIES, _some_categories, "arXiv category codes such as cs.AI (default: all "
+        "40 cs.*; to follow none, set enabled = false)"
     )
     api_url: str = _spec("https://export.arxiv.org/api/query", _url, "an http(s) URL")
     # arXiv's API terms: "make no more than one request every three seconds". Lower values
@@ -225,7 +251,7 @@ class Topic:
                       else "must be lowercase letters, digits and dashes",
                       "lowercase letters, digits and dashes, e.g. llm-agents")
     name: TopicName = field(default_factory=TopicName)
-    description: str = ""
+    description: str = _spec("", allowed="text shown on the topic page", multiline=True)
     # any of these phrases
     keywords: tuple[str, ...] = _spec((), _phrases, "an array of phrases")
     # groups: a paper matches a group when every phrase of the group is in it
@@ -276,6 +302,8 @@ def load(path: Path | str = DEFAULT_PATH) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"{path}: config file not found (pass --config PATH)") from None
+    except OSError as exc:  # a folder, or a file this user may not read
+        raise ConfigError(f"{path}: cannot read the config file: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except UnicodeDecodeError as exc:
@@ -294,12 +322,40 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     if not isinstance(topics, list):
         _fail(path, "topics", topics, "an array of tables: [[topics]]")
     built = tuple(_build_topic(t, path, i) for i, t in enumerate(topics))
-    slugs = [t.slug for t in built]
+    first: dict[str, int] = {}  # slug → the index of the topic that has it
     for i, topic in enumerate(built):
-        if topic.slug in slugs[:i]:
+        if (seen := first.setdefault(topic.slug, i)) != i:
             _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic",
-                  f"topics[{slugs.index(topic.slug)}] has it already")
+                  f"topics[{seen}] has it already")
+    _check_output(config)
     return dataclasses.replace(config, topics=built)
+
+
+_OUTPUT_ALLOWED = ("a folder of its own (e.g. \"output\"): not the store, the theme or "
+                   "content folder, nor inside or around them; not the config file's folder "
+                   "or the project root, nor around them")
+
+
+def _check_output(config: Config) -> None:
+    """Refuse a [site] output that the build's cleanup (it removes every file there that it
+    did not make) would delete the store, the config or the project from."""
+    out = config.output_path.resolve()  # symlinks and `..` resolved on both sides
+    for name, folder, inside_ok in _protected_folders(config):
+        folder = folder.resolve()
+        relation = ("is" if out == folder else "contains" if folder.is_relative_to(out)
+                    else "is inside" if out.is_relative_to(folder) and not inside_ok else "")
+        if relation:
+            _fail(config.path, "site.output", str(config.site.output), _OUTPUT_ALLOWED,
+                  f"resolved to {out}, it {relation} {name}: {folder}")
+
+
+def _protected_folders(config: Config) -> list[tuple[str, Path, bool]]:
+    """(what, where, whether the output may lie inside it)."""
+    return [("the config file's folder", config.root, True),
+            ("the project root", PROJECT_ROOT, True),
+            ("the store ([store] path)", config.store_path, False),
+            ("the theme folder", THEME, False),
+            ("the site's content folder", CONTENT, False)]
 
 
 def _build_topic(raw: Any, path: Path, i: int) -> Topic:
@@ -343,7 +399,7 @@ _MISSING = object()
 def _build(cls: type, raw: Any, path: Path, prefix: str) -> Any:
     if not isinstance(raw, dict):
         _fail(path, prefix, raw, f"a table [{prefix}]")
-    hints = typing.get_type_hints(cls)
+    hints = _type_hints(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for key in raw:
         if key not in fields:
@@ -359,6 +415,12 @@ def _build(cls: type, raw: Any, path: Path, prefix: str) -> Any:
     return cls(**values)
 
 
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    # Once per class, not per table: 10,000 [[topics]] would evaluate them 20,000 times.
+    return typing.get_type_hints(cls)
+
+
 def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
@@ -367,6 +429,8 @@ def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field) -
     meta = fld.metadata
     allowed = meta.get("allowed") or _describe(tp)
     result = _convert(value, tp, path, key, allowed)
+    if problem := _control_character(result, meta.get("multiline", False)):
+        _fail(path, key, value, allowed, problem)
     check = meta.get("check")
     if check is not None and (problem := check(result)):
         _fail(path, key, value, allowed, problem)
@@ -401,6 +465,8 @@ def _convert(value: Any, tp: Any, path: Path, key: str, allowed: str) -> Any:
     if tp is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
             _fail(path, key, value, allowed, "expected a number")
+        if not math.isfinite(value):  # TOML has inf and nan; no setting means either
+            _fail(path, key, value, allowed, "expected a finite number")
         return float(value)
     if tp is str:
         if not isinstance(value, str):
@@ -411,6 +477,19 @@ def _convert(value: Any, tp: Any, path: Path, key: str, allowed: str) -> Any:
             _fail(path, key, value, allowed, "expected a path string")
         return Path(value)
     raise TypeError(f"config type {tp!r} is not supported")  # our bug, not the user's
+
+
+def _control_character(value: Any, multiline: bool) -> str | None:
+    """Config text ends up in pages and feeds, where a control character breaks the XML (or
+    hides text): refuse any, in a string or an array of them, except line breaks and tabs in
+    `multiline` text."""
+    if isinstance(value, tuple):
+        return next(filter(None, (_control_character(v, multiline) for v in value)), None)
+    if not isinstance(value, str):
+        return None
+    keep = "\n\t" if multiline else ""
+    bad = next((c for c in value if unicodedata.category(c) == "Cc" and c not in keep), None)
+    return None if bad is None else f"contains the control character U+{ord(bad):04X}"
 
 
 def _describe(tp: Any) -> str:

@@ -201,3 +201,10 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     reasons = pa.array(why[row_idx, topic_idx].tolist(), pa.string())
     return Matched(pa.ListArray.from_arrays(pa.array(offsets), values),
                    pa.ListArray.from_arrays(pa.array(offsets), reasons))
+
+
+def counts(matched: Matched) -> dict[str, int]:
+    """Papers per topic slug (slugs matching nothing are absent), in one pass over the
+    matched lists."""
+    found = pc.value_counts(pc.list_flatten(matched.topics)).to_pylist()
+    return {row["values"]: row["counts"] for row in found}
