@@ -184,6 +184,9 @@ class HFConfig:
     # re-reads this many days before the watermark day (which is itself always re-read).
     overlap_days: int = _spec(2, _between(0, 30), "0 to 30 days")
     page_size: int = _spec(100, _between(1, 100), "1 to 100 items per request")
+    # Hard bound on one HF catch-up, retries and waits included (a week of lists is ~10
+    # requests; the arXiv look-ups of missing picks have arXiv's own bound).
+    max_run_seconds: float = _spec(600.0, _at_least(1), "seconds ≥ 1")
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,11 @@
 """The `data` branch: where the scheduled workflow keeps the store between runs.
 
 Plain git plumbing on the repository that holds papertrail.toml, so it works the
-same on a laptop and in Actions (where the checkout's credentials are in that
-repository's config): `fetch` the branch into a private ref, `git archive` it
-into the store (restore), or stage the store with a temporary index, `write-tree`
-and `commit-tree` (save). Nothing is ever checked out, so the developer's work
-tree and index are never touched.
+same on a laptop and in Actions (where the workflow gives the token to the restore
+and save steps only, through git's environment): `fetch` the branch into a private
+ref, `git archive` it into the store (restore), or stage the store with a temporary
+index, `write-tree` and `commit-tree` (save). Nothing is ever checked out, so the
+developer's work tree and index are never touched.
 
 Every push carries `--force-with-lease` on the tip we started from, so a push
 fails exactly when someone else moved the branch meanwhile. Then we fetch their

@@ -159,7 +159,8 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
             since = (before.date() - dt.timedelta(days=hcfg.overlap_days) if before
                      else today - dt.timedelta(days=hcfg.backfill_days))
         days = [since + dt.timedelta(days=i) for i in range((today - since).days + 1)]
-        fetch = hf_source.fetch_days(hcfg, days, started)
+        fetch = hf_source.fetch_days(hcfg, days, started,
+                                     deadline=clock + hcfg.max_run_seconds)
         batch = fetch.table()
 
         known = set(papers["arxiv_id"].to_pylist())

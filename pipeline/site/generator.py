@@ -374,11 +374,17 @@ class _Build:
     def build_topics(self) -> None:
         self.topic_members: dict[str, list[Paper]] = {}
         entries = []
+        # One pass over the papers for all topics (a scan per topic is quadratic in topics).
+        members: dict[str, list[Paper]] = defaultdict(list)
+        reasons: dict[str, dict[str, str]] = defaultdict(dict)
+        for p in self.sorted_by("updated"):
+            for slug, reason in p.topics:
+                if p.arxiv_id not in reasons[slug]:
+                    members[slug].append(p)
+                reasons[slug][p.arxiv_id] = reason
         for topic in self.cfg.topics:
             name = self.topic_names[topic.slug]
-            matched = [p for p in self.sorted_by("updated")
-                       if any(s == topic.slug for s, _ in p.topics)]
-            notes = {p.arxiv_id: r for p in matched for s, r in p.topics if s == topic.slug}
+            matched, notes = members[topic.slug], reasons[topic.slug]
             spec = FeedSpec(f"topic/{topic.slug}", self.s["topic"].format(name=name))
             self.all_feeds.append(spec)
             self.topic_members[topic.slug] = matched
