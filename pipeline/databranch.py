@@ -90,6 +90,7 @@ def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
 def _extract(repo: Path, commit: str, into: Path) -> None:
     """The commit's data/ folder, written into `into` (which must not exist)."""
     tar = git(repo, "archive", "--format=tar", commit, _PREFIX, binary=True)
+    assert isinstance(tar, bytes)
     with tempfile.TemporaryDirectory() as tmp, tarfile.open(fileobj=io.BytesIO(tar)) as tf:
         tf.extractall(tmp, filter="data")
         shutil.move(Path(tmp) / _PREFIX, into)

@@ -259,7 +259,7 @@ class Store:
 
         A compacted month file stands for the runs it holds, one Snapshot each, so
         `rebuild` replays exactly the same batches before and after compaction."""
-        found = []
+        found: list[Snapshot] = []
         for rel in self._manifest().snapshots:
             path = self.root / rel
             src, day = path.parent.parent.name, path.parent.name
@@ -344,7 +344,7 @@ class Store:
         staging.tables, staging.rows, staging.snapshots = {}, {}, []
         self.commit()
         for rel in sorted(theirs.files()):
-            self._write_new(rel, lambda dest, rel=rel: _move_file(other / rel, dest))
+            self._write_new(rel, functools.partial(_move_file, other / rel))
         theirs.generation = max(theirs.generation, staging.generation) + 1
         self._pending = theirs
         self.commit()
