@@ -117,7 +117,7 @@ DIGESTS = pa.schema([
 
 RUNS = pa.schema([
     ("run_id", pa.string()),
-    ("source", pa.string()),  # arxiv | hf | digest
+    ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
     ("started", _TS),
     ("finished", _TS),
     ("status", pa.string()),  # ok | partial | failed | skipped

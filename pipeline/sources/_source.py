@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -73,6 +73,7 @@ class Catch:
         self.papers = merged.papers
 
 
+@runtime_checkable
 class Source(Protocol):
     """A source: ingest runs its catch-ups, rebuild replays its snapshots through `merge`.
 
