@@ -40,7 +40,7 @@ def synthetic(n: int, offset: int = 0) -> list[sample.Entry]:
         e = base[i % len(base)]
         when = T0 + dt.timedelta(seconds=i * 7)
         out.append(dataclasses.replace(
-            e, arxiv_id=f"{26 + i // 100000:02d}{(i // 10000) % 10:02d}.{i % 100000:05d}",
+            e, arxiv_id=f"{26 + i // 99999:02d}{1 + (i // 10000) % 10:02d}.{i % 99999 + 1:05d}",
             published=when, updated=when, announced=when))
     return out
 
@@ -62,10 +62,10 @@ def bench_parse() -> None:
           f"= {10_000 / median:,.0f} entries/s, {fetch.stats.requests} requests")
 
     body = feed_xml("bench", entries[:2000], 2000, 0, 2000, T0)
-    from arxiv import _feed
+    from pipeline.sources._atom import parse_page
     started = time.perf_counter()
     for _ in range(5):
-        parsed = _feed.parse(body)
+        parsed = parse_page(body)
         rows = [source.normalise(r, T0) for r in parsed.results]
     per = (time.perf_counter() - started) / 5
     print(f"parse+normalise only (no HTTP): {len(rows) / per:,.0f} entries/s "

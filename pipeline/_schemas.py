@@ -6,6 +6,8 @@ refused with a clear error instead of being misread.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+
 import pyarrow as pa
 
 SCHEMA_VERSION = "1"
@@ -115,7 +117,7 @@ DIGESTS = pa.schema([
 
 RUNS = pa.schema([
     ("run_id", pa.string()),
-    ("source", pa.string()),  # arxiv | hf | digest
+    ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
     ("started", _TS),
     ("finished", _TS),
     ("status", pa.string()),  # ok | partial | failed | skipped
@@ -141,4 +143,23 @@ TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
 }
 
-SNAPSHOTS: dict[str, pa.Schema] = {"arxiv": ARXIV_SNAPSHOT, "hf": HF_SNAPSHOT}
+class _SnapshotSchemas(Mapping[str, pa.Schema]):
+    """Source name → its snapshots' schema, read from the source registry when first asked
+    (imported late: the sources import the store, which imports this module)."""
+
+    def _schemas(self) -> dict[str, pa.Schema]:
+        from pipeline.sources import SOURCES
+
+        return {name: source.schema for name, source in SOURCES.items()}
+
+    def __getitem__(self, source: str) -> pa.Schema:
+        return self._schemas()[source]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._schemas())
+
+    def __len__(self) -> int:
+        return len(self._schemas())
+
+
+SNAPSHOTS: Mapping[str, pa.Schema] = _SnapshotSchemas()

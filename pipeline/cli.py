@@ -16,8 +16,11 @@ import pandas as pd
 
 from pipeline import config as config_mod
 from pipeline import ingest as ingest_mod
+from pipeline import runs as run_ledger
+from pipeline import stats
 from pipeline.config import Config, ConfigError
 from pipeline.databranch import DataBranchError
+from pipeline.sources import SOURCES
 from pipeline.store import Store, StoreError
 
 
@@ -105,27 +108,34 @@ def _parse_since(value: str | None) -> dt.datetime | None:
 
 
 class _Progress:
-    """A bar over the catch-up's time window on a terminal; a line per 1,000 entries elsewhere."""
+    """A bar over a catch-up's time window on a terminal; a line per 1,000 entries elsewhere.
+    Shown for a source that reports its progress (arXiv does)."""
 
-    def __init__(self, since: dt.datetime, now: dt.datetime) -> None:
-        self.since, self.now = since, now
+    def __init__(self, source: str) -> None:
+        self.source = source
         self.tty = sys.stdout.isatty()
         self.bar = None
         self.done = 0
+        self.since: dt.datetime | None = None
+        self.now: dt.datetime | None = None
 
-    def __enter__(self) -> _Progress:
+    def begin(self, since: dt.datetime, until: dt.datetime) -> None:
+        self.since, self.now = since, until
         if self.tty:
-            span = max(1, int((self.now - self.since).total_seconds()))
-            self.bar = click.progressbar(length=span, label="arxiv", show_eta=False).__enter__()
-        return self
+            span = max(1, int((until - since).total_seconds()))
+            self.bar = click.progressbar(length=span, label=self.source,
+                                         show_eta=False).__enter__()
 
-    def __call__(self, entries: int, oldest: dt.datetime | None) -> None:
-        if self.bar is not None and oldest is not None:
+    def advance(self, entries: int, oldest: dt.datetime | None) -> None:
+        if self.bar is not None and self.since and self.now and oldest is not None:
             position = int((self.now - max(oldest, self.since)).total_seconds())
             self.bar.update(max(0, position - self.done))
             self.done = max(self.done, position)
         elif not self.tty and entries % 1000 == 0:
-            click.echo(f"arxiv: {entries} entries, back to {oldest:%Y-%m-%d %H:%M} UTC")
+            click.echo(f"{self.source}: {entries} entries, back to {oldest:%Y-%m-%d %H:%M} UTC")
+
+    def __enter__(self) -> _Progress:
+        return self
 
     def __exit__(self, *exc: object) -> None:
         if self.bar is not None:
@@ -133,8 +143,8 @@ class _Progress:
 
 
 @cli.command()
-@click.option("--source", type=click.Choice(["arxiv", "hf", "all"]), default="all",
-              show_default=True, help="Which source to ingest (all: arxiv, then hf).")
+@click.option("--source", type=click.Choice([*SOURCES, "all"]), default="all",
+              show_default=True, help=f"Which source to ingest (all: {', then '.join(SOURCES)}).")
 @click.option("--since", help="Re-read from this date (UTC unless it has an offset) instead of "
               "the stored watermark.")
 @click.option("--max-pages", type=click.IntRange(min=1), help="arXiv: stop after N pages (the "
@@ -144,16 +154,12 @@ def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None)
     """Fetch what is new from the sources into data/ (snapshots, papers, versions, runs)."""
     cfg, store = obj.config, obj.store
     since_dt = _parse_since(since)
-    now = ingest_mod.utcnow()
-    if source in ("arxiv", "all"):
-        start = since_dt or ingest_mod.window_start(cfg, store.watermark("arxiv"), now)
-        with _Progress(start, now) as progress:
-            report = ingest_mod.ingest_arxiv(cfg, store, since=since_dt, max_pages=max_pages,
-                                             now=now, progress=progress)
+    now = run_ledger.utcnow()
+    for name in SOURCES if source == "all" else [source]:
+        with _Progress(name) as progress:
+            report = ingest_mod.ingest(cfg, store, name, since=since_dt, max_pages=max_pages,
+                                       now=now, progress=progress)
         click.echo(report.line())
-    if source in ("hf", "all"):
-        since_day = since_dt.astimezone(dt.UTC).date() if since_dt else None
-        click.echo(ingest_mod.ingest_hf(cfg, store, since=since_day, now=now).line())
 
 
 def _fmt(ts: object, tz: ZoneInfo) -> str:
@@ -171,7 +177,7 @@ def status(obj: _Context, as_json: bool) -> None:
     tz = ZoneInfo(cfg.site.timezone)
     runs = store.runs()
     rows = []
-    for source in ("arxiv", "hf", "digest"):
+    for source in stats.ledger_order():
         mine = runs[runs["source"] == source]
         if mine.empty:
             continue
@@ -315,7 +321,7 @@ def data_compact(obj: _Context) -> None:
     """Merge snapshots of past months into one file per source per month (rebuild stays exact)."""
     from pipeline.compact import compact
 
-    click.echo(compact(obj.store, ingest_mod.utcnow().date()).line())
+    click.echo(compact(obj.store, run_ledger.utcnow().date()).line())
 
 
 @data.command("summary")

@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from pipeline import build as build_mod
 from pipeline import enrich as enrich_mod
-from pipeline import ingest
+from pipeline import ingest, runs
 from pipeline.config import Config
 from pipeline.digest import run_digest
+from pipeline.sources import SOURCES
 from pipeline.store import Store
 
 Echo = Callable[[str], None]
@@ -22,9 +23,9 @@ Echo = Callable[[str], None]
 
 def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = None) -> None:
     """Ingest every source, re-derive, write digests: everything but the site."""
-    now = now or ingest.utcnow()
-    echo(ingest.ingest_arxiv(cfg, store, now=now).line())
-    echo(ingest.ingest_hf(cfg, store, now=now).line())
+    now = now or runs.utcnow()
+    for source in SOURCES:
+        echo(ingest.ingest(cfg, store, source, now=now).line())
     result = enrich_mod.enrich(cfg, store)
     echo(f"enrich: {result['papers']} papers, {result['ai_related']} AI-related"
          + ("" if result["written"] else " · nothing changed"))

@@ -13,6 +13,8 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
+from pipeline.sources import SOURCES
+
 # arXiv's announcement calendar: Sunday–Thursday 20:00 US-Eastern; none on Friday or
 # Saturday evenings, nor on these holidays (arXiv's availability page).
 EASTERN = ZoneInfo("America/New_York")
@@ -101,8 +103,13 @@ def source_states(runs: pd.DataFrame) -> list[SourceState]:
             watermark=_py(marks.max()) if not marks.empty else None,
             tokens=_int(mine["tokens_in"].sum()) + _int(mine["tokens_out"].sum()),
         ))
-    order = {"arxiv": 0, "hf": 1, "digest": 2}
-    return sorted(out, key=lambda s: order.get(s.source, 9))
+    order = {name: i for i, name in enumerate(ledger_order())}
+    return sorted(out, key=lambda s: order.get(s.source, len(order)))
+
+
+def ledger_order() -> tuple[str, ...]:
+    """Whose runs the ledger holds, in the order they run: every source, then the digests."""
+    return (*SOURCES, "digest")
 
 
 def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,

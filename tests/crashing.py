@@ -21,9 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 # Imported here, in the parent, so each forked child starts warm (the CLI imports lazily).
-from pipeline import compact, databranch, enrich, ingest  # noqa: F401
+from pipeline import compact, databranch, digest, enrich, ingest, runs  # noqa: F401
 from pipeline.cli import cli
-from pipeline.digest import run as digest_run
 from pipeline.store import MANIFEST
 
 CRASHED = 86  # the child's exit status when it died on purpose
@@ -93,7 +92,7 @@ def _child(args: list[str], now: dt.datetime, crash_at: int | None, enospc_at: i
 
     os.replace, os.rename, os.fsync = counted(os.replace), counted(os.rename), counted(os.fsync)
     subprocess.run = git_counted  # type: ignore[assignment]
-    ingest.utcnow = digest_run.utcnow = lambda: now  # type: ignore[assignment]
+    runs.utcnow = lambda: now  # type: ignore[assignment]
     os.environ.update(env)
     try:
         cli.main(args, prog_name="papertrail", standalone_mode=True)

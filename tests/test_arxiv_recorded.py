@@ -11,6 +11,7 @@ import pytest
 from pytest_httpserver import HTTPServer
 
 from pipeline.sources import arxiv as source
+from pipeline.sources._atom import Unreadable, parse_page
 from pipeline.sources._http import retry_after
 from tests.conftest import FIXTURES
 
@@ -112,3 +113,10 @@ def test_retry_after_as_http_date():
 ])
 def test_split_id(short, expected):
     assert source.split_id(short) == expected
+
+
+def test_a_truncated_page_is_refused_not_read_short():
+    body = recorded("arxiv_api_query_testing_start0_max10.xml")
+    assert len(parse_page(body).results) == 10
+    with pytest.raises(Unreadable, match="truncated or malformed XML"):
+        parse_page(body[: len(body) // 2])

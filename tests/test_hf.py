@@ -338,7 +338,8 @@ def test_a_trickling_hf_response_ends_at_the_run_deadline(hf_replay: HFReplay,
     fetch = hf.fetch_days(cfg, [_day("2026-06-22"), _day("2026-06-23")], FETCHED,
                           deadline=began + 1.5)
     assert time.monotonic() - began < 2.5
-    assert fetch.error == "2026-06-22: the run's time limit was reached while reading 2026-06-22"
+    assert fetch.error == ("2026-06-22: the run's time limit reached while reading "
+                           f"{hf_replay.endpoint.rstrip('/')}/api/daily_papers?date=2026-06-22")
     assert fetch.rows == [] and fetch.last_day is None
 
 

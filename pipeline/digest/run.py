@@ -11,7 +11,6 @@ import asyncio
 import datetime as dt
 import json
 import os
-import time
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pipeline.config import Config
 from pipeline.digest.generate import Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, select
 from pipeline.digest.prompt import prompt_hash
-from pipeline.ingest import RunReport, new_run_id, utcnow
+from pipeline.runs import Run, RunReport, recorded
 from pipeline.store import Store, to_table
 
 CHECKPOINT_EVERY = 20  # outcomes between writes, so a killed run keeps what it paid for
@@ -94,58 +93,55 @@ class _Rows:
 def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> DigestReport:
     """One digest run over the stored papers; never raises for the model server's failures."""
     dcfg = cfg.digest
-    started = now or utcnow()
-    run_id = new_run_id("digest", started)
-    if not dcfg.enabled:
-        return _skip(store, run_id, started, "disabled in config")
-    api_key = os.environ.get(dcfg.api_key_env, "").strip()
-    if not api_key:
-        return _skip(store, run_id, started, f"no API key: ${dcfg.api_key_env} is not set; "
-                     "the site shows no new digests")
-    clock = time.monotonic()
+    with recorded(store, "digest", now) as run:
+        api_key = os.environ.get(dcfg.api_key_env, "").strip()
+        why = ("disabled in config" if not dcfg.enabled else None if api_key else
+               f"no API key: ${dcfg.api_key_env} is not set; the site shows no new digests")
+        if why:
+            run.skip(why, tokens_in=0, tokens_out=0)
+            return DigestReport("digest", "skipped", error=why)
+        return _digest(cfg, store, run, api_key)
+
+
+def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
+    dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
-    with store.lock():
-        candidates = select(store.read("papers"), store.read("versions"), dcfg.selection)
-        rows = _Rows(store.read("digests").to_pylist())
-        todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts,
-                    started)
-        for key in todo.cached:
-            rows.make_current(key)
-        previous = {p.arxiv_id: row for p, row in todo.todo}
-        outcomes: list[Outcome] = []
+    candidates = select(store.read("papers"), store.read("versions"), dcfg.selection)
+    rows = _Rows(store.read("digests").to_pylist())
+    todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts, started)
+    for key in todo.cached:
+        rows.make_current(key)
+    previous = {p.arxiv_id: row for p, row in todo.todo}
+    outcomes: list[Outcome] = []
 
-        def on_outcome(out: Outcome) -> None:
-            outcomes.append(out)
-            if out.status != "budget":
-                key = (out.paper.arxiv_id, out.paper.version, language, dcfg.model, phash)
-                rows.record(key, out, previous[out.paper.arxiv_id], started,
-                            dcfg.retry_backoff_hours, dcfg.max_attempts)
-            if len(outcomes) % CHECKPOINT_EVERY == 0:
-                store.write("digests", rows.table())
-                store.commit()
-
-        budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
-        if todo.todo:
-            dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language,
-                                            api_key, dcfg.max_per_run, budget, on_outcome))
-        if rows.changed:
+    def on_outcome(out: Outcome) -> None:
+        outcomes.append(out)
+        if out.status != "budget":
+            key = (out.paper.arxiv_id, out.paper.version, language, dcfg.model, phash)
+            rows.record(key, out, previous[out.paper.arxiv_id], started,
+                        dcfg.retry_backoff_hours, dcfg.max_attempts)
+        if len(outcomes) % CHECKPOINT_EVERY == 0:
             store.write("digests", rows.table())
-        report = _report(outcomes, dispatch, todo.selected, len(todo.cached),
-                         todo.backoff + todo.exhausted)
-        store.append_run({
-            "run_id": run_id, "source": "digest", "started": started,
-            "finished": started + dt.timedelta(seconds=round(time.monotonic() - clock, 3)),
-            "status": report.status, "fetched": todo.selected,
-            "new": report.counts["made"], "unchanged": report.counts["cached"],
-            "requests": report.requests, "retries": report.retries, "error": report.error,
-            "tokens_in": report.tokens_in, "tokens_out": report.tokens_out,
-            "details": json.dumps({
-                **report.counts, "backoff": todo.backoff, "exhausted": todo.exhausted,
-                "left_outage": dispatch.left_outage, "budget_used": budget.used,
-                "model": dcfg.model, "base_url": dcfg.base_url, "language": language,
-                "prompt_version": dcfg.prompt_version, "prompt_hash": phash,
-            }, ensure_ascii=False),
-        })
+            store.commit()
+
+    budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
+    if todo.todo:
+        dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language, api_key,
+                                        dcfg.max_per_run, budget, on_outcome))
+    if rows.changed:
+        store.write("digests", rows.table())
+    report = _report(outcomes, dispatch, todo.selected, len(todo.cached),
+                     todo.backoff + todo.exhausted)
+    run.record(
+        status=report.status, fetched=todo.selected, new=report.counts["made"],
+        unchanged=report.counts["cached"], requests=report.requests, retries=report.retries,
+        error=report.error, tokens_in=report.tokens_in, tokens_out=report.tokens_out,
+        details=json.dumps({
+            **report.counts, "backoff": todo.backoff, "exhausted": todo.exhausted,
+            "left_outage": dispatch.left_outage, "budget_used": budget.used,
+            "model": dcfg.model, "base_url": dcfg.base_url, "language": language,
+            "prompt_version": dcfg.prompt_version, "prompt_hash": phash,
+        }, ensure_ascii=False))
     return report
 
 
@@ -171,11 +167,3 @@ def _report(outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: 
                         sum(o.corrective for o in outcomes), "; ".join(errors) or None,
                         tokens_in=sum(o.tokens_in for o in outcomes),
                         tokens_out=sum(o.tokens_out for o in outcomes))
-
-
-def _skip(store: Store, run_id: str, started: dt.datetime, why: str) -> DigestReport:
-    with store.lock():
-        store.append_run({"run_id": run_id, "source": "digest", "started": started,
-                          "finished": started, "status": "skipped", "error": why,
-                          "tokens_in": 0, "tokens_out": 0})
-    return DigestReport("digest", "skipped", error=why)

@@ -1,12 +1,53 @@
 """What the HTTP sources share: spacing requests, reading Retry-After, reading a body
-within a deadline."""
+within a deadline, and the one retry loop (status sets, backoff, the run's deadline)."""
 
 from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import logging
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Protocol, TypeVar
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+# Worth another try: rate limited, or the server (or a proxy before it) failing for now.
+RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+class SourceError(Exception):
+    """The source could not deliver (after retries); the run records it and goes on."""
+
+
+class Transient(Exception):
+    """One request failed in a way worth retrying."""
+
+    def __init__(self, problem: str, retry_after: float | None = None) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.retry_after = retry_after  # seconds the server asked us to wait, if it did
+
+
+@dataclass
+class FetchStats:
+    requests: int = 0
+    retries: int = 0
+    pages: int = 0
+
+
+class Politeness(Protocol):
+    """The request settings every HTTP source's config has ([sources.*] in papertrail.toml)."""
+
+    delay_seconds: float
+    timeout_seconds: float
+    max_retries: int
+    backoff_seconds: float
+    max_backoff_seconds: float
 
 
 class Pacer:
@@ -40,6 +81,12 @@ def retry_after(value: str | None) -> float | None:
     return max(0.0, (when - dt.datetime.now(dt.UTC)).total_seconds())
 
 
+def check_status(status: int, headers: Mapping[str, str]) -> None:
+    """Raise Transient for a status worth retrying (honouring its Retry-After)."""
+    if status in RETRY_STATUS:
+        raise Transient(f"HTTP {status}", retry_after(headers.get("Retry-After")))
+
+
 class TooSlow(Exception):
     """The body was still arriving when the deadline passed."""
 
@@ -56,3 +103,61 @@ def read_within(chunks: Iterable[bytes], deadline: float) -> bytes:
         if time.monotonic() > deadline:
             raise TooSlow
     return bytes(body)
+
+
+class Requests:
+    """One run's requests to one service: spaced by delay_seconds, each bounded as a whole by
+    timeout_seconds, all of them by the run's `deadline` (time.monotonic()); a Transient
+    failure is retried with exponential backoff, or as long as Retry-After asks."""
+
+    def __init__(self, cfg: Politeness, deadline: float, *, name: str, limit: str) -> None:
+        self.cfg = cfg
+        self.deadline = deadline
+        self.name = name  # for the log
+        self.limit = limit  # what the deadline is, for messages: "max_run_seconds (1800 s)"
+        self.stats = FetchStats()
+        self._pacer = Pacer(cfg.delay_seconds)
+
+    def call(self, send: Callable[[float], R], check: Callable[[R], T], where: str) -> T:
+        """`send(deadline)` makes one request that must end by `deadline`; `check` turns its
+        answer into the result. Either raises Transient to have it retried, SourceError to
+        give up at once."""
+        attempt = 0
+        while True:
+            try:
+                return check(self._send(send, where))
+            except Transient as exc:
+                time.sleep(self._backoff(exc, attempt, where))
+            attempt += 1
+            self.stats.retries += 1
+
+    def _send(self, send: Callable[[float], R], where: str) -> R:
+        if time.monotonic() > self.deadline:
+            raise SourceError(f"{self.limit} reached")
+        self._pacer.wait()
+        self.stats.requests += 1
+        # timeout_seconds bounds the whole request, body included; the run's end bounds both.
+        deadline = min(time.monotonic() + self.cfg.timeout_seconds, self.deadline)
+        try:
+            return send(deadline)
+        except TooSlow:
+            if time.monotonic() > self.deadline:
+                raise SourceError(f"{self.limit} reached while reading {where}") from None
+            raise Transient(f"no complete response within {self.cfg.timeout_seconds:g} s"
+                            ) from None
+        finally:
+            self._pacer.done()
+
+    def _backoff(self, exc: Transient, attempt: int, where: str) -> float:
+        """How long to wait before the next try; SourceError when there is none."""
+        if attempt >= self.cfg.max_retries:
+            raise SourceError(f"{exc.problem} (gave up after {attempt} retries): {where}"
+                              ) from None
+        wait = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
+        if exc.retry_after is not None:
+            wait = max(wait, exc.retry_after)
+        if time.monotonic() + wait > self.deadline:
+            raise SourceError(f"{exc.problem}; retrying would exceed {self.limit}: {where}"
+                              ) from None
+        log.info("%s: %s; retry %d in %.1f s", self.name, exc.problem, attempt + 1, wait)
+        return wait

@@ -1,60 +1,57 @@
 """arXiv export API source: catch up on every configured category since a watermark.
 
-Built on the `arxiv` package (its Search, paging and Atom parser) with the
-politeness it lacks: a timeout on every request (the package sets none),
-backoff that honours Retry-After, retries on empty pages and truncated XML,
-and a bound on the whole run's time.
+The `arxiv` package describes the query (`Search`, its sort orders) and an entry
+(`Result`); the requests are ours, because its `Client` has no public seam for what an
+unattended run needs: a timeout on every request (it sets none), backoff that honours
+Retry-After, retries on empty pages and truncated XML (its parser recovers from broken
+XML), and a bound on the whole run's time. Pages are asked for with the query string of
+arXiv's API manual and parsed strictly by `_atom`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import logging
+import itertools
 import re
 import time
-from collections.abc import Callable, Iterator
+from collections import Counter
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from urllib.parse import urlencode
 
 import arxiv
 import pyarrow as pa
+import pyarrow.compute as pc
 import requests
 import urllib3
-from arxiv import _feed
-from lxml import etree
 
 from pipeline._ids import is_arxiv_id
 from pipeline._schemas import ARXIV_SNAPSHOT
-from pipeline._untrusted import Findings, clean_text
-from pipeline.config import ArxivConfig
-from pipeline.sources._http import Pacer, TooSlow, read_within, retry_after
+from pipeline._untrusted import Findings, clean_text, not_after
+from pipeline.merge import merge_arxiv
+from pipeline.runs import RunReport
+from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
+from pipeline.sources._http import (
+    FetchStats,
+    Requests,
+    SourceError,
+    Transient,
+    check_status,
+    read_within,
+)
+from pipeline.sources._source import Catch, Library, Merged, Options, Progress
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from pipeline.config import ArxivConfig, Config
 
-_RETRY_STATUS = {429, 500, 502, 503, 504}
 _ID = re.compile(r"^(?P<id>.+?)(?:v(?P<version>\d+))?$")
 _USER_AGENT = f"papertrail (+https://github.com/) arxiv.py/{arxiv.__version__}"
 _CHUNK = 64 * 1024
-# XML 1.0 forbids C0 controls but tab, newline and CR, even as character references, so one
-# in one abstract would make lxml refuse the whole page (and every later run that reads it).
-# In UTF-8 these bytes never occur inside another character, so dropping them is safe.
-_XML_C0 = bytes([*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x20)])
-_XML_C0_REF = re.compile(rb"&#(?:0*(?:[0-8]|1[124-9]|2\d|3[01])|[xX]0*(?:[0-8bcefBCEF]"
-                         rb"|1[\da-fA-F]));")
-
-
-class SourceError(Exception):
-    """The source could not deliver (after retries); the run records it and goes on."""
 
 
 class _PageLimit(Exception):
     pass
-
-
-@dataclass
-class FetchStats:
-    requests: int = 0
-    retries: int = 0
-    pages: int = 0
 
 
 @dataclass
@@ -74,120 +71,78 @@ class Fetch:
         return pa.Table.from_pylist(self.rows, schema=ARXIV_SNAPSHOT)
 
 
-Progress = Callable[[int, dt.datetime | None], None]  # (entries so far, oldest `updated` seen)
+_Answer = tuple[int, Mapping[str, str], bytes]  # status, headers, body
 
 
-class PoliteClient(arxiv.Client):
-    """An arxiv.Client whose page fetch is polite, bounded and strict about what it accepts."""
+class PoliteClient:
+    """The results of an `arxiv.Search`, page by page as they are consumed (as the package's
+    own client pages), each page fetched politely, within bounds and parsed strictly."""
 
     def __init__(self, cfg: ArxivConfig, *, deadline: float, max_pages: int | None = None,
                  expect_results: bool = False) -> None:
-        super().__init__(page_size=cfg.page_size, delay_seconds=cfg.delay_seconds,
-                         num_retries=cfg.max_retries)
         self.cfg = cfg
-        self.query_url_format = cfg.api_url + "?{}"
-        self.deadline = deadline
+        self.page_size = cfg.page_size
         self.max_pages = max_pages
         # A category catch-up always has results, so an empty first page is arXiv's quirk.
         self.expect_results = expect_results
-        self.stats = FetchStats()
-        self._pacer = Pacer(cfg.delay_seconds)
+        self._requests = Requests(cfg, deadline, name="arxiv",
+                                  limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
+        self.stats = self._requests.stats
+        self._session = requests.Session()
 
-    def _parse_feed(self, url: str, first_page: bool = True, _try_index: int = 0
-                    ) -> _feed.ParsedFeed:
+    def results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
+        return itertools.islice(self._results(search), search.max_results)
+
+    def _results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
+        offset = 0
+        page = self._page(search, offset, first=True)
+        while page.results:
+            yield from page.results
+            offset += len(page.results)
+            if offset >= page.total_results:
+                return
+            page = self._page(search, offset, first=False)
+
+    def _page(self, search: arxiv.Search, start: int, *, first: bool) -> Page:
         if self.max_pages is not None and self.stats.pages >= self.max_pages:
             raise _PageLimit(f"stopped after {self.max_pages} pages (--max-pages)")
-        attempt = 0
-        while True:
-            problem, retry_after = self._try_page(url, first_page)
-            if isinstance(problem, _feed.ParsedFeed):
-                self.stats.pages += 1
-                return problem
-            if attempt >= self.cfg.max_retries:
-                raise SourceError(f"{problem} (gave up after {attempt} retries): {url}")
-            wait = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
-            if retry_after is not None:
-                wait = max(wait, retry_after)
-            if time.monotonic() + wait > self.deadline:
-                raise SourceError(f"{problem}; retrying would exceed max_run_seconds "
-                                  f"({self.cfg.max_run_seconds:g} s): {url}")
-            log.info("arxiv: %s; retry %d in %.1f s", problem, attempt + 1, wait)
-            time.sleep(wait)
-            attempt += 1
-            self.stats.retries += 1
+        # The query string of arXiv's API manual, from the Search's public fields.
+        url = self.cfg.api_url + "?" + urlencode({
+            "search_query": search.query, "id_list": ",".join(search.id_list),
+            "sortBy": search.sort_by.value, "sortOrder": search.sort_order.value,
+            "start": str(start), "max_results": str(self.page_size)})
+        page = self._requests.call(lambda deadline: self._get(url, deadline),
+                                   lambda answer: self._check(answer, url, first), url)
+        self.stats.pages += 1
+        return page
 
-    def _try_page(self, url: str, first_page: bool
-                  ) -> tuple[_feed.ParsedFeed | str, float | None]:
-        """One request: the parsed feed, or (what went wrong, Retry-After seconds)."""
-        if time.monotonic() > self.deadline:
-            raise SourceError(f"max_run_seconds ({self.cfg.max_run_seconds:g} s) reached")
-        self._pacer.wait()
-        self.stats.requests += 1
-        # timeout_seconds bounds the whole request, body included; the run's end bounds both.
-        deadline = min(time.monotonic() + self.cfg.timeout_seconds, self.deadline)
-        try:
-            resp, body = self._request(url, deadline)
-        except TooSlow:
-            if time.monotonic() > self.deadline:
-                raise SourceError(f"max_run_seconds ({self.cfg.max_run_seconds:g} s) reached "
-                                  f"while reading {url}") from None
-            return f"no complete response within {self.cfg.timeout_seconds:g} s", None
-        except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
-            return f"no response within {self.cfg.timeout_seconds:g} s", None
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            return f"connection failed ({type(exc).__name__})", None
-        finally:
-            self._pacer.done()
-
-        if resp.status_code in _RETRY_STATUS:
-            return f"HTTP {resp.status_code}", retry_after(resp.headers.get("Retry-After"))
-        api_error = _api_error(body)
-        if api_error:
-            raise SourceError(f"arXiv API error (HTTP {resp.status_code}): {api_error}: {url}")
-        if resp.status_code != 200:
-            raise SourceError(f"HTTP {resp.status_code} from {url}")
-        body = _without_c0(body)
-        try:
-            etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True))
-        except etree.XMLSyntaxError as exc:
-            return f"truncated or malformed XML ({exc.msg})", None
-        try:
-            feed = _feed.parse(body)
-        except ValueError as exc:  # the package's parser raises on a date it cannot read
-            return f"unreadable entry ({exc})", None
-        if not feed.results and (not first_page or self.expect_results
-                                 or feed.header.total_results > 0):
-            return "empty page", None
-        return feed, None
-
-    def _request(self, url: str, deadline: float) -> tuple[requests.Response, bytes]:
+    def _get(self, url: str, deadline: float) -> _Answer:
         """GET with the body read in chunks as they arrive (read1), checking the deadline."""
-        with self._session.get(url, headers={"user-agent": _USER_AGENT}, stream=True,
-                               timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-            chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
-            return resp, read_within(chunks, deadline)
+        try:
+            with self._session.get(url, headers={"user-agent": _USER_AGENT}, stream=True,
+                                   timeout=max(deadline - time.monotonic(), 0.01)) as resp:
+                chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
+                return resp.status_code, resp.headers, read_within(chunks, deadline)
+        except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
+            raise Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
+        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+            raise Transient(f"connection failed ({type(exc).__name__})") from None
 
-
-def _without_c0(body: bytes) -> bytes:
-    body = body.translate(None, _XML_C0)  # ~7× faster than a regex on a page
-    return _XML_C0_REF.sub(b"", body) if b"&#" in body else body
-
-
-def _api_error(content: bytes) -> str | None:
-    """arXiv reports errors as an Atom entry titled Error whose id is under /api/errors."""
-    if b"/api/errors" not in content:
-        return None
-    try:
-        root = etree.fromstring(content, etree.XMLParser(recover=True, no_network=True))
-    except etree.XMLSyntaxError:
-        return None
-    if root is None:
-        return None
-    ns = {"a": "http://www.w3.org/2005/Atom"}
-    for entry in root.iterfind("a:entry", ns):
-        if "/api/errors" in (entry.findtext("a:id", "", ns) or ""):
-            return (entry.findtext("a:summary", "", ns) or "error").strip()
-    return None
+    def _check(self, answer: _Answer, url: str, first: bool) -> Page:
+        status, headers, body = answer
+        check_status(status, headers)
+        error = api_error(body)
+        if error:
+            raise SourceError(f"arXiv API error (HTTP {status}): {error}: {url}")
+        if status != 200:
+            raise SourceError(f"HTTP {status} from {url}")
+        try:
+            page = parse_page(body)
+        except Unreadable as exc:
+            raise Transient(str(exc)) from None
+        if not page.results and (not first or self.expect_results or page.total_results > 0):
+            raise Transient("empty page")
+        return page
 
 
 def split_id(short_id: str) -> tuple[str, int]:
@@ -263,7 +218,7 @@ def _collect(results: Iterator[arxiv.Result], fetch: Fetch, since: dt.datetime |
             if row is not None:
                 fetch.rows.append(row)
             if progress is not None:
-                progress(len(fetch.rows), oldest)
+                progress.advance(len(fetch.rows), oldest)
     except (SourceError, _PageLimit) as exc:
         return str(exc)
     return None
@@ -281,3 +236,57 @@ def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) 
     for name in ("updated", "published"):
         findings.check_date(short_id, name, row[name], fetched_at)
     return row
+
+
+# -- the source ------------------------------------------------------------------------------
+
+
+def window_start(cfg: ArxivConfig, watermark: dt.datetime | None,
+                 now: dt.datetime) -> dt.datetime:
+    """Where a catch-up starts: the overlap before the watermark, or the backfill window."""
+    if watermark is None:
+        return now - dt.timedelta(days=cfg.backfill_days)
+    return watermark - dt.timedelta(hours=cfg.overlap_hours)
+
+
+class ArxivSource:
+    """Every configured category, by last update, back to the watermark minus the overlap."""
+
+    name = "arxiv"
+    schema = ARXIV_SNAPSHOT
+
+    def enabled(self, cfg: Config) -> bool:
+        return cfg.sources.arxiv.enabled
+
+    def catch_up(self, cfg: Config, library: Library, watermark: dt.datetime | None,
+                 started: dt.datetime, options: Options) -> Catch:
+        acfg = cfg.sources.arxiv
+        before = not_after(watermark, started)
+        since = options.since or window_start(acfg, before, started)
+        if options.progress is not None:
+            options.progress.begin(since, started)
+        fetch = fetch_updates(acfg, since, started, max_pages=options.max_pages,
+                              progress=options.progress)
+        batch = fetch.table()
+        merged = self.merge(cfg, library, batch)
+        newest = pc.max(batch["updated"]).as_py() if batch.num_rows else None
+        after = not_after(max(filter(None, [before, newest]), default=None), started)
+        status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
+        wanted = set(acfg.categories)
+        per_category = Counter(c for row in fetch.rows for c in row["categories"]
+                               if c in wanted)
+        report = RunReport(self.name, status, merged.counts, fetch.stats.requests,
+                           fetch.stats.retries, fetch.error, before,
+                           after if fetch.complete else before)
+        catch = Catch(report, since, {"per_category": dict(sorted(per_category.items())),
+                                      **fetch.findings.details()})
+        catch.add(self.name, merged)
+        return catch
+
+    def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
+        merged = merge_arxiv(library.papers, library.version_keys, batch,
+                             cfg.sources.arxiv.categories)
+        return Merged(merged.papers, merged.changed, merged.counts, merged.new_versions)
+
+
+SOURCE = ArxivSource()

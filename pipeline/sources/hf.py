@@ -1,6 +1,7 @@
 """Hugging Face daily papers: the community's picks of each day, read day by day.
 
-Through huggingface_hub's own HTTP session, headers and error types, but not
+Through huggingface_hub's own HTTP session (`get_session`, an httpx2 client: so httpx2 is
+a declared dependency, for its exception types), headers and error types, but not
 `HfApi.list_daily_papers`: in 2.4.0 it reads upvotes, repo, stars, project page
 and summary from the item's top level while today's items carry them inside
 `paper` (so they come back None), and it has no timeout and no retries. So we
@@ -16,29 +17,38 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import logging
 import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx2
 import pyarrow as pa
 from huggingface_hub import __version__ as hub_version
+from huggingface_hub import get_session
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, get_session, hf_raise_for_status
+from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
 from pipeline._ids import is_arxiv_id
 from pipeline._schemas import HF_SNAPSHOT
-from pipeline._untrusted import Findings, clean_text
-from pipeline.config import HFConfig
-from pipeline.sources._http import Pacer, TooSlow, read_within, retry_after
-from pipeline.sources.arxiv import FetchStats, SourceError, split_id
+from pipeline._untrusted import Findings, clean_text, not_after
+from pipeline.merge import merge_hf
+from pipeline.runs import RunReport
+from pipeline.sources import arxiv as arxiv_source
+from pipeline.sources._http import (
+    FetchStats,
+    Requests,
+    SourceError,
+    Transient,
+    check_status,
+    read_within,
+)
+from pipeline.sources._source import Catch, Library, Merged, Options
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from pipeline.config import Config, HFConfig
 
-_RETRY_STATUS = {429, 500, 502, 503, 504}
 _MAX_PAGES = 20  # a daily list has tens of picks; more pages means the server ignores `p`
 _INT32 = 2**31 - 1
 
@@ -67,20 +77,23 @@ class HFClient:
 
     def __init__(self, cfg: HFConfig, deadline: float) -> None:
         self.cfg = cfg
-        self.deadline = deadline  # time.monotonic() by which the whole run ends
         self.url = cfg.endpoint.rstrip("/") + "/api/daily_papers"
         # token=False: public data, and a forker's local HF token must not leave the machine.
         self.headers = build_hf_headers(token=False, library_name="papertrail",
                                         library_version=hub_version)
-        self.stats = FetchStats()
-        self._pacer = Pacer(cfg.delay_seconds)
+        # `deadline`: time.monotonic() by which the whole run ends.
+        self._requests = Requests(cfg, deadline, name="hf", limit="the run's time limit")
+        self.stats = self._requests.stats
 
     def day(self, day: dt.date) -> list[Any]:
         """Every item of one day's list ([] when there is none)."""
         items: list[Any] = []
         seen: set[str] = set()
         for page in range(_MAX_PAGES):
-            got = self._get({"date": day.isoformat(), "p": page, "limit": self.cfg.page_size})
+            params = {"date": day.isoformat(), "p": page, "limit": self.cfg.page_size}
+            got = self._requests.call(lambda deadline, p=params: self._request(p, deadline),
+                                      lambda resp: self._items(resp, day),
+                                      f"{self.url}?date={day.isoformat()}")
             if got is None:
                 return items
             fresh = [it for it in got if _item_id(it) not in seen]
@@ -90,54 +103,31 @@ class HFClient:
                 return items
         return items
 
-    def _get(self, params: dict[str, Any]) -> list[Any] | None:
-        attempt = 0
-        while True:
-            problem, retry_after, result = self._try(params)
-            if problem is None:
-                return result
-            if attempt >= self.cfg.max_retries:
-                raise SourceError(f"{problem} (gave up after {attempt} retries): "
-                                  f"{self.url}?date={params['date']}")
-            wait = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
-            if retry_after is not None:
-                wait = max(wait, retry_after)
-            if time.monotonic() + wait > self.deadline:
-                raise SourceError(f"{problem}; retrying would exceed the run's time limit")
-            log.info("hf: %s; retry %d in %.1f s", problem, attempt + 1, wait)
-            time.sleep(wait)
-            attempt += 1
-            self.stats.retries += 1
+    def _request(self, params: dict[str, Any], deadline: float) -> httpx2.Response:
+        """GET with the body read in chunks as they arrive, checking the deadline.
 
-    def _try(self, params: dict[str, Any]) -> tuple[str | None, float | None, list[Any] | None]:
-        """One request: (problem to retry, Retry-After, items or None for 'no list')."""
-        if time.monotonic() > self.deadline:
-            raise SourceError("the run's time limit was reached")
-        self._pacer.wait()
-        self.stats.requests += 1
-        # timeout_seconds bounds the whole request, body included; the run's end bounds both.
-        deadline = min(time.monotonic() + self.cfg.timeout_seconds, self.deadline)
+        The chunks are raw (still compressed): the response rebuilt from them decodes them
+        by its Content-Encoding, once."""
         try:
-            resp = self._request(params, deadline)
-        except TooSlow:
-            if time.monotonic() > self.deadline:
-                raise SourceError("the run's time limit was reached while reading "
-                                  f"{params['date']}") from None
-            return f"no complete response within {self.cfg.timeout_seconds:g} s", None, None
+            with get_session().stream("GET", self.url, params=params, headers=self.headers,
+                                      timeout=max(deadline - time.monotonic(), 0.01)) as resp:
+                raw = read_within(resp.iter_raw(), deadline)
+            return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
+                                   request=resp.request)
         except httpx2.TimeoutException:
-            return f"no response within {self.cfg.timeout_seconds:g} s", None, None
+            raise Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
         except OfflineModeIsEnabled:
             raise SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect"
                               ) from None
         except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            return f"connection failed ({type(exc).__name__})", None, None
-        finally:
-            self._pacer.done()
-        if resp.status_code in _RETRY_STATUS:
-            return (f"HTTP {resp.status_code}", retry_after(resp.headers.get("Retry-After")),
-                    None)
+            raise Transient(f"connection failed ({type(exc).__name__})") from None
+
+    @staticmethod
+    def _items(resp: httpx2.Response, day: dt.date) -> list[Any] | None:
+        """The day's items; None for 'no list that day'."""
+        check_status(resp.status_code, resp.headers)
         if resp.status_code == 404:
-            return None, None, None
+            return None
         try:
             hf_raise_for_status(resp)
         except HfHubHTTPError as exc:
@@ -146,22 +136,10 @@ class HFClient:
         try:
             items = json.loads(resp.content)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise SourceError(f"malformed JSON for {params['date']} ({exc})") from None
+            raise SourceError(f"malformed JSON for {day} ({exc})") from None
         if not isinstance(items, list):
-            raise SourceError(f"expected a JSON list for {params['date']}, got "
-                              f"{type(items).__name__}")
-        return None, None, items
-
-    def _request(self, params: dict[str, Any], deadline: float) -> httpx2.Response:
-        """GET with the body read in chunks as they arrive, checking the deadline.
-
-        The chunks are raw (still compressed): the response rebuilt from them decodes them
-        by its Content-Encoding, once."""
-        with get_session().stream("GET", self.url, params=params, headers=self.headers,
-                                  timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-            raw = read_within(resp.iter_raw(), deadline)
-        return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
-                               request=resp.request)
+            raise SourceError(f"expected a JSON list for {day}, got {type(items).__name__}")
+        return items
 
 
 def _item_id(item: Any) -> str:
@@ -227,7 +205,8 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
     submitted = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
     findings.check_date(arxiv_id, "submitted_on_daily_at", submitted, fetched_at)
     return {
-        "arxiv_id": split_id(arxiv_id)[0], "hf_day": day, "upvotes": _count(get("upvotes")),
+        "arxiv_id": arxiv_source.split_id(arxiv_id)[0], "hf_day": day,
+        "upvotes": _count(get("upvotes")),
         "github_repo": _url(get("githubRepo")), "github_stars": _count(get("githubStars")),
         "project_page": _url(get("projectPage")), "ai_keywords": keywords,
         "ai_summary": _text(get("ai_summary")), "submitted_on_daily_at": submitted,
@@ -253,3 +232,93 @@ def fetch_days(cfg: HFConfig, days: list[dt.date], fetched_at: dt.datetime, *,
         fetch.days[day.isoformat()] = sum(r is not None for r in rows)
         fetch.last_day = day
     return fetch
+
+
+# -- the source ------------------------------------------------------------------------------
+
+
+class HFSource:
+    """The daily lists from the watermark day (minus the overlap) to today.
+
+    Picks the store does not hold yet are fetched from arXiv by id first (and kept as an
+    arxiv snapshot of this run, which rebuild replays just before its HF snapshot), so
+    every pick has a full record."""
+
+    name = "hf"
+    schema = HF_SNAPSHOT
+
+    def enabled(self, cfg: Config) -> bool:
+        return cfg.sources.hf.enabled
+
+    def catch_up(self, cfg: Config, library: Library, watermark: dt.datetime | None,
+                 started: dt.datetime, options: Options) -> Catch:
+        hcfg = cfg.sources.hf
+        # The HF mark is the start of a day this clock read: past `started` it is never right.
+        before = not_after(watermark, started, skew=dt.timedelta(0))
+        today = started.astimezone(dt.UTC).date()
+        if options.since is not None:
+            since = options.since.astimezone(dt.UTC).date()
+        elif before is not None:
+            since = before.date() - dt.timedelta(days=hcfg.overlap_days)
+        else:
+            since = today - dt.timedelta(days=hcfg.backfill_days)
+        fetch = fetch_days(hcfg, [since + dt.timedelta(days=i)
+                                  for i in range((today - since).days + 1)], started,
+                           deadline=time.monotonic() + hcfg.max_run_seconds)
+        batch = fetch.table()
+        missing, by_id, joined = _join_missing(cfg, library, batch, started)
+        if joined is not None:
+            library = Library(joined.papers, library.version_keys)
+        merged = merge_hf(library.papers, batch)
+
+        id_error = by_id.error if by_id is not None else None
+        errors = [e for e in (fetch.error, id_error and f"arXiv by id: {id_error}") if e]
+        error = "; ".join(errors) or None
+        last = (dt.datetime.combine(fetch.last_day, dt.time(), dt.UTC) if fetch.last_day
+                else None)
+        id_stats = by_id.stats if by_id is not None else FetchStats()
+        counts = {**merged.counts,
+                  "cross_listed": joined.counts["cross_listed"] if joined is not None else 0}
+        report = RunReport(
+            self.name, "ok" if error is None else ("partial" if fetch.last_day else "failed"),
+            counts, fetch.stats.requests + id_stats.requests,
+            fetch.stats.retries + id_stats.retries, error, before,
+            max(filter(None, [before, last]), default=None) if error is None else before)
+        catch = Catch(report, since, {"days": fetch.days, **fetch.findings.details(),
+                                      "unmatched": merged.unmatched,
+                                      "arxiv_by_id": _by_id_details(missing, by_id)})
+        if joined is not None:
+            catch.add(arxiv_source.SOURCE.name, joined)
+        catch.add(self.name, Merged(merged.papers, merged.changed, merged.counts))
+        return catch
+
+    def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
+        merged = merge_hf(library.papers, batch)
+        return Merged(merged.papers, merged.changed, merged.counts)
+
+
+def _join_missing(cfg: Config, library: Library, batch: pa.Table, started: dt.datetime
+                  ) -> tuple[list[str], arxiv_source.Fetch | None, Merged | None]:
+    """Picks the library lacks, fetched from arXiv by id and merged (None: none fetched)."""
+    known = set(library.papers["arxiv_id"].to_pylist())
+    missing = sorted({i for i in batch["arxiv_id"].to_pylist() if i not in known})
+    if not missing:
+        return missing, None, None
+    by_id = arxiv_source.fetch_ids(cfg.sources.arxiv, missing, started)
+    if not by_id.rows:
+        return missing, by_id, None
+    return missing, by_id, arxiv_source.SOURCE.merge(cfg, library, by_id.table())
+
+
+def _by_id_details(missing: list[str], by_id: arxiv_source.Fetch | None) -> dict[str, Any]:
+    """What the ledger says of the picks fetched from arXiv by id."""
+    if by_id is None:
+        return {"requested": 0, "fetched": 0, "not_found": [], "requests": 0, "retries": 0}
+    fetched = {r["arxiv_id"] for r in by_id.rows}
+    return {"requested": len(missing), "fetched": len(fetched),
+            "not_found": sorted(set(missing) - fetched) if by_id.error is None else [],
+            "requests": by_id.stats.requests, "retries": by_id.stats.retries,
+            **by_id.findings.details()}
+
+
+SOURCE = HFSource()

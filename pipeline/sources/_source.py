@@ -1,0 +1,99 @@
+"""What a source is to the rest of the pipeline: the Source protocol, what it folds into, and
+what one catch-up hands back for ingest to store and record."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+import pyarrow as pa
+
+from pipeline.runs import RunReport
+
+if TYPE_CHECKING:
+    from pipeline.config import Config
+
+VERSION_KEYS = ["arxiv_id", "version"]
+
+
+@dataclass(frozen=True)
+class Library:
+    """What a batch is merged into: papers, and the keys of versions (never every abstract)."""
+
+    papers: pa.Table
+    version_keys: pa.Table
+
+
+@dataclass(frozen=True)
+class Merged:
+    """One batch folded into the library."""
+
+    papers: pa.Table
+    changed: pa.Table  # the batch rows that changed something: what a snapshot keeps
+    counts: dict[str, int]  # ledger counts: fetched, new, revised, unchanged (, cross_listed)
+    new_versions: pa.Table | None = None  # rows to append to versions; None: adds none
+
+
+class Progress(Protocol):
+    """Told how far a catch-up got, for a progress bar (sources may not report any)."""
+
+    def begin(self, since: dt.datetime, until: dt.datetime) -> None: ...
+
+    def advance(self, entries: int, oldest: dt.datetime | None) -> None: ...
+
+
+@dataclass(frozen=True)
+class Options:
+    """What a command may ask of a catch-up; a source ignores what it has no use for."""
+
+    since: dt.datetime | None = None  # re-read from here instead of the stored watermark
+    max_pages: int | None = None
+    progress: Progress | None = None
+
+
+@dataclass
+class Catch:
+    """One catch-up: how it went, and what ingest should store and write in the ledger."""
+
+    report: RunReport
+    since: dt.date  # where it started reading (a datetime, or a day)
+    details: dict[str, Any] = field(default_factory=dict)  # the ledger's details, after since
+    # source → rows, written as snapshots of this run in this order (rebuild replays them so)
+    snapshots: dict[str, pa.Table] = field(default_factory=dict)
+    new_versions: list[pa.Table] = field(default_factory=list)
+    papers: pa.Table | None = None  # the papers table after the merges; stored with a snapshot
+
+    def add(self, source: str, merged: Merged) -> None:
+        """Keep a merge's outcome: its snapshot (when it changed anything) and papers."""
+        if merged.changed.num_rows:
+            self.snapshots[source] = merged.changed
+            if merged.new_versions is not None:
+                self.new_versions.append(merged.new_versions)
+        self.papers = merged.papers
+
+
+@runtime_checkable
+class Source(Protocol):
+    """A source: ingest runs its catch-ups, rebuild replays its snapshots through `merge`.
+
+    To add one, write a module with an object like this and add it to
+    `pipeline.sources.SOURCES`; its snapshots are then stored, checked, compacted and
+    replayed, its runs recorded, shown by `status` and the site, and `ingest --source` takes
+    its name."""
+
+    name: str  # the ledger's `source`, the snapshots' folder
+    schema: pa.Schema  # its snapshots' columns
+
+    def enabled(self, cfg: Config) -> bool: ...
+
+    def catch_up(self, cfg: Config, library: Library, watermark: dt.datetime | None,
+                 started: dt.datetime, options: Options) -> Catch:
+        """Fetch what is new since `watermark` (the last clean run's; None before the first)
+        and merge it. Never raises for the source's own faults: they go in the report."""
+        ...
+
+    def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
+        """Fold one snapshot's rows into the library: a pure function (no clock, no I/O)."""
+        ...
+
