@@ -24,13 +24,13 @@ import pyarrow.compute as pc
 
 from pipeline import classify, topics
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS
+from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty, to_table
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Topic, TopicName
 from pipeline.enrich import enrich
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
-from pipeline.store import Store, empty, to_table
+from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
 

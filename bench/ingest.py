@@ -85,8 +85,7 @@ def _table(entries: list[sample.Entry]) -> pa.Table:
 
 def make_store(root: Path) -> None:
     """A 200,000-paper store on disk (built once, in the parent process)."""
-    from pipeline._schemas import PAPERS, VERSIONS
-    from pipeline.store import empty
+    from pipeline._schemas import PAPERS, VERSIONS, empty
     merged = merge_arxiv(empty(PAPERS), empty(VERSIONS), _table(synthetic(200_000)), ["cs.CV"])
     store = Store(root)
     store.write("papers", merged.papers)

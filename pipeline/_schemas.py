@@ -6,8 +6,7 @@ refused with a clear error instead of being misread.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-
+import pandas as pd
 import pyarrow as pa
 
 SCHEMA_VERSION = "1"
@@ -143,23 +142,18 @@ TABLES: dict[str, pa.Schema] = {
     "runs": RUNS,
 }
 
-class _SnapshotSchemas(Mapping[str, pa.Schema]):
-    """Source name → its snapshots' schema, read from the source registry when first asked
-    (imported late: the sources import the store, which imports this module)."""
 
-    def _schemas(self) -> dict[str, pa.Schema]:
-        from pipeline.sources import SOURCES
-
-        return {name: source.schema for name, source in SOURCES.items()}
-
-    def __getitem__(self, source: str) -> pa.Schema:
-        return self._schemas()[source]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._schemas())
-
-    def __len__(self) -> int:
-        return len(self._schemas())
+def empty(schema: pa.Schema) -> pa.Table:
+    return schema.empty_table()
 
 
-SNAPSHOTS: Mapping[str, pa.Schema] = _SnapshotSchemas()
+def to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema) -> pa.Table:
+    """Conform a frame to a schema: columns in order, missing ones null, types cast."""
+    table = df if isinstance(df, pa.Table) else pa.Table.from_pandas(df, preserve_index=False)
+    columns = []
+    for fld in schema:
+        if fld.name in table.column_names:
+            columns.append(table[fld.name].cast(fld.type))
+        else:
+            columns.append(pa.nulls(table.num_rows, fld.type))
+    return pa.Table.from_arrays(columns, schema=schema)

@@ -15,8 +15,14 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import ARXIV_SNAPSHOT, HF_SNAPSHOT, PAPER_METADATA, PAPERS, VERSIONS
-from pipeline.store import to_table
+from pipeline._schemas import (
+    ARXIV_SNAPSHOT,
+    HF_SNAPSHOT,
+    PAPER_METADATA,
+    PAPERS,
+    VERSIONS,
+    to_table,
+)
 
 _LISTS = ("authors", "categories")
 

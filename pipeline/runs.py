@@ -12,7 +12,6 @@ import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.store import Store
@@ -26,33 +25,6 @@ def utcnow() -> dt.datetime:
 def new_run_id(source: str, started: dt.datetime) -> str:
     # Sortable by time first, so snapshots replay in the order they were taken.
     return f"{started.astimezone(dt.UTC):%Y%m%dT%H%M%SZ}-{source}-{secrets.token_hex(3)}"
-
-
-@dataclass
-class RunReport:
-    source: str
-    status: str  # ok | partial | failed | skipped
-    counts: dict[str, int] = field(default_factory=dict)
-    requests: int = 0
-    retries: int = 0
-    error: str | None = None
-    watermark_before: dt.datetime | None = None
-    watermark_after: dt.datetime | None = None
-
-    def line(self) -> str:
-        """The one line a run prints for this source."""
-        if self.status == "skipped":
-            return f"{self.source}: skipped ({self.error})"
-        parts = [f"{k} {v}" for k, v in self.counts.items()]
-        parts.append(f"{self.requests} requests, {self.retries} retries")
-        if self.watermark_after:
-            parts.append(f"watermark {self.watermark_after:%Y-%m-%d %H:%M} UTC")
-        text = f"{self.source}: {self.status} · " + " · ".join(parts)
-        if self.error:
-            mark = self.watermark_before
-            resume = f"{mark:%Y-%m-%d %H:%M} UTC" if mark else "the backfill window"
-            text += f" · ERROR {self.error} — stored data kept; next run resumes from {resume}"
-        return text
 
 
 class Run:

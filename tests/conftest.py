@@ -11,14 +11,14 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS
+from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
-from pipeline.store import Store, empty
+from pipeline.store import Store
 
 # Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
 # fork's own CI has nothing outside its checkout.

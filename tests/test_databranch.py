@@ -235,8 +235,7 @@ def test_a_concurrent_push_merges_with_a_store_compacted_meanwhile(tmp_path, rem
 def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path):
     import pyarrow as pa
 
-    from pipeline._schemas import ARXIV_SNAPSHOT
-    from pipeline.store import to_table
+    from pipeline._schemas import ARXIV_SNAPSHOT, to_table
 
     store = Store(tmp_path / "data")
     originals = {}

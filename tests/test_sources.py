@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import cli, ingest, stats
+from pipeline._report import RunReport
 from pipeline._schemas import ARXIV_SNAPSHOT
 from pipeline.config import Config
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
-from pipeline.runs import RunReport
 from pipeline.sources import SOURCES
 from pipeline.sources._source import Catch, Library, Merged, Options, Source
 from pipeline.store import Store

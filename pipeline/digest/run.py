@@ -17,13 +17,14 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline._schemas import DIGESTS
+from pipeline._report import RunReport
+from pipeline._schemas import DIGESTS, to_table
 from pipeline.config import Config
 from pipeline.digest.generate import Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, select
 from pipeline.digest.prompt import prompt_hash
-from pipeline.runs import Run, RunReport, recorded
-from pipeline.store import Store, to_table
+from pipeline.runs import Run, recorded
+from pipeline.store import Store
 
 CHECKPOINT_EVERY = 20  # outcomes between writes, so a killed run keeps what it paid for
 

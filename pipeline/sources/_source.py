@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from pipeline.runs import RunReport
+from pipeline._report import RunReport
 
 if TYPE_CHECKING:
     from pipeline.config import Config

@@ -27,10 +27,10 @@ import requests
 import urllib3
 
 from pipeline._ids import is_arxiv_id
+from pipeline._report import RunReport
 from pipeline._schemas import ARXIV_SNAPSHOT
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
-from pipeline.runs import RunReport
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import (
     FetchStats,

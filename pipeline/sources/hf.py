@@ -31,11 +31,10 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
 from pipeline._ids import is_arxiv_id
+from pipeline._report import RunReport
 from pipeline._schemas import HF_SNAPSHOT
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_hf
-from pipeline.runs import RunReport
-from pipeline.sources import arxiv as arxiv_source
 from pipeline.sources._http import (
     FetchStats,
     Requests,
@@ -45,6 +44,8 @@ from pipeline.sources._http import (
     read_within,
 )
 from pipeline.sources._source import Catch, Library, Merged, Options
+from pipeline.sources.arxiv import SOURCE as ARXIV
+from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 
 if TYPE_CHECKING:
     from pipeline.config import Config, HFConfig
@@ -205,7 +206,7 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
     submitted = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
     findings.check_date(arxiv_id, "submitted_on_daily_at", submitted, fetched_at)
     return {
-        "arxiv_id": arxiv_source.split_id(arxiv_id)[0], "hf_day": day,
+        "arxiv_id": split_id(arxiv_id)[0], "hf_day": day,
         "upvotes": _count(get("upvotes")),
         "github_repo": _url(get("githubRepo")), "github_stars": _count(get("githubStars")),
         "project_page": _url(get("projectPage")), "ai_keywords": keywords,
@@ -288,7 +289,7 @@ class HFSource:
                                       "unmatched": merged.unmatched,
                                       "arxiv_by_id": _by_id_details(missing, by_id)})
         if joined is not None:
-            catch.add(arxiv_source.SOURCE.name, joined)
+            catch.add(ARXIV.name, joined)
         catch.add(self.name, Merged(merged.papers, merged.changed, merged.counts))
         return catch
 
@@ -298,19 +299,19 @@ class HFSource:
 
 
 def _join_missing(cfg: Config, library: Library, batch: pa.Table, started: dt.datetime
-                  ) -> tuple[list[str], arxiv_source.Fetch | None, Merged | None]:
+                  ) -> tuple[list[str], Fetch | None, Merged | None]:
     """Picks the library lacks, fetched from arXiv by id and merged (None: none fetched)."""
     known = set(library.papers["arxiv_id"].to_pylist())
     missing = sorted({i for i in batch["arxiv_id"].to_pylist() if i not in known})
     if not missing:
         return missing, None, None
-    by_id = arxiv_source.fetch_ids(cfg.sources.arxiv, missing, started)
+    by_id = fetch_ids(cfg.sources.arxiv, missing, started)
     if not by_id.rows:
         return missing, by_id, None
-    return missing, by_id, arxiv_source.SOURCE.merge(cfg, library, by_id.table())
+    return missing, by_id, ARXIV.merge(cfg, library, by_id.table())
 
 
-def _by_id_details(missing: list[str], by_id: arxiv_source.Fetch | None) -> dict[str, Any]:
+def _by_id_details(missing: list[str], by_id: Fetch | None) -> dict[str, Any]:
     """What the ledger says of the picks fetched from arXiv by id."""
     if by_id is None:
         return {"requested": 0, "fetched": 0, "not_found": [], "requests": 0, "retries": 0}

@@ -1,0 +1,234 @@
+"""The store's one commit point: `manifest.json`, naming every live file, replaced
+atomically; and a writer's transaction, which writes new files only and makes them
+current by that replace (see docs/DATA.md, "The commit point").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from pipeline._parquet import StoreError, footer_problem, fsync
+from pipeline._schemas import TABLES
+from pipeline.sources import snapshot_schemas
+
+MANIFEST = "manifest.json"
+FORMAT = 2  # 1: no manifest (files at fixed names)
+RESTORING = ".restore.tmp"  # where `Store.replace_with` gathers another store's files
+# Writes one new file at the path it is given; returns the rows it holds.
+Writer = Callable[[Path], int]
+
+
+@dataclass
+class Manifest:
+    """What the store holds: paths relative to the store's folder."""
+
+    tables: dict[str, str] = field(default_factory=dict)
+    rows: dict[str, int | None] = field(default_factory=dict)  # None: not known (format 1)
+    snapshots: list[str] = field(default_factory=list)
+    generation: int = 0
+
+    def files(self) -> set[str]:
+        return {*self.tables.values(), *self.snapshots}
+
+    def copy(self) -> Manifest:
+        return replace(self, tables=dict(self.tables), rows=dict(self.rows),
+                       snapshots=list(self.snapshots))
+
+    def same_files(self, other: Manifest) -> bool:
+        return (self.tables, self.rows, sorted(self.snapshots)) == (
+            other.tables, other.rows, sorted(other.snapshots))
+
+    def to_json(self) -> str:
+        tables = {n: {"path": p, "rows": self.rows.get(n)} for n, p in sorted(self.tables.items())}
+        return json.dumps({"format": FORMAT, "generation": self.generation, "tables": tables,
+                           "snapshots": sorted(self.snapshots)}, indent=1) + "\n"
+
+
+def load(root: Path) -> Manifest:
+    """The store's manifest; for a store without one (format 1), what it would say."""
+    path = root / MANIFEST
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return Manifest(
+            tables={n: f"{n}.parquet" for n in TABLES if (root / f"{n}.parquet").exists()},
+            rows={n: None for n in TABLES if (root / f"{n}.parquet").exists()},
+            snapshots=sorted(str(p.relative_to(root))
+                             for p in root.glob("snapshots/*/*/*.parquet")))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise StoreError(f"{path}: cannot read the store's manifest ({exc}); restore the "
+                         "store with `papertrail data restore --force`") from None
+    return parse(raw, path)
+
+
+def same_files(text: str, manifest: Manifest, path: Path) -> bool:
+    """Whether a manifest's text (another copy's) names the same files as `manifest`."""
+    try:
+        return parse(json.loads(text), path).same_files(manifest)
+    except (ValueError, StoreError):
+        return False
+
+
+def parse(raw: Any, path: Path) -> Manifest:
+    try:
+        if raw["format"] != FORMAT:
+            raise StoreError(f"{path}: store format {raw['format']}, this papertrail reads "
+                             f"{FORMAT}; upgrade papertrail")
+        tables = {n: t["path"] for n, t in raw["tables"].items()}
+        rows = {n: t["rows"] for n, t in raw["tables"].items()}
+        unknown = set(tables) - set(TABLES)
+        if unknown:
+            raise StoreError(f"{path}: names tables this papertrail does not know: "
+                             f"{', '.join(sorted(unknown))}; upgrade papertrail")
+        return Manifest(tables, rows, list(raw["snapshots"]), int(raw["generation"]))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{path}: the store's manifest is malformed ({exc!r}); restore the "
+                         "store with `papertrail data restore --force`") from None
+
+
+def problems(root: Path, manifest: Manifest) -> list[str]:
+    """What is wrong with the files a manifest names, from their footers only."""
+    found = []
+    for name, rel in sorted(manifest.tables.items()):
+        found.append((rel, footer_problem(root / rel, TABLES[name], manifest.rows.get(name))))
+    schemas = snapshot_schemas()
+    for rel in manifest.snapshots:
+        source = Path(rel).parts[1] if len(Path(rel).parts) > 2 else "?"
+        found.append((rel, footer_problem(root / rel, schemas[source], None)
+                      if source in schemas else "not a snapshot of a known source"))
+    return [f"{rel}: {why}" for rel, why in found if why]
+
+
+class Transaction:
+    """One writer's changes since its last commit: the files it wrote (none of them named
+    by the manifest on disk yet) and the manifest that will make them current."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.committed = load(root)
+        remove_leftovers(root, self.committed)
+        self.pending = self.committed.copy()
+        self.written: set[str] = set()
+
+    def new_file(self, rel: str, write: Writer) -> int:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.written.add(rel)
+        return write(path)
+
+    def commit(self) -> None:
+        """Make everything written so far current: fsync the new files' folders, then
+        replace the manifest; only then delete what the old one named and this one does
+        not."""
+        staging, committed = self.pending, self.committed
+        for rel in self.written - staging.files():  # superseded inside this transaction
+            remove(self.root, rel)
+        self.written &= staging.files()
+        if staging.same_files(committed):
+            return
+        for folder in sorted({(self.root / rel).parent for rel in self.written}):
+            fsync_dir(folder)
+        staging.generation = max(staging.generation, committed.generation) + 1
+        _replace_text(self.root / MANIFEST, staging.to_json())
+        self.committed, self.written = staging.copy(), set()  # done, whatever follows
+        fsync_dir(self.root)
+        for rel in sorted(committed.files() - staging.files()):
+            remove(self.root, rel)
+
+    def take_all(self, other: Path) -> int:
+        """Hold exactly what the store folder `other` (on the same file system, e.g. under
+        RESTORING) holds; returns the number of files taken.
+
+        First an empty manifest is committed, so no live file is overwritten; then the
+        other store's files are moved in and its manifest committed. A crash in between
+        leaves an empty store, and running the same command again finishes the job."""
+        theirs = load(other)
+        missing = sorted(rel for rel in theirs.files() if not (other / rel).is_file())
+        if missing:
+            raise StoreError(f"{other}: its manifest names files it lacks: {', '.join(missing)}")
+        self.pending = Manifest(generation=self.pending.generation)
+        self.commit()
+        for rel in sorted(theirs.files()):
+            self.new_file(rel, functools.partial(move_file, other / rel))
+        theirs.generation = max(theirs.generation, self.pending.generation) + 1
+        self.pending = theirs
+        self.commit()
+        return len(theirs.files())
+
+    def discard(self) -> None:
+        for rel in self.written - self.committed.files():
+            remove(self.root, rel)
+        self.written = set()
+
+
+def remove_leftovers(root: Path, manifest: Manifest) -> None:
+    """Delete what a crashed writer left: temp files, a half-done restore, and table or
+    snapshot files that no manifest names (written, never committed)."""
+    live = manifest.files()
+    shutil.rmtree(root / RESTORING, ignore_errors=True)
+    for path in root.rglob("*.tmp"):
+        path.unlink(missing_ok=True)
+    if not (root / MANIFEST).exists():
+        return  # format 1: every file found is live
+    for folder in ("tables", "snapshots"):
+        for path in sorted((root / folder).rglob("*.parquet")):
+            if str(path.relative_to(root)) not in live:
+                remove(root, str(path.relative_to(root)))
+    for name in TABLES:
+        if f"{name}.parquet" not in live:
+            (root / f"{name}.parquet").unlink(missing_ok=True)
+
+
+def copy_file(src: Path, dest: Path) -> int:
+    shutil.copyfile(src, dest)
+    fsync(dest)
+    return 1
+
+
+def move_file(src: Path, dest: Path) -> int:
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(src, dest)
+    fsync(dest)  # extracted by git, never synced
+    return 1
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Replace a small file atomically: temp file, fsync, rename, fsync of the folder."""
+    _replace_text(path, text)
+    fsync_dir(path.parent)
+
+
+def _replace_text(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        fsync(tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def remove(root: Path, rel: str) -> None:
+    """Delete a file of the store, and its folder when that is left empty."""
+    path = root / rel
+    path.unlink(missing_ok=True)
+    with contextlib.suppress(OSError):  # a folder that still holds files stays
+        if path.parent != root:
+            path.parent.rmdir()
+
