@@ -24,7 +24,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-## bench: print the performance figures (not a test)
+## bench: print the performance figures in full (not a test; the tests run each with --smoke)
 bench: $(STAMP)
 	for f in bench/*.py; do $(BIN)/python $$f || exit 1; done
 

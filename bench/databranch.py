@@ -1,4 +1,4 @@
-"""Data-branch size after 30 simulated days (issue 7). Prints figures; asserts nothing.
+"""Data-branch size after 30 simulated days. Prints figures; asserts nothing.
 
 Each simulated day: one run after arXiv's announcement that finds ~1,000 new papers
 (the bundled sample's real papers cloned under new ids) plus 5% of the previous
@@ -14,15 +14,16 @@ Two histories are compared:
 Sizes are `git count-objects -vH` of the bare repository: as pushed, and after
 `git gc --prune=now` (GitHub prunes unreachable objects itself, later).
 
-Run: .venv/bin/python bench/databranch.py [DAYS] [QUIET_RUNS_PER_DAY]
+Run: .venv/bin/python bench/databranch.py [DAYS] [QUIET_RUNS_PER_DAY]   (--smoke: 2 days
+of 20 papers, in seconds)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,22 +38,22 @@ START = dt.datetime(2026, 6, 16, 0, 0, tzinfo=dt.UTC)  # 30 days reach into July
 PER_DAY = 1000
 
 
-def entries(days: int) -> list[sample.Entry]:
-    """~PER_DAY new papers a day, announced at 00:00 UTC, plus 5% v2s of the day before."""
+def entries(days: int, per_day: int) -> list[sample.Entry]:
+    """per_day new papers a day, announced at 00:00 UTC, plus 5% v2s of the day before."""
     base = [e for e in sample.entries() if e.version == 1]
     out: list[sample.Entry] = []
     for day in range(days):
         when = START + dt.timedelta(days=day)
         today = []
-        for i in range(PER_DAY):
-            n = day * PER_DAY + i
+        for i in range(per_day):
+            n = day * per_day + i
             e = base[n % len(base)]
             today.append(dataclasses.replace(
-                e, arxiv_id=f"26{6 + n // 100000:02d}.{n % 100000:05d}", published=when,
+                e, arxiv_id=f"26{6 + n // 99999:02d}.{1 + n % 99999:05d}", published=when,
                 updated=when - dt.timedelta(hours=3), announced=when))
         revised = [dataclasses.replace(e, version=2, updated=when - dt.timedelta(hours=2),
                                        announced=when, abstract=e.abstract + " (v2)")
-                   for e in out[-PER_DAY:][::20] if e.version == 1]
+                   for e in out[-per_day:][::20] if e.version == 1]
         out += today + revised
     return out
 
@@ -67,8 +68,8 @@ def size(bare: Path) -> str:
     return f"{stats['size-pack']} packed + {stats['size']} loose"
 
 
-def simulate(days: int, quiet: int, *, keep_small: bool) -> dict[str, str]:
-    with tempfile.TemporaryDirectory() as tmp, ArxivReplay(entries(days)) as api:
+def simulate(days: int, quiet: int, per_day: int, *, keep_small: bool) -> dict[str, str]:
+    with tempfile.TemporaryDirectory() as tmp, ArxivReplay(entries(days, per_day)) as api:
         root = Path(tmp)
         bare = root / "github.git"
         subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
@@ -105,12 +106,16 @@ def simulate(days: int, quiet: int, *, keep_small: bool) -> dict[str, str]:
 
 
 def main() -> None:
-    days = int(sys.argv[1]) if len(sys.argv) > 1 else 30
-    quiet = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    print(f"{days} simulated days from {START:%Y-%m-%d}, ~{PER_DAY:,} new papers and "
-          f"{PER_DAY // 20} v2s a day, 1 + {quiet} runs a day (each ending in data save)")
+    parser = argparse.ArgumentParser(description="Data-branch size after simulated days.")
+    parser.add_argument("days", nargs="?", type=int, default=30)
+    parser.add_argument("quiet", nargs="?", type=int, default=3, metavar="QUIET_RUNS_PER_DAY")
+    parser.add_argument("--smoke", action="store_true", help="2 days of 20 papers, 1 quiet run")
+    args = parser.parse_args()
+    days, quiet, per_day = (2, 1, 20) if args.smoke else (args.days, args.quiet, PER_DAY)
+    print(f"{days} simulated days from {START:%Y-%m-%d}, ~{per_day:,} new papers and "
+          f"{per_day // 20} v2s a day, 1 + {quiet} runs a day (each ending in data save)")
     for keep_small in (False, True):
-        figures = simulate(days, quiet, keep_small=keep_small)
+        figures = simulate(days, quiet, per_day, keep_small=keep_small)
         label = ("kept small (compact + squash at 24 commits / new month)" if keep_small
                  else "plain (a commit per run, no compaction)")
         print(f"- {label}:")

@@ -4,16 +4,16 @@ The synthetic store is drawn from the bundled sample's distributions: each row
 takes the title, abstract, authors and categories of independently chosen real
 sample papers (so the text is real and the mix is the sample's), and ~5% of rows
 get HF upvotes drawn from the sample's real picks. Run: `python bench/enrich.py
-[N]`; prints timings and peak memory.
+[N]` (`--smoke`: 2,000 papers); prints timings and peak memory.
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import gc
 import json
 import resource
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -84,7 +84,11 @@ def peak_mb() -> float:
 
 
 def main() -> None:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
+    parser = argparse.ArgumentParser(description="Time enrich over a synthetic store.")
+    parser.add_argument("n", nargs="?", type=int, default=200_000, metavar="N")
+    parser.add_argument("--smoke", action="store_true", help="2,000 papers")
+    args = parser.parse_args()
+    n = 2_000 if args.smoke else args.n
     cfg = config_mod.load(REPO / "papertrail.toml")
     extra = tuple(Topic(slug=f"bench-{i}", name=TopicName(zh="基准", en="Bench"), **spec)
                   for i, spec in enumerate(EXTRA_TOPICS))

@@ -1,4 +1,4 @@
-"""Ingest benchmarks (issue 2). Prints figures; asserts nothing.
+"""Ingest benchmarks. Prints figures; asserts nothing.
 
 1. parse + normalise throughput: 10,000 entries from the local replay, delays at 0;
 2. merging a 2,000-entry batch into a store of 200,000 papers (time and peak memory),
@@ -6,11 +6,13 @@
 
 Synthetic entries are the real sample's papers cloned under new ids, so titles,
 abstracts, author lists and categories keep the real distributions.
-Run: .venv/bin/python bench/ingest.py   (or `make bench`)
+Run: .venv/bin/python bench/ingest.py   (or `make bench`; `--smoke`: 500 entries, a store
+of 2,000 papers, one merge run)
 """
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import datetime as dt
 import json
@@ -31,6 +33,7 @@ from pipeline.sources import arxiv as source
 from pipeline.store import Store
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+NOW = T0 + dt.timedelta(days=30)  # after every synthetic entry: none is dated ahead
 
 
 def synthetic(n: int, offset: int = 0) -> list[sample.Entry]:
@@ -40,13 +43,13 @@ def synthetic(n: int, offset: int = 0) -> list[sample.Entry]:
         e = base[i % len(base)]
         when = T0 + dt.timedelta(seconds=i * 7)
         out.append(dataclasses.replace(
-            e, arxiv_id=f"{26 + i // 99999:02d}{1 + (i // 10000) % 10:02d}.{i % 99999 + 1:05d}",
+            e, arxiv_id=f"26{1 + i // 99999:02d}.{1 + i % 99999:05d}",  # valid ids: 2601.00001…
             published=when, updated=when, announced=when))
     return out
 
 
-def bench_parse() -> None:
-    entries = synthetic(10_000)
+def bench_parse(n: int) -> None:
+    entries = synthetic(n)
     cfg = config_mod.from_dict({}, Path("bench.toml"))
     with ArxivReplay(entries) as api:
         acfg = dataclasses.replace(cfg.sources.arxiv, api_url=api.url, delay_seconds=0.0,
@@ -54,14 +57,15 @@ def bench_parse() -> None:
         times = []
         for _ in range(3):
             started = time.perf_counter()
-            fetch = source.fetch_updates(acfg, T0 - dt.timedelta(days=1), T0)
+            fetch = source.fetch_updates(acfg, T0, NOW)
             times.append(time.perf_counter() - started)
-            assert len(fetch.rows) == 10_000, len(fetch.rows)
+            assert len(fetch.rows) == n, (len(fetch.rows), fetch.error)
     median = statistics.median(times)
-    print(f"fetch+parse+normalise over HTTP: 10,000 entries in {median:.2f} s (median of 3) "
-          f"= {10_000 / median:,.0f} entries/s, {fetch.stats.requests} requests")
+    print(f"fetch+parse+normalise over HTTP: {n:,} entries in {median:.2f} s (median of 3) "
+          f"= {n / median:,.0f} entries/s, {fetch.stats.requests} requests")
 
-    body = feed_xml("bench", entries[:2000], 2000, 0, 2000, T0)
+    page = entries[:2000]
+    body = feed_xml("bench", page, len(page), 0, len(page), T0)
     from pipeline.sources._atom import parse_page
     started = time.perf_counter()
     for _ in range(5):
@@ -69,7 +73,7 @@ def bench_parse() -> None:
         rows = [source.normalise(r, T0) for r in parsed.results]
     per = (time.perf_counter() - started) / 5
     print(f"parse+normalise only (no HTTP): {len(rows) / per:,.0f} entries/s "
-          f"({len(body) / 1e6:.1f} MB per 2,000-entry page)")
+          f"({len(body) / 1e6:.1f} MB per {len(page):,}-entry page)")
 
 
 def _table(entries: list[sample.Entry]) -> pa.Table:
@@ -83,16 +87,16 @@ def _table(entries: list[sample.Entry]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT)
 
 
-def make_store(root: Path) -> None:
-    """A 200,000-paper store on disk (built once, in the parent process)."""
+def make_store(root: Path, size: int) -> None:
+    """A store of `size` papers on disk (built in the parent process)."""
     from pipeline._schemas import PAPERS, VERSIONS, empty
-    merged = merge_arxiv(empty(PAPERS), empty(VERSIONS), _table(synthetic(200_000)), ["cs.CV"])
+    merged = merge_arxiv(empty(PAPERS), empty(VERSIONS), _table(synthetic(size)), ["cs.CV"])
     store = Store(root)
     store.write("papers", merged.papers)
     store.write("versions", merged.new_versions)
 
 
-def bench_merge_child(root: Path) -> None:
+def bench_merge_child(root: Path, size: int) -> None:
     """One real ingest step in a fresh process (read → merge → write), so the peak RSS is
     that step's alone; prints one JSON line for the parent."""
     store = Store(root)
@@ -101,10 +105,10 @@ def bench_merge_child(root: Path) -> None:
     version_keys = store.read("versions", columns=["arxiv_id", "version"])
     read = time.perf_counter() - started
     base = synthetic(1_100)
-    now = T0 + dt.timedelta(days=30)
+    now = NOW
     revised = [dataclasses.replace(e, version=2, updated=now, abstract=e.abstract + " v2")
                for e in base[:400]]
-    batch = _table(synthetic(1_500, offset=200_000) + revised + base[1000:1100])
+    batch = _table(synthetic(1_500, offset=size) + revised + base[1000:1100])
     batch = batch.set_column(batch.schema.get_field_index("fetched_at"), "fetched_at",
                              pa.array([now] * batch.num_rows, batch.schema.field("fetched_at")
                                       .type))
@@ -129,32 +133,36 @@ def _peak_rss_mib() -> float:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def bench_merge(runs: int = 5) -> None:
+def bench_merge(size: int, runs: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         results = []
         for _ in range(runs):
-            make_store(Path(tmp))
-            out = subprocess.run([sys.executable, __file__, "merge", tmp], check=True,
+            make_store(Path(tmp), size)
+            out = subprocess.run([sys.executable, __file__, "merge", tmp, str(size)], check=True,
                                  capture_output=True, text=True).stdout
             results.append(json.loads(out))
-        size = sum(p.stat().st_size for p in Path(tmp).glob("*.parquet")) / 1e6
+        disk_mb = sum(p.stat().st_size for p in Path(tmp).rglob("*.parquet")) / 1e6
 
     def med(key: str) -> float:
         return statistics.median(r[key] for r in results)
 
-    print(f"merge 2,000 entries (1,500 new, 400 revised, 100 unchanged) into 200,000 papers: "
+    print(f"merge 2,000 entries (1,500 new, 400 revised, 100 unchanged) into {size:,} papers: "
           f"median {med('merge'):.3f} s (min {min(r['merge'] for r in results):.3f}, "
           f"{runs} runs)")
     print(f"  whole step: read {med('read'):.2f} s + merge {med('merge'):.2f} s + atomic write "
           f"{med('write'):.2f} s = {med('read') + med('merge') + med('write'):.2f} s; "
-          f"{size:.0f} MB on disk")
+          f"{disk_mb:.0f} MB on disk")
     print(f"  peak RSS of the step: median {med('rss'):.0f} MiB, max "
           f"{max(r['rss'] for r in results):.0f} MiB")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["merge"]:
-        bench_merge_child(Path(sys.argv[2]))
+        bench_merge_child(Path(sys.argv[2]), int(sys.argv[3]))
     else:
-        bench_parse()
-        bench_merge()
+        parser = argparse.ArgumentParser(description="Time parsing and merging.")
+        parser.add_argument("--smoke", action="store_true",
+                            help="500 entries, a 2,000-paper store, one merge run")
+        smoke = parser.parse_args().smoke
+        bench_parse(500 if smoke else 10_000)
+        bench_merge(*((2_000, 1) if smoke else (200_000, 5)))

@@ -5,11 +5,12 @@
    cold (formula cache cleared before every abstract) and warm, and the share of
    formulas that fell back to escaped source;
 2. word_diff on a 2,000-word abstract with 20 edits, and against an unrelated text.
-Run: .venv/bin/python bench/mathml.py   (or `make bench`)
+Run: .venv/bin/python bench/mathml.py   (or `make bench`; `--smoke`: 100 abstracts)
 """
 
 from __future__ import annotations
 
+import argparse
 import random
 import statistics
 import time
@@ -84,6 +85,8 @@ def bench_diff(texts: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    texts = list(dict.fromkeys(abstracts()))
+    parser = argparse.ArgumentParser(description="Time math rendering and word diffs.")
+    parser.add_argument("--smoke", action="store_true", help="100 abstracts")
+    texts = list(dict.fromkeys(abstracts()))[:100 if parser.parse_args().smoke else None]
     bench_math(texts)
     bench_diff(texts)

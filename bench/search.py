@@ -1,4 +1,4 @@
-"""Search index benchmark (issue 6). Prints figures; asserts nothing.
+"""Search index benchmark. Prints figures; asserts nothing.
 
 Makes N Paper views from the real sample's distributions (titles, abstracts, authors,
 categories, Chinese digests for 10%, 5% revised, HF picks and topics for some). So that
@@ -7,11 +7,12 @@ names across papers and every abstract carries one rare made-up name. Then, in a
 process: index build time and peak memory (VmHWM), total size, the largest shard; then in
 headless chromium against the index served on 127.0.0.1: gzip bytes transferred before the
 first result of a typical query, and ms from keystroke to rendered results (median).
-Run: .venv/bin/python bench/search.py [N ...]   (default: 20000 200000)
+Run: .venv/bin/python bench/search.py [N ...]   (default: 20000 200000; `--smoke`: 300)
 """
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import functools
 import gzip
@@ -64,7 +65,7 @@ def papers(n: int) -> list[Paper]:
         out.append(Paper(
             arxiv_id=f"26{6 + month:02d}.{per_month[month]:05d}",
             version=2 if i % 20 == 0 else 1, title=e.title, title_html=Markup(""),
-            abstract_text=abstract, abstract_html=Markup(""), authors=authors,
+            abstract_text=abstract, authors=authors,
             categories=list(e.categories), primary=e.primary_category, comment=None,
             journal_ref=None, doi=None, published=when, updated=when, first_seen=seen,
             version_seen_at=seen, ai_related=any(c in e.categories for c in
@@ -218,5 +219,9 @@ if __name__ == "__main__":
     if sys.argv[1:2] == ["child"]:
         child(int(sys.argv[2]), sys.argv[3])
     else:
-        for size in [int(a) for a in sys.argv[1:]] or [20_000, 200_000]:
+        parser = argparse.ArgumentParser(description="Index size, build time, browser timings.")
+        parser.add_argument("sizes", nargs="*", type=int, default=[20_000, 200_000], metavar="N")
+        parser.add_argument("--smoke", action="store_true", help="300 papers")
+        args = parser.parse_args()
+        for size in [300] if args.smoke else args.sizes:
             bench(size)

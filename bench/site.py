@@ -1,11 +1,12 @@
-"""Site build benchmark (issue 5). Prints figures; asserts nothing.
+"""Site build benchmark. Prints figures; asserts nothing.
 
 Makes a store of N papers from the real sample's distributions (titles, abstracts with
 their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
 then times a full `papertrail build` in a fresh process and reports its peak memory,
 the home page's size and the site's size per 1,000 papers.
 Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [N ...]   (default: 20000;
-J sets [site] build_jobs, default 0 = one worker process per CPU; R full builds, median)
+J sets [site] build_jobs, default 0 = one worker process per CPU; R full builds, median;
+`--smoke`: 100 papers)
 """
 
 from __future__ import annotations
@@ -171,8 +172,9 @@ if __name__ == "__main__":
         parser.add_argument("sizes", nargs="*", type=int, default=[20_000], metavar="N")
         parser.add_argument("--jobs", type=int, default=0, help="[site] build_jobs")
         parser.add_argument("--repeat", type=int, default=1, help="full builds to time")
+        parser.add_argument("--smoke", action="store_true", help="100 papers")
         args = parser.parse_args()
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
-        for size in args.sizes:
+        for size in [100] if args.smoke else args.sizes:
             bench(size, args.jobs, args.repeat)

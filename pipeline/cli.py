@@ -40,7 +40,14 @@ class _Context:
         return Store(self.config.store_path)
 
 
-class _Group(click.Group):
+class _Ordered(click.Group):
+    """Lists its commands in the order this file declares them (pipeline order), not A-Z."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)
+
+
+class _Group(_Ordered):
     """Turns our known errors into one clear line and the documented exit code."""
 
     def invoke(self, ctx: click.Context) -> object:
@@ -94,6 +101,9 @@ def cli(ctx: click.Context, config_path: Path, verbose: bool) -> None:
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING,
                         format="%(asctime)s %(name)s: %(message)s", stream=sys.stderr)
     ctx.obj = _Context(config_path)
+
+
+# -- the pipeline in order: ingest → enrich → digest → build, and run for all four -----------------
 
 
 def _parse_since(value: str | None) -> dt.datetime | None:
@@ -162,6 +172,55 @@ def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None)
         click.echo(report.line())
 
 
+@cli.command()
+@click.pass_obj
+def enrich(obj: _Context) -> None:
+    """Recompute the AI flag and topics of every paper from papertrail.toml (after editing
+    [classify] or [[topics]]); touches only those derived columns."""
+    from pipeline import enrich as enrich_mod
+
+    result = enrich_mod.enrich(obj.config, obj.store)
+    total = result["papers"] or 1
+    click.echo(f"enriched {result['papers']} papers: {result['ai_related']} AI-related "
+               f"({100 * result['ai_related'] / total:.1f}%)"
+               + ("" if result["written"] else " · nothing changed"))
+    for slug, count in result["topics"].items():
+        click.echo(f"  {slug}: {count}")
+
+
+@cli.command()
+@click.pass_obj
+def digest(obj: _Context) -> None:
+    """Write AI reading digests for new paper versions (skipped when no API key is set)."""
+    from pipeline.digest import run_digest
+
+    click.echo(run_digest(obj.config, obj.store).line())
+
+
+@cli.command()
+@click.option("--publish", is_flag=True, help="Use publishconf.py (absolute URLs from base_url).")
+@click.pass_obj
+def build(obj: _Context, publish: bool) -> None:
+    """Build the static site from the store into [site] output (Pelican + our generator)."""
+    from pipeline import build as build_mod
+
+    click.echo(build_mod.build(obj.config, publish=publish).line())
+
+
+@cli.command("run")
+@click.option("--publish", is_flag=True, help="Build with publishconf.py (absolute URLs).")
+@click.pass_obj
+def run_all(obj: _Context, publish: bool) -> None:
+    """Ingest every source, enrich, write digests, build the site: the one command the
+    scheduled workflow calls. A failing source is recorded and the site still builds."""
+    from pipeline import run as run_mod
+
+    run_mod.run(obj.config, click.echo, publish=publish)
+
+
+# -- the store: what the runs did, and rebuilding it from its snapshots ----------------------------
+
+
 def _fmt(ts: object, tz: ZoneInfo) -> str:
     if ts is None or pd.isna(ts):
         return "—"
@@ -223,161 +282,10 @@ def rebuild(obj: _Context, force: bool) -> None:
                f"{result['versions']} versions")
 
 
-@cli.command()
-@click.option("--port", default=8001, show_default=True, help="Port on 127.0.0.1.")
-@click.option("--as-of", help="Serve what arXiv showed at this time (default: everything).")
-def replay(port: int, as_of: str | None) -> None:
-    """Serve the bundled sample as a local arXiv export API (for offline runs)."""
-    from pipeline.replay import sample
-    from pipeline.replay.arxiv import ArxivReplay
-
-    server = ArxivReplay(sample.entries(), as_of=_parse_since(as_of), port=port)
-    click.echo(f"arXiv replay at {server.url} ({len(sample.entries())} entries); Ctrl-C stops")
-    server.run_until_interrupted()
+# -- tuning the [[topics]] of papertrail.toml ------------------------------------------------------
 
 
-@cli.command()
-@click.option("--dir", "demo_dir", type=click.Path(path_type=Path), default=Path(".demo"),
-              show_default=True, help="Where the demo's store and site go (store emptied first).")
-@click.option("--serve/--no-serve", default=True, show_default=True,
-              help="Serve the built site on 127.0.0.1 afterwards.")
-@click.option("--port", default=8000, show_default=True, help="Port for --serve.")
-@click.pass_obj
-def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
-    """Offline demo: the real pipeline over local replays of the bundled sample, day by day,
-    then the site, served at http://127.0.0.1:8000."""
-    from pipeline import demo as demo_mod
-
-    cfg = demo_mod.run(obj.config, demo_dir, click.echo)
-    obj._config = cfg
-    click.get_current_context().invoke(status)
-    if serve:
-        demo_mod.serve(cfg.output_path, port, click.echo)
-
-
-@cli.command()
-@click.option("--publish", is_flag=True, help="Use publishconf.py (absolute URLs from base_url).")
-@click.pass_obj
-def build(obj: _Context, publish: bool) -> None:
-    """Build the static site from the store into [site] output (Pelican + our generator)."""
-    from pipeline import build as build_mod
-
-    click.echo(build_mod.build(obj.config, publish=publish).line())
-
-# -- the data branch (issue 7): what the update workflow runs around `papertrail run` ------------
-
-
-@cli.group()
-def data() -> None:
-    """Keep the store on a git branch: restore, save, compact, summary."""
-
-
-_remote = click.option("--remote", default="origin", show_default=True,
-                       help="Git remote name or URL (e.g. upstream's https URL).")
-_branch = click.option("--branch", default="data", show_default=True, help="The data branch.")
-
-
-@data.command("restore")
-@_remote
-@_branch
-@click.option("--force", is_flag=True, help="Replace a store that is not empty.")
-@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
-              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
-@click.pass_obj
-def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
-    """Replace the store with the data branch's data/ (no branch yet: start empty)."""
-    from pipeline import databranch
-
-    result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force, seed=seed or None)
-    click.echo(result.line(branch))
-
-
-@data.command("save")
-@_remote
-@_branch
-@click.option("--message", "-m", default="data: update", show_default=True)
-@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True,
-              help="Retries after a concurrent push (each folds the other data in).")
-@click.option("--squash-after", type=click.IntRange(min=1), default=24, show_default=True,
-              help="Squash the branch to one commit once it has this many commits.")
-@click.option("--force", is_flag=True, help="Save even a store that fails its check or holds "
-              "fewer papers than the branch.")
-@click.pass_obj
-def data_save(obj: _Context, remote: str, branch: str, message: str, retries: int,
-              squash_after: int, force: bool) -> None:
-    """Commit the store to the data branch when it changed, and push (retrying on conflict)."""
-    from pipeline import databranch
-
-    result = databranch.save(obj.config, obj.config.root, remote=remote, branch=branch,
-                             message=message, retries=retries, squash_after=squash_after,
-                             force=force)
-    click.echo(result.line(branch))
-
-
-@data.command("compact")
-@click.pass_obj
-def data_compact(obj: _Context) -> None:
-    """Merge snapshots of past months into one file per source per month (rebuild stays exact)."""
-    from pipeline.compact import compact
-
-    click.echo(compact(obj.store, run_ledger.utcnow().date()).line())
-
-
-@data.command("summary")
-@click.pass_obj
-def data_summary(obj: _Context) -> None:
-    """Print the latest runs as Markdown (the workflow appends it to $GITHUB_STEP_SUMMARY)."""
-    from pipeline import summary
-
-    click.echo(summary.markdown(obj.store), nl=False)
-
-
-# -- digests (issue 4) ----------------------------------------------------------------------------
-
-
-@cli.command()
-@click.pass_obj
-def digest(obj: _Context) -> None:
-    """Write AI reading digests for new paper versions (skipped when no API key is set)."""
-    from pipeline.digest import run_digest
-
-    click.echo(run_digest(obj.config, obj.store).line())
-
-
-@cli.command("replay-openai")
-@click.option("--port", default=8002, show_default=True, help="Port on 127.0.0.1.")
-@click.option("--latency", default=0.0, show_default=True, help="Seconds per response.")
-def replay_openai(port: int, latency: float) -> None:
-    """Serve a local OpenAI-compatible chat API answering with the bundled real digests."""
-    from pipeline.replay.openai import OpenAIReplay
-
-    server = OpenAIReplay(latency=latency, port=port)
-    click.echo(f"OpenAI-compatible replay at {server.url} ({len(server.digests)} digests); "
-               "Ctrl-C stops")
-    server.run_until_interrupted()
-
-
-# -- issue 3: enrich and topics ------------------------------------------------------------------
-
-
-@cli.command()
-@click.pass_obj
-def enrich(obj: _Context) -> None:
-    """Recompute the AI flag and topics of every paper from papertrail.toml (after editing
-    [classify] or [[topics]]); touches only those derived columns."""
-    from pipeline import enrich as enrich_mod
-
-    result = enrich_mod.enrich(obj.config, obj.store)
-    total = result["papers"] or 1
-    click.echo(f"enriched {result['papers']} papers: {result['ai_related']} AI-related "
-               f"({100 * result['ai_related'] / total:.1f}%)"
-               + ("" if result["written"] else " · nothing changed"))
-    for slug, count in result["topics"].items():
-        click.echo(f"  {slug}: {count}")
-
-
-@cli.group()
+@cli.group(cls=_Ordered)
 def topics() -> None:
     """Check and tune the [[topics]] of papertrail.toml."""
 
@@ -444,6 +352,91 @@ def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> No
         click.echo(f"… and {len(hits) - limit} more (--limit)")
 
 
+# -- the data branch: what the update workflow runs around `papertrail run` ------------------------
+
+
+@cli.group(cls=_Ordered)
+def data() -> None:
+    """Keep the store on a git branch: restore, save, compact, summary."""
+
+
+_remote = click.option("--remote", default="origin", show_default=True,
+                       help="Git remote name or URL (e.g. upstream's https URL).")
+_branch = click.option("--branch", default="data", show_default=True, help="The data branch.")
+
+
+@data.command("restore")
+@_remote
+@_branch
+@click.option("--force", is_flag=True, help="Replace a store that is not empty.")
+@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
+              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
+@click.pass_obj
+def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
+    """Replace the store with the data branch's data/ (no branch yet: start empty)."""
+    from pipeline import databranch
+
+    result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
+                                branch=branch, force=force, seed=seed or None)
+    click.echo(result.line(branch))
+
+
+@data.command("save")
+@_remote
+@_branch
+@click.option("--message", "-m", default="data: update", show_default=True)
+@click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True,
+              help="Retries after a concurrent push (each folds the other data in).")
+@click.option("--squash-after", type=click.IntRange(min=1), default=24, show_default=True,
+              help="Squash the branch to one commit once it has this many commits.")
+@click.option("--force", is_flag=True, help="Save even a store that fails its check or holds "
+              "fewer papers than the branch.")
+@click.pass_obj
+def data_save(obj: _Context, remote: str, branch: str, message: str, retries: int,
+              squash_after: int, force: bool) -> None:
+    """Commit the store to the data branch when it changed, and push (retrying on conflict)."""
+    from pipeline import databranch
+
+    result = databranch.save(obj.config, obj.config.root, remote=remote, branch=branch,
+                             message=message, retries=retries, squash_after=squash_after,
+                             force=force)
+    click.echo(result.line(branch))
+
+
+@data.command("compact")
+@click.pass_obj
+def data_compact(obj: _Context) -> None:
+    """Merge snapshots of past months into one file per source per month (rebuild stays exact)."""
+    from pipeline.compact import compact
+
+    click.echo(compact(obj.store, run_ledger.utcnow().date()).line())
+
+
+@data.command("summary")
+@click.pass_obj
+def data_summary(obj: _Context) -> None:
+    """Print the latest runs as Markdown (the workflow appends it to $GITHUB_STEP_SUMMARY)."""
+    from pipeline import summary
+
+    click.echo(summary.markdown(obj.store), nl=False)
+
+
+# -- offline: local replays of the services, and the demo over them --------------------------------
+
+
+@cli.command()
+@click.option("--port", default=8001, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--as-of", help="Serve what arXiv showed at this time (default: everything).")
+def replay(port: int, as_of: str | None) -> None:
+    """Serve the bundled sample as a local arXiv export API (for offline runs)."""
+    from pipeline.replay import sample
+    from pipeline.replay.arxiv import ArxivReplay
+
+    server = ArxivReplay(sample.entries(), as_of=_parse_since(as_of), port=port)
+    click.echo(f"arXiv replay at {server.url} ({len(sample.entries())} entries); Ctrl-C stops")
+    server.run_until_interrupted()
+
+
 @cli.command("replay-hf")
 @click.option("--port", default=8003, show_default=True, help="Port on 127.0.0.1.")
 @click.argument("files", nargs=-1, type=click.Path(exists=True, dir_okay=False,
@@ -463,15 +456,36 @@ def replay_hf(port: int, files: tuple[Path, ...]) -> None:
     server.run_until_interrupted()
 
 
-@cli.command("run")
-@click.option("--publish", is_flag=True, help="Build with publishconf.py (absolute URLs).")
-@click.pass_obj
-def run_all(obj: _Context, publish: bool) -> None:
-    """Ingest every source, enrich, write digests, build the site: the one command the
-    scheduled workflow calls. A failing source is recorded and the site still builds."""
-    from pipeline import run as run_mod
+@cli.command("replay-openai")
+@click.option("--port", default=8002, show_default=True, help="Port on 127.0.0.1.")
+@click.option("--latency", default=0.0, show_default=True, help="Seconds per response.")
+def replay_openai(port: int, latency: float) -> None:
+    """Serve a local OpenAI-compatible chat API answering with the bundled real digests."""
+    from pipeline.replay.openai import OpenAIReplay
 
-    run_mod.run(obj.config, click.echo, publish=publish)
+    server = OpenAIReplay(latency=latency, port=port)
+    click.echo(f"OpenAI-compatible replay at {server.url} ({len(server.digests)} digests); "
+               "Ctrl-C stops")
+    server.run_until_interrupted()
+
+
+@cli.command()
+@click.option("--dir", "demo_dir", type=click.Path(path_type=Path), default=Path(".demo"),
+              show_default=True, help="Where the demo's store and site go (store emptied first).")
+@click.option("--serve/--no-serve", default=True, show_default=True,
+              help="Serve the built site on 127.0.0.1 afterwards.")
+@click.option("--port", default=8000, show_default=True, help="Port for --serve.")
+@click.pass_obj
+def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
+    """Offline demo: the real pipeline over local replays of the bundled sample, day by day,
+    then the site, served at http://127.0.0.1:8000."""
+    from pipeline import demo as demo_mod
+
+    cfg = demo_mod.run(obj.config, demo_dir, click.echo)
+    obj._config = cfg
+    click.get_current_context().invoke(status)
+    if serve:
+        demo_mod.serve(cfg.output_path, port, click.echo)
 
 
 def main() -> None:

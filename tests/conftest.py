@@ -65,7 +65,7 @@ def remote(tmp_path: Path) -> Path:
     return bare
 
 
-# -- issue 3: Hugging Face replay and sample papers ------------------------------------------------
+# -- the Hugging Face replay, and the sample's papers as a table -----------------------------------
 
 
 def fast_hf(cfg: Config, endpoint: str, **changes: object) -> Config:

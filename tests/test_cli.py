@@ -42,6 +42,11 @@ def test_every_command_is_documented_in_the_readme(name):
     assert re.search(rf"`papertrail {name}\b", README), f"README does not document {name}"
 
 
+def test_the_readme_lists_the_commands_in_the_order_help_does():
+    listed = re.findall(r"^- `papertrail ([a-z-]+)", README, re.M)
+    assert list(dict.fromkeys(listed)) == cli.list_commands(None)
+
+
 @pytest.mark.parametrize("name", COMMANDS)
 def test_every_command_has_help(name):
     result = CliRunner().invoke(cli, [name, "--help"])

@@ -1,4 +1,4 @@
-"""The reliability issue's config items: a site folder that would swallow the store or the
+"""Config values that would hurt a run: a site folder that would swallow the store or the
 config, non-finite numbers, empty categories, control characters, unsafe base URLs. Each is
 one line and exit 2, never a traceback."""
 

@@ -1,4 +1,5 @@
-"""enrich (derived columns only, idempotent) and the issue-3 commands, through the real CLI."""
+"""enrich (derived columns only, idempotent), topics check and preview, and ingest of the
+Hugging Face source, through the real CLI."""
 
 from __future__ import annotations
 

@@ -1,0 +1,28 @@
+"""Every bench still runs: each script in bench/ at tiny N (`--smoke`), in a process of its own,
+as `make bench` runs it in full. The figures are not checked, only that they are printed."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+BENCHES = sorted((REPO / "bench").glob("*.py"))
+CHROMIUM = Path("/usr/bin/chromium")  # the search bench times queries in a real browser
+
+
+@pytest.mark.parametrize("script", BENCHES, ids=lambda path: path.stem)
+def test_each_bench_runs_at_tiny_n_and_prints_its_figures(script: Path) -> None:
+    if script.stem == "search" and not CHROMIUM.exists():
+        pytest.skip("needs Debian's chromium")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    result = subprocess.run([sys.executable, str(script), "--smoke"], cwd=REPO, env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert any(re.search(r"\d", line) for line in result.stdout.splitlines()), result.stdout
