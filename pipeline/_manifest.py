@@ -132,7 +132,7 @@ class Transaction:
         for rel in self.written - staging.files():  # superseded inside this transaction
             remove(self.root, rel)
         self.written &= staging.files()
-        if staging.same_files(committed):
+        if staging.same_files(committed) and (self.root / MANIFEST).exists():
             return
         for folder in sorted({(self.root / rel).parent for rel in self.written}):
             fsync_dir(folder)

@@ -26,6 +26,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal, overload
 
 import pandas as pd
 import pyarrow as pa
@@ -58,6 +59,12 @@ class DataBranchError(Exception):
     """A git command failed, or two stores cannot be merged without losing data."""
 
 
+@overload
+def git(repo: Path, *args: str, env: dict[str, str] | None = None,
+        binary: Literal[False] = False) -> str: ...
+@overload
+def git(repo: Path, *args: str, env: dict[str, str] | None = None,
+        binary: Literal[True]) -> bytes: ...
 def git(repo: Path, *args: str, env: dict[str, str] | None = None,
         binary: bool = False) -> str | bytes:
     cmd = ["git", "-C", str(repo), *args]
@@ -89,11 +96,9 @@ def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
 
 def _extract(repo: Path, commit: str, into: Path) -> None:
     """The commit's data/ folder, written into `into` (which must not exist)."""
-    tar = git(repo, "archive", "--format=tar", commit, _PREFIX, binary=True)
-    assert isinstance(tar, bytes)
-    with tempfile.TemporaryDirectory() as tmp, tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        tf.extractall(tmp, filter="data")
-        shutil.move(Path(tmp) / _PREFIX, into)
+    tar = git(repo, "archive", "--format=tar", f"{commit}:{_PREFIX}", binary=True)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        tf.extractall(into, filter="data")
 
 
 @dataclass(frozen=True)
