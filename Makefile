@@ -16,9 +16,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
-## test: set up, then lint and run the whole test suite
+## test: set up, then lint, type-check pipeline/ and run the whole test suite
 test: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 lint: $(STAMP)

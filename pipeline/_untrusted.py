@@ -70,7 +70,7 @@ class Findings:
 
     def check_date(self, entry_id: str, name: str, when: dt.datetime | None,
                    now: dt.datetime) -> None:
-        if is_ahead(when, now):
+        if when is not None and is_ahead(when, now):
             self.anomalies.append({"id": entry_id, name: when.isoformat()})
 
     def check_categories(self, categories: list[str]) -> None:

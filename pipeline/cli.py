@@ -9,6 +9,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import click
@@ -86,7 +87,7 @@ def _os_error(exc: OSError, obj: _Context | None) -> str:
         cfg = obj._config if obj else None
         where = (f"under {cfg.store_path} or {cfg.output_path}" if cfg
                  else "(no path given)")
-    advice = _OS_ADVICE.get(exc.errno, "check that path and its disk, then run again")
+    advice = _OS_ADVICE.get(exc.errno or 0, "check that path and its disk, then run again")
     return f"{exc.strerror or exc}: {where}: {advice}"
 
 
@@ -124,7 +125,7 @@ class _Progress:
     def __init__(self, source: str) -> None:
         self.source = source
         self.tty = sys.stdout.isatty()
-        self.bar = None
+        self.bar: Any = None  # click's ProgressBar (its class is not public)
         self.done = 0
         self.since: dt.datetime | None = None
         self.now: dt.datetime | None = None

@@ -442,7 +442,7 @@ def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field) -
 
 def _convert(value: Any, tp: Any, path: Path, key: str, allowed: str) -> Any:
     origin = typing.get_origin(tp)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _build(tp, value, path, key)
     if origin is Literal:
         if value not in typing.get_args(tp):

@@ -8,6 +8,8 @@ ai_related, ai_reason, topics and topic_reasons are touched.
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -29,7 +31,14 @@ def derive(cfg: Config, papers: pa.Table) -> pa.Table:
     return papers
 
 
-def enrich(cfg: Config, store: Store) -> dict[str, object]:
+class Enriched(TypedDict):
+    papers: int
+    ai_related: int
+    topics: dict[str, int]  # papers per topic slug
+    written: bool  # False: every derived column was as stored
+
+
+def enrich(cfg: Config, store: Store) -> Enriched:
     """Recompute the derived columns of every paper; writes only when something changed."""
     with store.lock():
         papers = store.read("papers")

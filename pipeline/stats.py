@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -145,5 +146,5 @@ def _py(value: object) -> dt.datetime | None:
     return pd.Timestamp(value).to_pydatetime()
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
     return 0 if value is None or pd.isna(value) else int(value)

@@ -6,6 +6,8 @@ latest run (status, counts, tokens, error), then the library's totals.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 
 from pipeline.store import Store
@@ -13,7 +15,7 @@ from pipeline.store import Store
 _COUNTS = ("fetched", "new", "revised", "unchanged")
 
 
-def _int(value: object) -> int:
+def _int(value: Any) -> int:
     return 0 if value is None or pd.isna(value) else int(value)
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -175,7 +176,7 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
 
 
 def _unset(why: np.ndarray) -> np.ndarray:
-    return np.equal(why, None)
+    return np.asarray(pd.isna(why), dtype=bool)
 
 
 def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:

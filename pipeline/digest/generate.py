@@ -13,8 +13,10 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import cast
 
 import openai
+from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
@@ -47,8 +49,9 @@ def parse_completion(body: bytes) -> Reply | None:
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         return None
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-    usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    raw_message, raw_usage = choice.get("message"), data.get("usage")
+    message = raw_message if isinstance(raw_message, dict) else {}
+    usage = raw_usage if isinstance(raw_usage, dict) else {}
 
     def text(value: object) -> str | None:
         return value if isinstance(value, str) else None
@@ -143,7 +146,7 @@ class _Generator:
             out.requests += 1
             try:
                 raw = await self.client.chat.completions.with_raw_response.create(
-                    model=self.cfg.model, messages=msgs,  # type: ignore[arg-type]
+                    model=self.cfg.model, messages=cast("list[ChatCompletionMessageParam]", msgs),
                     temperature=self.cfg.temperature, max_tokens=self.cfg.max_output_tokens,
                     response_format={"type": "json_object"})
             except openai.OpenAIError as exc:

@@ -83,7 +83,11 @@ def entries() -> tuple[Entry, ...]:
     for index, day in enumerate(all_days):
         announced = announced_at(day)
         cutoff = announced - dt.timedelta(hours=6)  # submissions close 14:00 US-Eastern
-        rows = [r for r in listing(day) if not (r["id"] in seen or seen.add(r["id"]))]
+        rows = []
+        for r in listing(day):
+            if r["id"] not in seen:
+                seen.add(r["id"])
+                rows.append(r)
         for i, row in enumerate(rows):
             submitted = cutoff - dt.timedelta(seconds=86400 * (i + 1) // (len(rows) + 1))
             submitted = submitted.replace(microsecond=0)

@@ -43,11 +43,17 @@ class FetchStats:
 class Politeness(Protocol):
     """The request settings every HTTP source's config has ([sources.*] in papertrail.toml)."""
 
-    delay_seconds: float
-    timeout_seconds: float
-    max_retries: int
-    backoff_seconds: float
-    max_backoff_seconds: float
+    # Read-only, as the frozen config's fields are.
+    @property
+    def delay_seconds(self) -> float: ...
+    @property
+    def timeout_seconds(self) -> float: ...
+    @property
+    def max_retries(self) -> int: ...
+    @property
+    def backoff_seconds(self) -> float: ...
+    @property
+    def max_backoff_seconds(self) -> float: ...
 
 
 class Pacer:

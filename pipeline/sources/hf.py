@@ -16,6 +16,7 @@ A response that is not a JSON list of items fails the run at that day.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import math
 import re
@@ -92,7 +93,7 @@ class HFClient:
         seen: set[str] = set()
         for page in range(_MAX_PAGES):
             params = {"date": day.isoformat(), "p": page, "limit": self.cfg.page_size}
-            got = self._requests.call(lambda deadline, p=params: self._request(p, deadline),
+            got = self._requests.call(functools.partial(self._request, params),
                                       lambda resp: self._items(resp, day),
                                       f"{self.url}?date={day.isoformat()}")
             if got is None:
