@@ -70,7 +70,7 @@ def bench_parse(n: int) -> None:
     started = time.perf_counter()
     for _ in range(5):
         parsed = parse_page(body)
-        rows = [source.normalise(r, T0) for r in parsed.results]
+        rows = [source.to_row(r, T0) for r in parsed.results]
     per = (time.perf_counter() - started) / 5
     print(f"parse+normalise only (no HTTP): {len(rows) / per:,.0f} entries/s "
           f"({len(body) / 1e6:.1f} MB per {len(page):,}-entry page)")

@@ -39,7 +39,7 @@ def test_pages_of_a_recorded_query(api_config, httpserver):
     cfg = dataclasses.replace(api_config, page_size=10)
     client = source.PoliteClient(cfg, deadline=float("inf"))
     results = list(client.results(arxiv.Search("all:testing", max_results=20)))
-    rows = [source.normalise(r, NOW) for r in results]
+    rows = [source.to_row(r, NOW) for r in results]
     assert len(rows) == 20 and client.stats.requests == 2
     first = rows[0]
     assert first["arxiv_id"] == "2202.12139" and first["version"] == 1

@@ -14,7 +14,14 @@ from pipeline._schemas import PAPERS, VERSIONS
 from pipeline.config import ConfigError
 from pipeline.digest.generate import Reply, parse_completion
 from pipeline.digest.plan import select
-from pipeline.digest.prompt import FIELDS, Paper, estimate_tokens, messages, prompt_hash, validate
+from pipeline.digest.prompt import (
+    FIELDS,
+    PaperText,
+    estimate_tokens,
+    messages,
+    prompt_hash,
+    validate,
+)
 from pipeline.replay.openai import Fault, OpenAIReplay
 
 GOOD = {"tldr": "一句话。", "motivation": "动机", "method": "方法", "results": "结果",
@@ -76,7 +83,7 @@ def test_prompt_hash_follows_the_prompt_version() -> None:
 
 
 def test_prompt_names_fields_limits_language_and_the_data_rule() -> None:
-    system, user = messages(Paper("2606.00001", 2, "Title", "Abstract."), "zh-CN")
+    system, user = messages(PaperText("2606.00001", 2, "Title", "Abstract."), "zh-CN")
     for name, (_, most) in FIELDS.items():
         assert f'"{name}"' in system["content"] and f"at most {most} characters" in system[
             "content"]
@@ -87,7 +94,7 @@ def test_prompt_names_fields_limits_language_and_the_data_rule() -> None:
 
 
 def test_estimate_is_at_least_the_utf8_bytes_plus_output() -> None:
-    msgs = messages(Paper("2606.00001", 1, "标题", "摘要" * 100), "zh-CN")
+    msgs = messages(PaperText("2606.00001", 1, "标题", "摘要" * 100), "zh-CN")
     assert estimate_tokens(msgs, 900) >= sum(len(m["content"].encode()) for m in msgs) + 900
 
 

@@ -20,7 +20,7 @@ from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
-from pipeline.digest.prompt import Paper, estimate_tokens, firmer, messages, validate
+from pipeline.digest.prompt import PaperText, estimate_tokens, firmer, messages, validate
 
 # This many HTTP-level failures in a row (any error status after the client's own retries,
 # a timeout, a refused connection, a body that is not a chat completion) means the server
@@ -70,7 +70,7 @@ def parse_completion(body: bytes) -> Reply | None:
 
 @dataclass
 class Outcome:
-    paper: Paper
+    paper: PaperText
     status: str  # ok | failed | budget (not sent: it could have exceeded the token budget)
     fields: dict[str, str] | None = None
     error: str | None = None
@@ -131,7 +131,7 @@ class _Generator:
         self.cfg, self.client, self.budget = cfg, client, budget
         self.failures_in_a_row = 0  # HTTP-level failures; a usable answer resets it
 
-    async def attempt(self, paper: Paper, msgs: list[dict[str, str]], estimate: int) -> Outcome:
+    async def attempt(self, paper: PaperText, msgs: list[dict[str, str]], estimate: int) -> Outcome:
         """One attempt: a request, and one firmer request when the reply is unusable.
         The caller has reserved `estimate` for the first request."""
         out, problem = Outcome(paper, "failed"), ""
@@ -177,7 +177,7 @@ class _Generator:
         return out
 
 
-async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_key: str,
+async def generate(papers: list[PaperText], cfg: DigestConfig, language: str, api_key: str,
                    max_per_run: int, budget: Budget,
                    on_outcome: Callable[[Outcome], None]) -> Dispatch:
     """Digest papers in order with at most cfg.concurrency requests in flight."""
@@ -188,7 +188,7 @@ async def generate(papers: list[Paper], cfg: DigestConfig, language: str, api_ke
     dispatch = Dispatch()
     tasks: list[asyncio.Task[None]] = []
 
-    async def run(paper: Paper, msgs: list[dict[str, str]], estimate: int) -> None:
+    async def run(paper: PaperText, msgs: list[dict[str, str]], estimate: int) -> None:
         try:
             on_outcome(await gen.attempt(paper, msgs, estimate))
         finally:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 import pyarrow as pa
 
-from pipeline.digest.prompt import Paper
+from pipeline.digest.prompt import PaperText
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 
@@ -26,7 +26,7 @@ def key_of(row: dict) -> Key:
 @dataclass
 class Plan:
     selected: int = 0
-    todo: list[tuple[Paper, dict | None]] = field(default_factory=list)  # newest first
+    todo: list[tuple[PaperText, dict | None]] = field(default_factory=list)  # newest first
     cached: list[Key] = field(default_factory=list)
     backoff: int = 0  # failed recently; retried once next_attempt_after has passed
     exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
@@ -64,5 +64,5 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
             if wait is not None and wait > now:
                 out.backoff += 1
                 continue
-        out.todo.append((Paper(c.arxiv_id, int(c.version), c.title or "", c.abstract), row))
+        out.todo.append((PaperText(c.arxiv_id, int(c.version), c.title or "", c.abstract), row))
     return out

@@ -52,7 +52,7 @@ _PER_MESSAGE_TOKENS = 8
 
 
 @dataclass(frozen=True)
-class Paper:
+class PaperText:
     arxiv_id: str
     version: int
     title: str
@@ -66,7 +66,7 @@ def prompt_hash(prompt_version: str) -> str:
     return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
-def messages(paper: Paper, language: str) -> list[dict[str, str]]:
+def messages(paper: PaperText, language: str) -> list[dict[str, str]]:
     fields = "\n".join(f'- "{name}": {what} (at most {most} characters)'
                        for name, (what, most) in FIELDS.items())
     data = json.dumps({"arxiv_id": paper.arxiv_id, "version": paper.version,

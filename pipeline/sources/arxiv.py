@@ -157,7 +157,7 @@ def _clean(text: str | None) -> str | None:
     return None if text is None else (" ".join(clean_text(text).split()) or None)
 
 
-def normalise(result: arxiv.Result, fetched_at: dt.datetime) -> dict:
+def to_row(result: arxiv.Result, fetched_at: dt.datetime) -> dict:
     arxiv_id, version = split_id(result.get_short_id())
     return {
         "arxiv_id": arxiv_id, "version": version,
@@ -231,7 +231,7 @@ def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) 
     if not is_arxiv_id(short_id):
         findings.reject(short_id, "not an arXiv id")
         return None
-    row = normalise(result, fetched_at)
+    row = to_row(result, fetched_at)
     findings.check_categories([*row["categories"], row["primary_category"]])
     for name in ("updated", "published"):
         findings.check_date(short_id, name, row[name], fetched_at)

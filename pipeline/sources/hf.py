@@ -149,7 +149,7 @@ def _item_id(item: Any) -> str:
     return str(paper.get("id")) if isinstance(paper, dict) else repr(item)[:100]
 
 
-def _text(value: Any) -> str | None:
+def _string(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
     return " ".join(clean_text(value).split()) or None
@@ -172,7 +172,7 @@ def _time(value: Any) -> dt.datetime | None:
 
 
 def _url(value: Any) -> str | None:
-    text = _text(value)
+    text = _string(value)
     return text if text and re.match(r"^https?://", text) else None
 
 
@@ -201,7 +201,7 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
     if isinstance(org, dict):
         org = org.get("fullname") or org.get("name")
     keywords = get("ai_keywords")
-    keywords = ([k for k in (_text(x) for x in keywords) if k] if isinstance(keywords, list)
+    keywords = ([k for k in (_string(x) for x in keywords) if k] if isinstance(keywords, list)
                 else None)
     # The 2024 shape has no submittedOnDailyAt; its top-level publishedAt is that moment.
     submitted = _time(paper.get("submittedOnDailyAt")) or _time(item.get("publishedAt"))
@@ -211,9 +211,9 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
         "upvotes": _count(get("upvotes")),
         "github_repo": _url(get("githubRepo")), "github_stars": _count(get("githubStars")),
         "project_page": _url(get("projectPage")), "ai_keywords": keywords,
-        "ai_summary": _text(get("ai_summary")), "submitted_on_daily_at": submitted,
-        "organization": _text(org), "num_comments": _count(get("numComments")),
-        "title": _text(get("title")), "fetched_at": fetched_at,
+        "ai_summary": _string(get("ai_summary")), "submitted_on_daily_at": submitted,
+        "organization": _string(org), "num_comments": _count(get("numComments")),
+        "title": _string(get("title")), "fetched_at": fetched_at,
     }
 
 
