@@ -20,16 +20,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
 from pipeline.site._views import Paper
-from pipeline.site._writer import read_record, stamp
-
-if TYPE_CHECKING:
-    from pipeline.site.generator import _Build
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
@@ -56,8 +51,7 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
-_MANIFEST = "search/manifest.json"
-_CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
+MANIFEST = "search/manifest.json"
 
 
 def normalise(text: str) -> str:
@@ -95,7 +89,7 @@ def fnv1a(term: str) -> int:
     return h
 
 
-def _minutes(t: dt.datetime | None) -> int:
+def minutes(t: dt.datetime | None) -> int:
     return 0 if t is None else int(t.timestamp() // 60)
 
 
@@ -245,16 +239,16 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
             "c": [[cat_ix[c] for c in p.categories] for p in block],
             "g": [_flags(p) for p in block],
             "o": [[topic_ix[s] for s, _ in p.topics] for p in block],
-            "u": [_minutes(p.updated) for p in block],
-            "s": [_minutes(p.first_seen) for p in block],
-            "b": [_minutes(p.published) for p in block]})
+            "u": [minutes(p.updated) for p in block],
+            "s": [minutes(p.first_seen) for p in block],
+            "b": [minutes(p.published) for p in block]})
     recent = range(n - 1, max(n - RECENT, 0) - 1, -1)  # docs are in first_seen order
     files["search/recent.json"] = dumps([
-        [i, docs[i].arxiv_id, _minutes(docs[i].first_seen), [normalise(a) for a in
+        [i, docs[i].arxiv_id, minutes(docs[i].first_seen), [normalise(a) for a in
          docs[i].authors], docs[i].categories, [s for s, _ in docs[i].topics]]
         for i in recent])
-    files[_MANIFEST] = dumps({
-        "v": VERSION, "as_of": _minutes(now), "docs": n, "shards": shards, "chunk": CHUNK,
+    files[MANIFEST] = dumps({
+        "v": VERSION, "as_of": minutes(now), "docs": n, "shards": shards, "chunk": CHUNK,
         "facet_block": FACET_BLOCK, "categories": cats, "topics": topics, "cap_df": CAP_DF})
     return Index(files, shards, len(spans), cats, topics)
 
@@ -268,8 +262,8 @@ def _flags(p: Paper) -> int:
 def _doc(p: Paper) -> list:
     tldr = ((p.digest or {}).get("tldr") or "")[:TLDR_CHARS]
     return [p.arxiv_id, p.title, p.authors[:12], len(p.authors), p.categories,
-            [s for s, _ in p.topics], _flags(p), _minutes(p.updated), _minutes(p.first_seen),
-            _minutes(p.published), p.version, tldr]
+            [s for s, _ in p.topics], _flags(p), minutes(p.updated), minutes(p.first_seen),
+            minutes(p.published), p.version, tldr]
 
 
 def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
@@ -281,30 +275,3 @@ def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
     for p in docs:
         h.update(repr((_doc(p), _field_texts(p, topic_names))).encode())
     return h.hexdigest()
-
-
-def write_index(build: _Build) -> None:
-    """Build the index for a site build and write it through its SkipUnchangedWriter; when
-    its inputs are those of the last build and its files are still the ones it wrote (a
-    build killed while writing the index leaves other stamps), keep them (only the
-    manifest's as_of moves)."""
-    out = Path(build.writer.output_path)
-    docs = sorted(build.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
-    key = fingerprint(docs, build.topic_names)
-    cache = out / _CACHE
-    old = read_record(cache)
-    stamps = old.get("stamps")
-    if old.get("key") == key and isinstance(stamps, dict) and stamps and all(
-            stamp(out / name) == seen for name, seen in stamps.items()):
-        manifest = old["manifest"]
-        for name in stamps:
-            build.writer.keep(out / name)
-    else:
-        index = build_index(docs, build.lib.now, build.topic_names)
-        manifest = json.loads(index.files.pop(_MANIFEST))
-        for name in sorted(index.files):
-            build.writer.write_text(name, index.files[name])
-        stamps = {name: stamp(out / name) for name in index.files}
-    build.writer.write_text(_MANIFEST, dumps({**manifest, "as_of": _minutes(build.lib.now)}))
-    build.writer.put(cache, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
-                                       sort_keys=True).encode(), atomic=True)
