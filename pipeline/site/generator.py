@@ -14,7 +14,6 @@ from pathlib import Path
 
 from pelican.generators import Generator
 
-from pipeline import config as config_mod
 from pipeline.config import Config
 from pipeline.site import _workers, data
 from pipeline.site._views import load
@@ -46,8 +45,7 @@ class PaperTrailGenerator(Generator):
     """Registered through the get_generators signal (see pipeline.site.register)."""
 
     def generate_output(self, writer: SkipUnchangedWriter) -> None:
-        cfg: Config = (self.settings.get("PAPERTRAIL_CONFIG_OBJECT")
-                       or config_mod.load(self.settings["PAPERTRAIL_CONFIG"]))
+        cfg: Config = self.settings["PAPERTRAIL_CONFIG"]  # see pipeline.site.settings
         # The library is millions of objects and no cycles: the cyclic collector would
         # walk it again and again as it grows (a quarter of the load at 200k papers), and
         # in worker processes its walks would copy every page they share with this one.
