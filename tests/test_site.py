@@ -423,7 +423,7 @@ def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
         raise ValueError(f"cannot render {len(papers)} papers")
 
     monkeypatch.setattr(paper_pages, "render_chunk", broken)
-    with pytest.raises(ValueError, match="cannot render [0-9]+ papers"):
+    with pytest.raises(ValueError, match=r"cannot render [0-9]+ papers"):
         build_at_last_run(cfg)
     # No page's key is recorded, so the next build renders every page it did not write.
     assert not (cfg.output_path / paper_pages.CACHE).exists()
