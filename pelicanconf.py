@@ -5,10 +5,10 @@ papertrail.toml beside this file names. `papertrail build` makes the same settin
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))  # pelican imports this file by path; make `pipeline` importable
+_here = Path(__file__).resolve().parent
+sys.path.insert(0, str(_here))  # pelican imports this file by path; make `pipeline` importable
 
 from pipeline import config as _config  # noqa: E402
 from pipeline.site import settings as _settings  # noqa: E402
 
-globals().update(_settings.plain(_config.load(HERE / "papertrail.toml")))
+globals().update(_settings.plain(_config.load(_here / "papertrail.toml")))

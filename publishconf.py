@@ -4,10 +4,10 @@ makes the same settings in code)."""
 import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+_here = Path(__file__).resolve().parent
+sys.path.insert(0, str(_here))
 
 from pipeline import config as _config  # noqa: E402
 from pipeline.site import settings as _settings  # noqa: E402
 
-globals().update(_settings.plain(_config.load(HERE / "papertrail.toml"), publish=True))
+globals().update(_settings.plain(_config.load(_here / "papertrail.toml"), publish=True))

@@ -15,13 +15,14 @@ import pyarrow as pa
 import pytest
 from lxml import etree
 from lxml import html as lxml_html
+from pelican.settings import read_settings
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _search, i18n
+from pipeline.site import _search, i18n, settings
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
@@ -427,3 +428,11 @@ def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
         build_at_last_run(cfg)
     # No page's key is recorded, so the next build renders every page it did not write.
     assert not (cfg.output_path / paper_pages.CACHE).exists()
+
+
+def test_pelicanconf_and_publishconf_hold_the_settings_the_build_makes_in_code():
+    repo = Path(__file__).resolve().parents[1]
+    cfg = config_mod.load(repo / "papertrail.toml")
+    for name, publish in (("pelicanconf.py", False), ("publishconf.py", True)):
+        assert read_settings(str(repo / name)) == settings.for_pelican(cfg, publish=publish)
+    assert settings.plain(cfg, publish=True)["SITEURL"] == cfg.site.base_url.rstrip("/")

@@ -32,7 +32,7 @@ DIGEST_FIELDS = ("tldr", "motivation", "method", "results", "conclusion")
 class Version:
     """One version on a paper's timeline. The (title, abstract) of a revision and of the
     version before it are kept, and the diffs made from them only when the paper's page
-    is rendered (in a worker process, see generator.py), not while the library loads."""
+    is rendered (in a worker process, see pages/paper.py), not while the library loads."""
 
     version: int
     updated: str

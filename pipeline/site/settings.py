@@ -21,7 +21,7 @@ THEME = REPO / "theme"
 # The stock taxonomies, direct templates and feeds are off (their author/tag step is
 # quadratic at 20k papers); pipeline.site renders ours. Papers never become articles.
 _FIXED: dict[str, object] = {
-    "SITEURL": "", "RELATIVE_URLS": True, "PATH": str(REPO / "content"),
+    "RELATIVE_URLS": True, "PATH": str(REPO / "content"),
     "THEME": str(THEME), "THEME_STATIC_DIR": "theme",
     "THEME_STATIC_PATHS": [],  # pipeline.site copies theme/static itself
     # Pelican's default is autoescape off: a <script> in a title would run.
