@@ -19,13 +19,14 @@ from markupsafe import Markup
 from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
+from pipeline.digest import prompt as digest_prompt
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._math import render_math
 from pipeline.site._safe import clean, clean_opt
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
-DIGEST_FIELDS = ("tldr", "motivation", "method", "results", "conclusion")
+DIGEST_FIELDS = tuple(digest_prompt.FIELDS)  # as the digest step asks the model for them
 
 
 @dataclass
