@@ -1,11 +1,13 @@
-"""Production settings: as pelicanconf, with absolute URLs from [site] base_url."""
+"""As pelicanconf.py, with absolute URLs from [site] base_url (`papertrail build --publish`
+makes the same settings in code)."""
 
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+_here = Path(__file__).resolve().parent
+sys.path.insert(0, str(_here))
 
-from pelicanconf import *  # noqa: F403
-from pelicanconf import _cfg
+from pipeline import config as _config  # noqa: E402
+from pipeline.site import settings as _settings  # noqa: E402
 
-SITEURL = _cfg.site.base_url.rstrip("/")
+globals().update(_settings.plain(_config.load(_here / "papertrail.toml"), publish=True))

@@ -1,4 +1,4 @@
-"""`papertrail build`: run Pelican with pelicanconf.py (or publishconf.py) over the store."""
+"""`papertrail build`: run Pelican over the store, with settings made from the Config."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pelican import Pelican
-from pelican.settings import read_settings
+from pelican import Pelican, signals
 
 from pipeline.config import Config, ConfigError
-from pipeline.site._writer import JOURNAL, read_record, replace_atomically
+from pipeline.site import settings as site_settings
+from pipeline.site._writer import JOURNAL, SkipUnchangedWriter, read_record, replace_atomically
 
-REPO = Path(__file__).resolve().parents[1]
 MANIFEST = ".papertrail/files.json"  # every file the last finished build produced
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
 PAGES_LIMIT = 1_000_000_000
@@ -44,31 +43,29 @@ class BuildReport:
 
 def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None) -> BuildReport:
     started = time.perf_counter()
-    os.environ["PAPERTRAIL_CONFIG"] = str(cfg.path.resolve())
-    conf = REPO / ("publishconf.py" if publish else "pelicanconf.py")
-    settings = read_settings(str(conf), override={
-        "PAPERTRAIL_CONFIG": str(cfg.path.resolve()), "OUTPUT_PATH": str(cfg.output_path),
-        # The Config object itself: callers (the demo, tests) may have changed it in memory.
-        "PAPERTRAIL_CONFIG_OBJECT": cfg, "PAPERTRAIL_NOW": now,
-    })
-    _refuse_overlap(Path(settings["THEME"]), cfg.output_path)
+    _refuse_overlap(site_settings.THEME, cfg.output_path)
     logging.getLogger("pelican").setLevel(logging.WARNING)
-    pelican = Pelican(settings)
-    writers: list = []
-    original = pelican._get_writer
+    pelican = Pelican(site_settings.for_pelican(cfg, publish=publish, now=now,
+                                                writer_plugin=False))
+    made: list[SkipUnchangedWriter] = []
 
-    def keep_writer():  # remember the writer to report what it wrote
-        writer = original()
-        writers.append(writer)
-        return writer
+    class Recorded(SkipUnchangedWriter):  # remembered, to report what it wrote
+        def __init__(self, output_path: str, settings: dict | None = None) -> None:
+            super().__init__(output_path, settings)
+            made.append(self)
 
-    pelican._get_writer = keep_writer
-    pelican.run()
-    out = cfg.output_path
-    produced = {os.path.normpath(p) for p in writers[0].files()}
+    def writer_class(sender: Pelican) -> type:
+        return Recorded
+
+    signals.get_writer.connect(writer_class, sender=pelican)
+    try:
+        pelican.run()
+    finally:
+        signals.get_writer.disconnect(writer_class, sender=pelican)
+    out, w = cfg.output_path, made[0]
+    produced = {os.path.normpath(p) for p in w.files()}
     removed = _remove_stale(out, produced)
     size = sum(os.stat(p).st_size for p in produced)
-    w = writers[0]
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
                        len(produced), size, removed)
 

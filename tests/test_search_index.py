@@ -29,19 +29,27 @@ def paper(i: int, title: str = "A paper", abstract: str = "Nothing to see.",
 def lookup(index: _search.Index, term: str) -> tuple[list[int], list[int], int] | None:
     """(docs, scores, capped) of a term, read back the way search.js reads it."""
     shard = json.loads(index.files[f"search/t/{_search.fnv1a(term) % index.shards}.json"])
-    entry = shard["t"].get(term)
-    if entry is None:
+    row = shard["terms"].get(term)
+    if row is None:
         return None
-    flat, docs, doc = entry[2], [], 0
+    entry = record(index, "term", row)
+    flat, docs, doc = entry["postings"], [], 0
     for gap in flat[0::2]:
         doc += gap
         docs.append(doc)
-    return docs, flat[1::2], entry[1]
+    return docs, flat[1::2], entry["capped"]
+
+
+def record(index: _search.Index, kind: str, row: list) -> dict:
+    """A record by the names the manifest gives its fields, as search.js reads it."""
+    fields = json.loads(index.files[_search.MANIFEST])["fields"][kind]
+    assert len(fields) == len(row)
+    return dict(zip(fields, row, strict=True))
 
 
 def expansions(index: _search.Index, prefix: str) -> list[str]:
     shard = json.loads(index.files[f"search/t/{_search.fnv1a(prefix) % index.shards}.json"])
-    return shard["p"].get(prefix, [])
+    return shard["prefixes"].get(prefix, [])
 
 
 def test_latin_text_is_case_and_accent_insensitive():
@@ -111,3 +119,21 @@ def test_output_is_deterministic_and_carries_no_markup():
     assert all(json.loads(text) is not None for text in first.values())
     chunks = [n for n in first if n.startswith("search/d/")]
     assert len(chunks) == -(-200 // _search.CHUNK)
+
+
+def test_docs_recent_entries_and_facets_are_read_by_the_names_the_manifest_gives():
+    docs = [paper(0), paper(1, title="Second", digest="一句话")]
+    docs[1].ai_related, docs[1].version = True, 2
+    index = _search.build_index(docs, T0)
+    manifest = json.loads(index.files[_search.MANIFEST])
+    second = record(index, "doc", json.loads(index.files["search/d/0.json"])[1])
+    assert (second["id"], second["title"], second["version"], second["tldr"]) == (
+        docs[1].arxiv_id, "Second", 2, "一句话")
+    flags = {name for i, name in enumerate(manifest["fields"]["flag"])
+             if second["flags"] & 1 << i}
+    assert flags == {"ai", "revised", "page"}
+    newest = record(index, "recent", json.loads(index.files["search/recent.json"])[0])
+    assert (newest["doc"], newest["id"]) == (1, docs[1].arxiv_id)
+    block = json.loads(index.files["search/f/0.json"])
+    assert sorted(block) == sorted(manifest["fields"]["facet"])
+    assert block["first_seen"] == [_search.minutes(p.first_seen) for p in docs]

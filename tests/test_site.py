@@ -15,13 +15,15 @@ import pyarrow as pa
 import pytest
 from lxml import etree
 from lxml import html as lxml_html
+from pelican.settings import read_settings
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _search, generator, i18n
+from pipeline.site import _search, i18n, settings
+from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -363,10 +365,10 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     fast = _tree(cfg.output_path)
     assert sum(k.startswith("paper/") for k in fast) > 100
 
-    def through_pelican(self, paper) -> None:  # the stock path: Pelican's write_file
-        self.page(paper.path, "paper.html", p=paper, title=paper.title)
+    def through_pelican(site, out, paper) -> None:  # the stock path: Pelican's write_file
+        out.page(paper.path, "paper.html", p=paper, title=paper.title)
 
-    monkeypatch.setattr(generator._Build, "render_paper", through_pelican)
+    monkeypatch.setattr(paper_pages, "render_one", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),
                                                             build_jobs=1))
     again = build_at_last_run(one)
@@ -418,11 +420,19 @@ def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     run_pipeline(cfg, DAYS[:1])
 
-    def broken(self, start: int, stop: int) -> None:
-        raise ValueError(f"cannot render papers {start}–{stop}")
+    def broken(site, out, papers, old, salt) -> None:
+        raise ValueError(f"cannot render {len(papers)} papers")
 
-    monkeypatch.setattr(generator._Build, "render_papers", broken)
-    with pytest.raises(ValueError, match="cannot render papers 0–1000"):
+    monkeypatch.setattr(paper_pages, "render_chunk", broken)
+    with pytest.raises(ValueError, match=r"cannot render [0-9]+ papers"):
         build_at_last_run(cfg)
     # No page's key is recorded, so the next build renders every page it did not write.
-    assert not (cfg.output_path / generator._PAGE_CACHE).exists()
+    assert not (cfg.output_path / paper_pages.CACHE).exists()
+
+
+def test_pelicanconf_and_publishconf_hold_the_settings_the_build_makes_in_code():
+    repo = Path(__file__).resolve().parents[1]
+    cfg = config_mod.load(repo / "papertrail.toml")
+    for name, publish in (("pelicanconf.py", False), ("publishconf.py", True)):
+        assert read_settings(str(repo / name)) == settings.for_pelican(cfg, publish=publish)
+    assert settings.plain(cfg, publish=True)["SITEURL"] == cfg.site.base_url.rstrip("/")

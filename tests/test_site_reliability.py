@@ -187,11 +187,14 @@ def test_an_id_or_category_climbing_with_dots_writes_nothing_outside_the_output(
 
 def test_an_output_folder_holding_the_theme_is_refused(tmp_path):
     inside = REPO / "theme" / "templates" / "_test_output"
-    cfg = _config(tmp_path, "en")  # loading refuses such an output; this is the build's wall
-    cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=inside))
     try:
         with pytest.raises(config_mod.ConfigError, match="theme"):
-            build_mod.build(cfg)
+            _config(tmp_path, "en", output=str(inside))
+        # A Config changed in memory (as the demo changes one) is refused by the build.
+        cfg = _config(tmp_path, "en")
+        moved = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=inside))
+        with pytest.raises(config_mod.ConfigError, match="theme"):
+            build_mod.build(moved)
         assert not inside.exists()
     finally:
         shutil.rmtree(inside, ignore_errors=True)  # only there if the refusal failed

@@ -1,24 +1,18 @@
-"""The site: a Pelican plugin rendering the store (registered via PLUGINS in pelicanconf.py)."""
+"""The site: a Pelican plugin rendering the store (see pipeline.site.settings). Its writer
+comes through Pelican's get_writer signal: from the plugin pipeline.site._writer when
+Pelican runs by hand, from `papertrail build` itself otherwise (to report what it wrote)."""
 
 from __future__ import annotations
 
 from pelican import signals
 
 
-# Names must not clash with submodules: importing pipeline.site._writer would rebind a
-# function called `_writer` here, and blinker (weak references) would drop the receiver.
+# Named so no submodule import rebinds it: blinker holds receivers by weak reference.
 def _generator_class(pelican: object) -> type:
     from pipeline.site.generator import PaperTrailGenerator
 
     return PaperTrailGenerator
 
 
-def _writer_class(pelican: object) -> type:
-    from pipeline.site._writer import SkipUnchangedWriter
-
-    return SkipUnchangedWriter
-
-
 def register() -> None:
     signals.get_generators.connect(_generator_class)
-    signals.get_writer.connect(_writer_class)

@@ -21,6 +21,7 @@ from markupsafe import escape
 from pipeline.site._views import DIGEST_FIELDS, Paper
 
 FEED_MAX = 100  # entries per feed: readers poll often; the site keeps the rest
+SITE_FEEDS = ("all", "ai", "revisions", "digests")  # the site's own feeds, by slug
 
 
 @dataclass(frozen=True)

@@ -16,20 +16,15 @@ import math
 import re
 import unicodedata
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
-from pipeline.site._views import Paper
-from pipeline.site._writer import read_record, stamp
-
-if TYPE_CHECKING:
-    from pipeline.site.generator import _Build
+from pipeline.site._views import CLOCKS, Paper
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
@@ -56,8 +51,7 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
-_MANIFEST = "search/manifest.json"
-_CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
+MANIFEST = "search/manifest.json"
 
 
 def normalise(text: str) -> str:
@@ -95,7 +89,7 @@ def fnv1a(term: str) -> int:
     return h
 
 
-def _minutes(t: dt.datetime | None) -> int:
+def minutes(t: dt.datetime | None) -> int:
     return 0 if t is None else int(t.timestamp() // 60)
 
 
@@ -183,18 +177,33 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
     """Every file of the index, deterministic: unchanged papers → unchanged bytes."""
     # Oldest first, so new papers append doc numbers and old chunks keep their bytes.
     docs = sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id))
-    n = len(docs)
-    terms, df, starts, doc, score = _postings(docs, topic_names or {})
+    spans, flat = _spans(docs, topic_names or {})
+    files, shards = _shards(spans, flat)
+    cats = sorted({c for p in docs for c in p.categories})
+    topics = sorted({s for p in docs for s, _ in p.topics})
+    files.update(_doc_files(docs, cats, topics))
+    files[MANIFEST] = dumps({
+        "v": VERSION, "as_of": minutes(now), "docs": len(docs), "shards": shards,
+        "chunk": CHUNK, "facet_block": FACET_BLOCK, "categories": cats, "topics": topics,
+        "cap_df": CAP_DF, "fields": SCHEMA})
+    return Index(files, shards, len(spans), cats, topics)
+
+
+# A term's postings: a span [a, e) of the flat (gap, score) array, or its capped list.
+Span = tuple[int, list | None, int, int]  # (df, capped postings or None, a, e)
+
+
+def _spans(docs: Sequence[Paper], names: dict[str, str]) -> tuple[dict[str, Span], np.ndarray]:
+    """Terms in order, each with its postings as a span of one flat array, so only one
+    shard's worth of Python lists exists at a time."""
+    terms, df, starts, doc, score = _postings(docs, names)
     doc = doc.astype(np.int32)
     gaps = np.diff(doc, prepend=0)
     gaps[starts[:-1][df > 0]] = doc[starts[:-1][df > 0]]  # each list starts from doc 0
     flat = np.empty(2 * len(doc), dtype=np.int32)
     flat[0::2], flat[1::2] = gaps, score
     del gaps
-
-    # A term's postings stay a span of `flat` until its shard is written, so only one
-    # shard's worth of Python lists exists at a time.
-    spans: dict[str, tuple[int, list | None, int, int]] = {}
+    spans: dict[str, Span] = {}
     for k in np.argsort(terms.astype(str), kind="stable"):
         t, a, b, count = str(terms[k]), int(starts[k]), int(starts[k + 1]), int(df[k])
         if count > CAP_DF:  # best scores, ties to the older doc, then back in doc order
@@ -206,15 +215,17 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
             spans[t] = (count, cf.tolist(), 0, 0)
         else:
             spans[t] = (count, None, 2 * a, 2 * b)
-    del doc, score, terms
+    return spans, flat
 
+
+def _shards(spans: dict[str, Span], flat: np.ndarray) -> tuple[dict[str, str], int]:
+    """The term shards (terms and prefix expansions by hash) and how many there are."""
     expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for t, (count, *_) in spans.items():
         for pre in prefixes(t):
             expansions[pre].append((-count, t))
     prefix_map = {pre: [t for _, t in sorted(c)[:PREFIX_KEEP]] for pre, c in expansions.items()}
     del expansions
-
     size = sum(len(t) + 8 + 3 * (len(c) if c else e - a) for t, (_, c, a, e) in spans.items()
                ) + sum(len(p) + 12 * len(v) for p, v in prefix_map.items())
     shards = 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
@@ -225,51 +236,70 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
     for pre, v in prefix_map.items():
         shard_p[fnv1a(pre) % shards][pre] = v
 
-    def entry(t: str) -> list:
+    def entry(t: str) -> list:  # in SCHEMA["term"] order
         count, capped, a, e = spans[t]
         return [count, 1, capped] if capped is not None else [count, 0, flat[a:e].tolist()]
 
-    files = {f"search/t/{k}.json": dumps({"p": shard_p[k], "t": {t: entry(t) for t in
-                                                                 shard_t[k]}})
-             for k in range(shards)}
-    cats = sorted({c for p in docs for c in p.categories})
-    topics = sorted({s for p in docs for s, _ in p.topics})
+    return {f"search/t/{k}.json": dumps({"prefixes": shard_p[k],
+                                         "terms": {t: entry(t) for t in shard_t[k]}})
+            for k in range(shards)}, shards
+
+
+def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str]) -> dict[str, str]:
+    """Doc chunks, facet blocks and recent.json, each record in SCHEMA's order."""
     cat_ix = {c: i for i, c in enumerate(cats)}
     topic_ix = {s: i for i, s in enumerate(topics)}
-    for start in range(0, n, CHUNK):
-        files[f"search/d/{start // CHUNK}.json"] = dumps(
-            [_doc(p) for p in docs[start:start + CHUNK]])
-    for start in range(0, n, FACET_BLOCK):
+    files = {f"search/d/{start // CHUNK}.json": dumps([_doc(p) for p in docs[start:start + CHUNK]])
+             for start in range(0, len(docs), CHUNK)}
+    facets: dict[str, Callable[[Paper], object]] = {
+        "categories": lambda p: [cat_ix[c] for c in p.categories], "flags": _flags,
+        "topics": lambda p: [topic_ix[s] for s, _ in p.topics],
+        **{clock: _clock(clock) for clock in CLOCKS}}
+    for start in range(0, len(docs), FACET_BLOCK):
         block = docs[start:start + FACET_BLOCK]
-        files[f"search/f/{start // FACET_BLOCK}.json"] = dumps({
-            "c": [[cat_ix[c] for c in p.categories] for p in block],
-            "g": [_flags(p) for p in block],
-            "o": [[topic_ix[s] for s, _ in p.topics] for p in block],
-            "u": [_minutes(p.updated) for p in block],
-            "s": [_minutes(p.first_seen) for p in block],
-            "b": [_minutes(p.published) for p in block]})
-    recent = range(n - 1, max(n - RECENT, 0) - 1, -1)  # docs are in first_seen order
-    files["search/recent.json"] = dumps([
-        [i, docs[i].arxiv_id, _minutes(docs[i].first_seen), [normalise(a) for a in
-         docs[i].authors], docs[i].categories, [s for s, _ in docs[i].topics]]
-        for i in recent])
-    files[_MANIFEST] = dumps({
-        "v": VERSION, "as_of": _minutes(now), "docs": n, "shards": shards, "chunk": CHUNK,
-        "facet_block": FACET_BLOCK, "categories": cats, "topics": topics, "cap_df": CAP_DF})
-    return Index(files, shards, len(spans), cats, topics)
+        files[f"search/f/{start // FACET_BLOCK}.json"] = dumps(
+            {name: [facets[name](p) for p in block] for name in SCHEMA["facet"]})
+    newest = range(len(docs) - 1, max(len(docs) - RECENT, 0) - 1, -1)  # in first_seen order
+    files["search/recent.json"] = dumps([[i, *(f(docs[i]) for f in _RECENT.values())]
+                                         for i in newest])
+    return files
+
+
+def _clock(name: str) -> Callable[[Paper], int]:
+    return lambda p: minutes(getattr(p, name))
 
 
 def _flags(p: Paper) -> int:
-    """1 AI-related, 2 has revisions, 4 HF pick, 8 has a page on this site."""
-    return (p.ai_related * 1 | (p.version > 1) * 2 | (p.hf_day is not None) * 4
-            | p.has_page * 8)
+    """Bit i set when SCHEMA["flag"][i] holds."""
+    return sum(1 << i for i, test in enumerate(_FLAGS.values()) if test(p))
 
 
 def _doc(p: Paper) -> list:
-    tldr = ((p.digest or {}).get("tldr") or "")[:TLDR_CHARS]
-    return [p.arxiv_id, p.title, p.authors[:12], len(p.authors), p.categories,
-            [s for s, _ in p.topics], _flags(p), _minutes(p.updated), _minutes(p.first_seen),
-            _minutes(p.published), p.version, tldr]
+    return [f(p) for f in _DOC.values()]
+
+
+# The records the index holds, by field: declared once here, named in the manifest
+# ("fields"), read by name in search.js and follow.js.
+_DOC: dict[str, Callable[[Paper], object]] = {
+    "id": lambda p: p.arxiv_id, "title": lambda p: p.title,
+    "authors": lambda p: p.authors[:12], "n_authors": lambda p: len(p.authors),
+    "categories": lambda p: p.categories, "topics": lambda p: [s for s, _ in p.topics],
+    "flags": _flags, **{clock: _clock(clock) for clock in CLOCKS},
+    "version": lambda p: p.version,
+    "tldr": lambda p: ((p.digest or {}).get("tldr") or "")[:TLDR_CHARS],
+}
+_RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
+    "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),
+    "authors": lambda p: [normalise(a) for a in p.authors], "categories": lambda p: p.categories,
+    "topics": lambda p: [s for s, _ in p.topics],
+}
+_FLAGS: dict[str, Callable[[Paper], bool]] = {
+    "ai": lambda p: p.ai_related, "revised": lambda p: p.version > 1,
+    "hf": lambda p: p.hf_day is not None, "page": lambda p: p.has_page,
+}
+SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
+          "facet": ["categories", "topics", "flags", *CLOCKS],
+          "term": ["df", "capped", "postings"]}
 
 
 def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
@@ -281,30 +311,3 @@ def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
     for p in docs:
         h.update(repr((_doc(p), _field_texts(p, topic_names))).encode())
     return h.hexdigest()
-
-
-def write_index(build: _Build) -> None:
-    """Build the index for a site build and write it through its SkipUnchangedWriter; when
-    its inputs are those of the last build and its files are still the ones it wrote (a
-    build killed while writing the index leaves other stamps), keep them (only the
-    manifest's as_of moves)."""
-    out = Path(build.writer.output_path)
-    docs = sorted(build.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
-    key = fingerprint(docs, build.topic_names)
-    cache = out / _CACHE
-    old = read_record(cache)
-    stamps = old.get("stamps")
-    if old.get("key") == key and isinstance(stamps, dict) and stamps and all(
-            stamp(out / name) == seen for name, seen in stamps.items()):
-        manifest = old["manifest"]
-        for name in stamps:
-            build.writer.keep(out / name)
-    else:
-        index = build_index(docs, build.lib.now, build.topic_names)
-        manifest = json.loads(index.files.pop(_MANIFEST))
-        for name in sorted(index.files):
-            build.writer.write_text(name, index.files[name])
-        stamps = {name: stamp(out / name) for name in index.files}
-    build.writer.write_text(_MANIFEST, dumps({**manifest, "as_of": _minutes(build.lib.now)}))
-    build.writer.put(cache, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
-                                       sort_keys=True).encode(), atomic=True)

@@ -19,20 +19,21 @@ from markupsafe import Markup
 from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
+from pipeline.digest import prompt as digest_prompt
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._math import render_math
 from pipeline.site._safe import clean, clean_opt
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
-DIGEST_FIELDS = ("tldr", "motivation", "method", "results", "conclusion")
+DIGEST_FIELDS = tuple(digest_prompt.FIELDS)  # as the digest step asks the model for them
 
 
 @dataclass
 class Version:
     """One version on a paper's timeline. The (title, abstract) of a revision and of the
     version before it are kept, and the diffs made from them only when the paper's page
-    is rendered (in a worker process, see generator.py), not while the library loads."""
+    is rendered (in a worker process, see pages/paper.py), not while the library loads."""
 
     version: int
     updated: str

@@ -1,8 +1,10 @@
 """The build's second core: independent parts (the search index, chunks of paper pages)
-run in forked worker processes that inherit the library already loaded, while the build's
-own process renders the lists, briefs and feeds.
+run in forked worker processes that inherit the SiteData already computed, while the
+build's own process renders the lists, briefs and feeds.
 
-A worker writes its files through its copy of the writer and sends back what that writer
+A task is a renderer and its arguments, `fn(site, out, *args)`. Workers inherit the task
+list itself and are sent only its indices, so nothing but the results is ever pickled. A
+worker writes its files through its copy of the writer and sends back what that writer
 did (files, written, unchanged), so the build's report and stale-file sweep see every file.
 """
 
@@ -10,14 +12,14 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult
 from typing import Any
 
-from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site.output import Output
 
-Task = tuple[str, tuple]  # (method of the build object, its arguments): small to send
+Task = tuple[Callable[..., Any], tuple]
 
 
 @dataclass
@@ -28,15 +30,21 @@ class Done:
     unchanged: int
 
 
-_BUILD: Any = None  # the build object a forked worker inherits, with its writer
+_FORKED: tuple[Output, Sequence[Task]] | None = None  # what forked workers inherit
 
 
-def _run(task: Task) -> Done:
-    """Run one task in a worker, accounting only for the files this task produced."""
-    w: SkipUnchangedWriter = _BUILD.writer
+def run(out: Output, task: Task) -> Any:
+    fn, args = task
+    return fn(out.site, out, *args)
+
+
+def _run(i: int) -> Done:
+    """Run task i in a worker, accounting only for the files this task produced."""
+    assert _FORKED is not None
+    out, tasks = _FORKED
+    w = out.writer
     w._written_files, w.written, w.unchanged = set(), 0, 0
-    name, args = task
-    value = getattr(_BUILD, name)(*args)
+    value = run(out, tasks[i])
     return Done(value, w._written_files, w.written, w.unchanged)
 
 
@@ -53,8 +61,8 @@ def jobs(setting: int) -> int:
 class Workers:
     """`start(tasks)`, do other work, then `finish()` → the tasks' values in order."""
 
-    def __init__(self, build: Any, count: int) -> None:
-        self.build, self.writer, self.count = build, build.writer, count
+    def __init__(self, out: Output, count: int) -> None:
+        self.out, self.count = out, count
         self.pool: multiprocessing.pool.Pool | None = None
         self.pending: AsyncResult | None = None
         self.tasks: Sequence[Task] = ()
@@ -64,15 +72,15 @@ class Workers:
         if self.count <= 1 or len(tasks) == 0 or "fork" not in \
                 multiprocessing.get_all_start_methods():
             return  # finish() runs them here
-        global _BUILD
-        _BUILD = self.build  # forked workers inherit it and everything the tasks read
+        global _FORKED
+        _FORKED = (self.out, tasks)  # forked workers inherit them and all the tasks read
         self.pool = multiprocessing.get_context("fork").Pool(self.count)
-        self.pending = self.pool.map_async(_run, tasks, chunksize=1)
+        self.pending = self.pool.map_async(_run, range(len(tasks)), chunksize=1)
 
     def finish(self) -> list[Any]:
-        global _BUILD
+        global _FORKED
         if self.pool is None:
-            return [getattr(self.build, name)(*args) for name, args in self.tasks]
+            return [run(self.out, task) for task in self.tasks]
         assert self.pending is not None
         try:
             results: list[Done] = self.pending.get()
@@ -82,8 +90,8 @@ class Workers:
         finally:
             self.pool.close()
             self.pool.join()
-            _BUILD = None
-        w = self.writer
+            _FORKED = None
+        w = self.out.writer
         for done in results:
             w._written_files |= done.files
             w.written += done.written

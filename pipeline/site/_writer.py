@@ -13,6 +13,7 @@ import json
 import os
 from pathlib import Path
 
+from pelican import signals
 from pelican.writers import FileOverwriteFailedError, Writer
 
 JOURNAL = ".papertrail/files.new"  # files created since the last finished build, a line each
@@ -139,3 +140,12 @@ class SkipUnchangedWriter(Writer):
         path = os.path.join(self.output_path, name)
         with self._open_w(path, "utf-8") as fh:
             fh.write(text)
+
+
+def _writer_class(pelican: object) -> type:
+    return SkipUnchangedWriter
+
+
+def register() -> None:
+    """This module is also a plugin: the writer, for Pelican run by hand."""
+    signals.get_writer.connect(_writer_class)

@@ -35,16 +35,20 @@
   var recentP = null;
   function recent() {
     if (!recentP) {
-      recentP = fetch(root + "search/recent.json").then(function (r) {
+      var api = window.PTSearch;
+      recentP = Promise.all([api.manifest(), fetch(root + "search/recent.json").then(function (r) {
         if (!r.ok) throw new Error("recent.json: HTTP " + r.status);
         return r.json();
+      })]).then(function (got) {
+        return got[1].map(function (row) { return api.record(got[0], "recent", row); });
       });
     }
     return recentP;
   }
 
-  // Recent entries [doc, id, first_seen, authors (normalised), cats, topics] matching any
-  // follow, newest first, each with the follows it matched.
+  // Recent entries (doc, id, first_seen, normalised authors, categories, topics: the
+  // manifest's fields.recent) matching any follow, newest first, each with the follows
+  // it matched.
   function feed() {
     var follows = read();
     if (!follows.length) return Promise.resolve([]);
@@ -57,10 +61,10 @@
       var out = [];
       entries.forEach(function (e) {
         var why = follows.filter(function (f) {
-          if (f.kind === "author") return e[3].indexOf(api.normalise(f.value)) >= 0;
-          if (f.kind === "category") return e[4].indexOf(f.value) >= 0;
-          if (f.kind === "topic") return e[5].indexOf(f.value) >= 0;
-          return hits[queries.indexOf(f)].has(e[0]);
+          if (f.kind === "author") return e.authors.indexOf(api.normalise(f.value)) >= 0;
+          if (f.kind === "category") return e.categories.indexOf(f.value) >= 0;
+          if (f.kind === "topic") return e.topics.indexOf(f.value) >= 0;
+          return hits[queries.indexOf(f)].has(e.doc);
         });
         if (why.length) out.push({ entry: e, why: why });
       });
@@ -73,7 +77,7 @@
     if (!nodes.length) return;
     feed().then(function (items) {
       var since = seen();
-      var fresh = items.filter(function (x) { return x.entry[2] > since; }).length;
+      var fresh = items.filter(function (x) { return x.entry.first_seen > since; }).length;
       nodes.forEach(function (n) {
         n.textContent = fresh ? String(fresh) : "";
         n.hidden = !fresh;
@@ -158,38 +162,24 @@
         return Promise.resolve();
       }
       return feed().then(function (items) {
-        var fresh = items.filter(function (x) { return x.entry[2] > since; }).length;
+        var fresh = items.filter(function (x) { return x.entry.first_seen > since; }).length;
         status.textContent = items.length ? box.dataset.new.replace("{n}", fresh) : box.dataset.empty;
-        return window.PTSearch.docs(items.map(function (x) { return x.entry[0]; })).then(function (docs) {
+        var api = window.PTSearch;
+        return api.docs(items.map(function (x) { return x.entry.doc; })).then(function (docs) {
           list.textContent = "";
-          docs.forEach(function (d, i) { list.appendChild(item(d, items[i])); });
+          docs.forEach(function (d, i) {
+            var x = items[i];
+            list.appendChild(api.card(d, { fresh: x.entry.first_seen > since, meta: "arXiv:" +
+              d.id + " · " + api.utc(x.entry.first_seen) + " · " +
+              x.why.map(function (f) { return f.value; }).join(", ") }));
+          });
           list.dataset.ready = "1";
           // This visit has seen everything listed: the badge counts from here on.
-          var newest = items.reduce(function (m, x) { return Math.max(m, x.entry[2]); }, since);
+          var newest = items.reduce(function (m, x) { return Math.max(m, x.entry.first_seen); }, since);
           localStorage.setItem(SEEN, String(newest));
           badge();
         });
       }).catch(function (err) { status.textContent = String(err.message || err); });
-    }
-
-    function item(d, x) {
-      var li = document.createElement("li");
-      li.className = "card" + (x.entry[2] > since ? " fresh" : "");
-      li.dataset.id = d[0];
-      var meta = document.createElement("p");
-      meta.className = "meta";
-      var when = new Date(x.entry[2] * 60000).toISOString().slice(0, 16).replace("T", " ");
-      meta.textContent = "arXiv:" + d[0] + " · " + when + " UTC · " +
-        x.why.map(function (f) { return f.value; }).join(", ");
-      var h = document.createElement("h3");
-      h.appendChild(link(window.PTSearch.paperUrl(d), d[1]));
-      var authors = document.createElement("p");
-      authors.className = "authors";
-      authors.textContent = d[2].join(", ") + (d[3] > d[2].length ? " …" : "");
-      li.appendChild(meta);
-      li.appendChild(h);
-      li.appendChild(authors);
-      return li;
     }
 
     document.getElementById("follow-export").addEventListener("click", function () {

@@ -17,8 +17,7 @@
   var ARXIV_URL = /^(?:https?:\/\/)?(?:www\.|export\.)?arxiv\.org\/(?:abs|pdf|html)\/([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})(?:v[0-9]+)?(?:\.pdf)?\/?$/i;
   var DAY = 24 * 60;
   var RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
-  var CLOCK_COL = { updated: "u", first_seen: "s", published: "b" };
-  var DOC_CLOCK = { updated: 7, first_seen: 8, published: 9 };
+  var CLOCKS = ["updated", "first_seen", "published"];
 
   function normalise(text) { return text.normalize("NFKD").replace(MARKS, "").toLowerCase(); }
 
@@ -70,23 +69,38 @@
     return cache[path];
   }
   function manifest() { return load("search/manifest.json"); }
+
+  // Records are arrays in the order the manifest's "fields" names (docs/SEARCH.md): read
+  // by name here, so neither this file nor follow.js knows a position.
+  function record(m, kind, row) {
+    var out = {};
+    m.fields[kind].forEach(function (name, i) { out[name] = row[i]; });
+    if ("flags" in out) out.is = flagsOf(m, out.flags);
+    return out;
+  }
+  function flagsOf(m, bits) {
+    var out = {};
+    m.fields.flag.forEach(function (name, i) { out[name] = (bits & (1 << i)) !== 0; });
+    return out;
+  }
   function shard(m, term) { return load("search/t/" + (fnv1a(term) % m.shards) + ".json"); }
 
   // One query term → {docs: Map(doc → score), capped}; a prefix takes the best expansion.
   function lookup(m, q) {
     return shard(m, q.term).then(function (s) {
       var names = [q.term];
-      if (q.prefix) (s.p[q.term] || []).forEach(function (t) { if (names.indexOf(t) < 0) names.push(t); });
+      if (q.prefix) (s.prefixes[q.term] || []).forEach(function (t) { if (names.indexOf(t) < 0) names.push(t); });
       return Promise.all(names.map(function (t) {
-        return t === q.term ? s.t[t] : shard(m, t).then(function (x) { return x.t[t]; });
+        return t === q.term ? s.terms[t] : shard(m, t).then(function (x) { return x.terms[t]; });
       }));
     }).then(function (entries) {
       var docs = new Map();
       var capped = false;
-      entries.forEach(function (e) {
-        if (!e) return;
-        capped = capped || e[1] === 1;
-        var flat = e[2], doc = 0;
+      entries.forEach(function (row) {
+        if (!row) return;
+        var e = record(m, "term", row);
+        capped = capped || e.capped === 1;
+        var flat = e.postings, doc = 0;
         for (var i = 0; i < flat.length; i += 2) {
           doc += flat[i];
           var prev = docs.get(doc) || 0;
@@ -97,19 +111,31 @@
     });
   }
 
+  // The files under `dir` (`size` docs each) holding these docs, loaded → at(d, read):
+  // read(file, d's index in it).
+  function holding(dir, size, list) {
+    var keys = Object.keys(list.reduce(function (o, d) { o[Math.floor(d / size)] = 1; return o; }, {}));
+    return Promise.all(keys.map(function (k) { return load(dir + k + ".json"); })).then(function (files) {
+      var byKey = {};
+      keys.forEach(function (k, i) { byKey[k] = files[i]; });
+      return function (d, read) { return read(byKey[Math.floor(d / size)], d % size); };
+    });
+  }
+
   function facets(m, docs) {
-    var blocks = {};
-    docs.forEach(function (d) { blocks[Math.floor(d / m.facet_block)] = true; });
-    var keys = Object.keys(blocks);
-    return Promise.all(keys.map(function (k) { return load("search/f/" + k + ".json"); }))
-      .then(function (list) {
-        var byBlock = {};
-        keys.forEach(function (k, i) { byBlock[k] = list[i]; });
-        return function (d) {
-          var b = byBlock[Math.floor(d / m.facet_block)], i = d % m.facet_block;
-          return { c: b.c[i], g: b.g[i], o: b.o[i], u: b.u[i], s: b.s[i], b: b.b[i] };
-        };
-      });
+    return holding("search/f/", m.facet_block, docs).then(function (at) {
+      var seen = new Map();  // a sort asks for the same doc many times
+      function read(b, i) {
+        var out = {};
+        m.fields.facet.forEach(function (name) { out[name] = b[name][i]; });
+        out.is = flagsOf(m, out.flags);
+        return out;
+      }
+      return function (d) {
+        if (!seen.has(d)) seen.set(d, at(d, read));
+        return seen.get(d);
+      };
+    });
   }
 
   // Terms whose postings were capped can't be required (their list is partial): they
@@ -140,7 +166,7 @@
         var ready = filtered ? facets(m, docs) : Promise.resolve(null);
         return ready.then(function (fx) {
           if (fx) docs = applyFilters(m, docs, fx, opts);
-          var col = CLOCK_COL[opts.sort];
+          var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : null;
           docs.sort(col ? function (a, b) { return fx(b)[col] - fx(a)[col] || b - a; }
             : function (a, b) { return scores.get(b) - scores.get(a) || b - a; });
           return { docs: docs, terms: terms };
@@ -153,36 +179,66 @@
     var cat = opts.cat ? m.categories.indexOf(opts.cat) : -1;
     var topic = opts.topic ? m.topics.indexOf(opts.topic) : -1;
     var since = RANGES[opts.range] ? m.as_of - RANGES[opts.range] : null;
-    var col = CLOCK_COL[opts.sort] || "u";
+    var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : "updated";
     return docs.filter(function (d) {
       var f = fx(d);
-      if (opts.cat && f.c.indexOf(cat) < 0) return false;
-      if (opts.topic && f.o.indexOf(topic) < 0) return false;
-      if (opts.ai && !(f.g & 1)) return false;
-      if (opts.rev && !(f.g & 2)) return false;
-      if (opts.hf && !(f.g & 4)) return false;
+      if (opts.cat && f.categories.indexOf(cat) < 0) return false;
+      if (opts.topic && f.topics.indexOf(topic) < 0) return false;
+      if (opts.ai && !f.is.ai) return false;
+      if (opts.rev && !f.is.revised) return false;
+      if (opts.hf && !f.is.hf) return false;
       return since === null || f[col] > since;
     });
   }
 
-  // Doc records [id, title, authors, n_authors, cats, topics, flags, updated, first_seen,
-  // published, version, tldr] in the order asked.
+  // Doc records (id, title, authors, …: the manifest's fields.doc) in the order asked.
   function docs(list) {
     return manifest().then(function (m) {
-      var chunks = {};
-      list.forEach(function (d) { chunks[Math.floor(d / m.chunk)] = true; });
-      var keys = Object.keys(chunks);
-      return Promise.all(keys.map(function (k) { return load("search/d/" + k + ".json"); }))
-        .then(function (loaded) {
-          var byChunk = {};
-          keys.forEach(function (k, i) { byChunk[k] = loaded[i]; });
-          return list.map(function (d) { return byChunk[Math.floor(d / m.chunk)][d % m.chunk]; });
+      return holding("search/d/", m.chunk, list).then(function (at) {
+        return list.map(function (d) {
+          return at(d, function (chunk, i) { return record(m, "doc", chunk[i]); });
         });
+      });
     });
   }
 
   function paperUrl(doc) {
-    return doc[6] & 8 ? root + "paper/" + doc[0] + ".html" : "https://arxiv.org/abs/" + doc[0];
+    return doc.is.page ? root + "paper/" + doc.id + ".html" : "https://arxiv.org/abs/" + doc.id;
+  }
+
+  function utc(minutes) {
+    return new Date(minutes * 60000).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  }
+
+  // A result card (the search page's and the follow page's): the meta line given, the
+  // title linking to the paper, the authors, and the digest's TL;DR where asked; the
+  // query's terms marked. Text only, never markup.
+  function card(d, o) {
+    var terms = o.terms || [];
+    var li = document.createElement("li");
+    li.className = "card" + (o.fresh ? " fresh" : "");
+    li.dataset.id = d.id;
+    var meta = document.createElement("p");
+    meta.className = "meta";
+    meta.textContent = o.meta;
+    var h = document.createElement("h3");
+    var a = document.createElement("a");
+    a.href = paperUrl(d);
+    highlight(a, d.title, terms);
+    h.appendChild(a);
+    var authors = document.createElement("p");
+    authors.className = "authors";
+    highlight(authors, d.authors.join(", ") + (d.n_authors > d.authors.length ? " …" : ""), terms);
+    li.appendChild(meta);
+    li.appendChild(h);
+    li.appendChild(authors);
+    if (o.tldr && d.tldr) {
+      var tldr = document.createElement("p");
+      tldr.className = "tldr";
+      highlight(tldr, d.tldr, terms);
+      li.appendChild(tldr);
+    }
+    return li;
   }
 
   // An arXiv id or URL → its page here when the index knows it, else arxiv.org.
@@ -193,7 +249,7 @@
     var id = m[1].toLowerCase();
     return search(id + " ").then(function (r) { return r.docs.length ? docs([r.docs[0]]) : []; })
       .then(function (found) {
-        var hit = found.filter(function (d) { return d[0] === id; })[0];
+        var hit = found.filter(function (d) { return d.id === id; })[0];
         return hit ? paperUrl(hit) : "https://arxiv.org/abs/" + id;
       }, function () { return "https://arxiv.org/abs/" + id; });
   }
@@ -235,7 +291,8 @@
   }
 
   window.PTSearch = { search: search, docs: docs, tokens: tokens, normalise: normalise,
-    paperUrl: paperUrl, highlight: highlight, arxivTarget: arxivTarget };
+    manifest: manifest, record: record, paperUrl: paperUrl, utc: utc, card: card,
+    highlight: highlight, arxivTarget: arxivTarget };
 
   // -- header quick search: an id jumps, anything else opens the search page ------------
   document.querySelectorAll("form.quick").forEach(function (form) {
@@ -331,38 +388,14 @@
       more.hidden = shown >= current.docs.length;
       return docs(slice).then(function (records) {
         if (mine !== seq) return;
-        var sortClock = DOC_CLOCK[form.elements.sort.value] || DOC_CLOCK.updated;
-        records.forEach(function (d) { list.appendChild(item(d, current.terms, sortClock)); });
+        var sort = form.elements.sort.value;
+        var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
+        records.forEach(function (d) {
+          list.appendChild(card(d, { terms: current.terms, tldr: true, meta: "arXiv:" + d.id +
+            " · v" + d.version + " · " + utc(d[clock]) + " · " + d.categories.join(" ") }));
+        });
         delete form.dataset.busy;  // tests and scripts wait on this: results are on screen
       });
-    }
-
-    function item(d, terms, clock) {
-      var li = document.createElement("li");
-      li.className = "card";
-      li.dataset.id = d[0];
-      var h = document.createElement("h3");
-      var a = document.createElement("a");
-      a.href = paperUrl(d);
-      highlight(a, d[1], terms);
-      h.appendChild(a);
-      var meta = document.createElement("p");
-      meta.className = "meta";
-      var when = new Date(d[clock] * 60000).toISOString().slice(0, 16).replace("T", " ");
-      meta.textContent = "arXiv:" + d[0] + " · v" + d[10] + " · " + when + " UTC · " + d[4].join(" ");
-      var authors = document.createElement("p");
-      authors.className = "authors";
-      highlight(authors, d[2].join(", ") + (d[3] > d[2].length ? " …" : ""), terms);
-      li.appendChild(meta);
-      li.appendChild(h);
-      li.appendChild(authors);
-      if (d[11]) {
-        var tldr = document.createElement("p");
-        tldr.className = "tldr";
-        highlight(tldr, d[11], terms);
-        li.appendChild(tldr);
-      }
-      return li;
     }
 
     // Leading and trailing debounce: a keystroke after a pause searches at once, a burst

@@ -1,0 +1,118 @@
+"""SiteData: everything every page kind reads, computed once from the Config and the library.
+
+The renderers (pipeline.site.pages) only read it; nothing here depends on the order in
+which they run, or on whether they run in this process or a forked worker.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline import stats
+from pipeline._ids import is_category
+from pipeline.config import Config
+from pipeline.site import i18n
+from pipeline.site._feeds import SITE_FEEDS, FeedSpec
+from pipeline.site._safe import clean
+from pipeline.site._views import CLOCKS, Library, Paper
+
+Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
+
+
+@dataclass(frozen=True)
+class Topic:
+    slug: str
+    name: str  # in the site's language
+    description: str
+    members: list[Paper]  # newest update first
+    reasons: dict[str, str]  # arxiv_id → why the paper matched
+
+
+@dataclass(frozen=True)
+class SiteData:
+    cfg: Config
+    lib: Library
+    theme: Path
+    lang: str
+    strings: dict[str, str]
+    tz_label: str
+    topic_names: dict[str, str]
+    home: stats.HomeStats
+    revisions: list[Revision]  # newest first
+    newest: dict[str, list[Paper]]  # per clock, newest first (ties by id)
+    categories: dict[str, list[Paper]]  # in code order; members newest update first
+    topics: list[Topic]  # in the config's order
+    site_feeds: list[FeedSpec]  # the feeds every page links
+    feeds: list[FeedSpec]  # every feed: the site's, then each category's and topic's
+
+    @property
+    def paged(self) -> list[Paper]:
+        """The papers with a page of their own."""
+        return [p for p in self.lib.papers if p.has_page]
+
+    @property
+    def digested(self) -> list[Paper]:
+        """Papers with a digest, newest digest first."""
+        return sorted((p for p in self.lib.papers if p.digest_created),
+                      key=lambda p: (p.digest_created, p.arxiv_id), reverse=True)
+
+    def local(self, t: dt.datetime | None) -> str:
+        return "—" if t is None else t.astimezone(self.lib.tz).strftime("%Y-%m-%d %H:%M")
+
+
+def newest(papers: Iterable[Paper], clock: str) -> list[Paper]:
+    return sorted(papers, key=lambda p: (getattr(p, clock), p.arxiv_id), reverse=True)
+
+
+def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
+    lang = cfg.site.language
+    s = i18n.strings(lang)
+    f = lib.frames
+    ordered = {clock: newest(lib.papers, clock) for clock in CLOCKS}
+    names = {t.slug: t.name.zh if lang == "zh-CN" else t.name.en for t in cfg.topics}
+    categories = _categories(ordered["updated"])
+    topics = _topics(cfg, names, ordered["updated"])
+    site_feeds = [FeedSpec(kind, s[f"feed_{kind}"]) for kind in SITE_FEEDS]
+    feeds = [*site_feeds,
+             *(FeedSpec(f"category/{c}", s["category"].format(name=c)) for c in categories),
+             *(FeedSpec(f"topic/{t.slug}", s["topic"].format(name=t.name)) for t in topics)]
+    return SiteData(
+        cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s,
+        tz_label=i18n.tz_label(lang, cfg.site.timezone), topic_names=names,
+        home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now),
+        revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,
+        site_feeds=site_feeds, feeds=feeds)
+
+
+def _revisions(lib: Library) -> list[Revision]:
+    rev = stats.revisions(lib.frames["versions"], lib.frames["papers"])
+    by_id = lib.by_id  # keyed by the cleaned id, as the papers show it
+    out = [(by_id[clean(r["arxiv_id"])], int(r["version"]), r["first_seen"].to_pydatetime())
+           for r in rev.to_dict("records") if clean(r["arxiv_id"]) in by_id]
+    return sorted(out, key=lambda x: (x[2], x[0].arxiv_id, x[1]), reverse=True)
+
+
+def _categories(by_update: list[Paper]) -> dict[str, list[Paper]]:
+    members: dict[str, list[Paper]] = defaultdict(list)
+    for p in by_update:
+        for c in p.categories:
+            if is_category(c):  # a stored "../x" is shown as text, never made a path
+                members[c].append(p)
+    return {c: members[c] for c in sorted(members)}
+
+
+def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[Topic]:
+    # One pass over the papers for all topics (a scan per topic is quadratic in topics).
+    members: dict[str, list[Paper]] = defaultdict(list)
+    reasons: dict[str, dict[str, str]] = defaultdict(dict)
+    for p in by_update:
+        for slug, reason in p.topics:
+            if p.arxiv_id not in reasons[slug]:
+                members[slug].append(p)
+            reasons[slug][p.arxiv_id] = reason
+    return [Topic(t.slug, names[t.slug], t.description, members[t.slug], reasons[t.slug])
+            for t in cfg.topics]

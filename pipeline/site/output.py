@@ -1,0 +1,119 @@
+"""Output: how pages reach the writer. Templates, the chrome and cards rendered once and
+reused, paginated lists; every page kind in pipeline.site.pages writes through it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from jinja2 import Environment, Template
+from markupsafe import Markup, escape
+
+from pipeline.site._feeds import FeedSpec
+from pipeline.site._views import Paper
+from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site.data import SiteData
+
+PER_PAGE = 50
+MAX_LIST_PAGES = 100  # older papers stay reachable by date (briefs), category and search
+_ROOT = "\ue000root\ue000"  # stands for the relative root in cards rendered once
+_TITLE = "\ue000title\ue000"  # stands for the page title in the chrome rendered once
+_MAIN = "\ue000main\ue000"  # stands for the main block in the chrome rendered once
+
+
+class Output:
+    """One per process: a forked worker gets a copy, with its copy of the writer."""
+
+    def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment) -> None:
+        self.site, self.writer, self.env = site, writer, env
+        self.root = Path(writer.output_path)
+        self.cards: dict[str, Markup] = {}
+
+    def template(self, name: str) -> Template:
+        return self.env.get_template(name.removesuffix(".html") + ".html")
+
+    def page(self, path: str, template: str, feeds: Sequence[FeedSpec] = (), **ctx: object
+             ) -> str:
+        """Write `path` (a folder, 'x/' → x/index.html, or a file name) from a template;
+        returns the file's site path."""
+        name = path + "index.html" if path.endswith("/") or not path else path
+        context = self.context("../" * name.count("/"), tuple(feeds), **ctx)
+        self.writer.write_file(name, self.template(template), context)
+        return name
+
+    def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict:
+        site = self.site
+        feeds = feeds or tuple(site.site_feeds)
+        head, foot = self._feed_links(root, feeds)
+        return {"s": site.strings, "lang": site.lang, "root": root,
+                "site_title": site.cfg.site.title, "feeds": feeds, "feed_head": head,
+                "feed_foot": foot, "local": site.local, "tz_label": site.tz_label,
+                "topic_names": site.topic_names, **ctx}
+
+    @functools.cache  # noqa: B019 (one output per process, a handful of (root, feeds) pairs)
+    def _feed_links(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[Markup, Markup]:
+        """The feed links of a page's head and footer, rendered once per depth: the same
+        on every paper page, and a sixth of the render time when redone each time."""
+        ctx = {"root": root, "feeds": feeds, "s": self.site.strings}
+        return tuple(Markup(self.template(name).render(ctx))
+                     for name in ("_feeds_head", "_feeds_foot"))  # type: ignore[return-value]
+
+    @functools.cache  # noqa: B019 (one output per process, one or two depths)
+    def chrome(self, depth: int) -> tuple[str, str]:
+        """What base.html renders before and after a page's main block, with a stand-in
+        for the title: rendered through a child template exactly as pages extend it."""
+        template = self.env.from_string(
+            '{% extends "base.html" %}{% block main %}' + _MAIN + "{% endblock %}")
+        html = template.render(self.context("../" * depth, title=_TITLE))
+        before, _, after = html.partition(_MAIN)
+        return before, after
+
+    def in_chrome(self, path: str, title: str, body: str) -> None:
+        """A page from its main block and the chrome rendered once (identical bytes to a
+        full render of a template extending base.html; tests compare)."""
+        before, after = self.chrome(path.count("/"))
+        html = before.replace(_TITLE, str(escape(title)), 1) + body + after
+        self.writer.put(self.root / path, html.encode("utf-8"))
+
+    def card(self, paper: Paper, full: bool = False) -> Markup:
+        """A paper's card, rendered once; lists show it compact (the abstract lives on the
+        paper page), the home page in full."""
+        if not full and paper.arxiv_id in self.cards:
+            return self.cards[paper.arxiv_id]
+        html = Markup(self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
+                                                   local=self.site.local, full=full))
+        if not full:
+            self.cards[paper.arxiv_id] = html
+        return html
+
+    def cards_html(self, papers: Iterable[Paper], root: str,
+                   notes: dict[str, str] | None = None, full: bool = False) -> Markup:
+        parts = []
+        for p in papers:
+            html = str(self.card(p, full))
+            if notes and p.arxiv_id in notes:
+                note = f'<p class="reason">{escape(self.site.strings["topic_reason"])}: ' \
+                       f"{escape(notes[p.arxiv_id])}</p></article>"
+                html = html.removesuffix("</article>\n").removesuffix("</article>") + note
+            parts.append(html)
+        return Markup("".join(parts).replace(_ROOT, root))
+
+    def listing(self, path: str, title: str, papers: list[Paper], *, intro: str = "",
+                feeds: Sequence[FeedSpec] = (), notes: dict[str, str] | None = None,
+                **ctx: object) -> list[str]:
+        """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES."""
+        total = len(papers)
+        pages = max(1, min(MAX_LIST_PAGES, -(-total // PER_PAGE)))
+        written = []
+        for n in range(1, pages + 1):
+            here = path if n == 1 else f"{path}page/{n}/"
+            root = "../" * (here + "index.html").count("/")
+            chunk = papers[(n - 1) * PER_PAGE:n * PER_PAGE]
+            written.append(self.page(
+                here, "list.html", feeds, title=title, intro=intro, count=total,
+                cards=self.cards_html(chunk, root, notes), page_n=n, pages=pages,
+                prev=None if n == 1 else (path if n == 2 else f"{path}page/{n - 1}/"),
+                next=None if n == pages else f"{path}page/{n + 1}/",
+                truncated=total > pages * PER_PAGE, **ctx))
+        return written

@@ -1,0 +1,17 @@
+"""The home page: the day's numbers and the newest papers in full."""
+
+from __future__ import annotations
+
+from pipeline.site.data import SiteData
+from pipeline.site.output import Output
+
+HOME_CARDS = 20
+
+
+def render(site: SiteData, out: Output) -> list[str]:
+    h, papers = site.home, site.lib.papers
+    latest = site.newest["updated"][:HOME_CARDS]
+    last_arxiv = next((x for x in h.sources if x.source == "arxiv"), None)
+    return [out.page("", "index.html", h=h, cards=out.cards_html(latest, "", full=True),
+                     count=len(papers), last_arxiv=last_arxiv, nav="home",
+                     last_ingest=max((p.version_seen_at for p in papers), default=None))]

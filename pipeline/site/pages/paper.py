@@ -1,0 +1,77 @@
+"""Paper pages, the bulk of the site: rendered in chunks by worker processes, each page
+only when its inputs changed since it was last rendered (the key cache, pages.json)."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from pipeline.site import _diff, _math
+from pipeline.site._views import Paper
+from pipeline.site._writer import read_record, stamp
+from pipeline.site.data import SiteData
+from pipeline.site.output import Output
+
+CHUNK = 1000  # paper pages per worker task
+CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's stamp
+_TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot")
+
+
+def tasks(site: SiteData, out: Output) -> list[tuple[Callable, tuple]]:
+    """render_chunk over spans of SiteData.paged, with what every chunk reads: the last
+    build's keys and what every page depends on besides its own data."""
+    old, salt, paged = read_record(out.root / CACHE), _salt(site), site.paged
+    return [(render_chunk, (paged[a:a + CHUNK], old, salt))
+            for a in range(0, len(paged), CHUNK)]
+
+
+def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str, list],
+                 salt: str) -> dict[str, list]:
+    """The pages of `papers` whose key changed; returns every page's [key, size, mtime].
+    A page is trusted only while its file is the one the cache saw written: a build killed
+    after rewriting it (in another language, say) leaves a file with another stamp, and
+    the page is made again."""
+    keys = {}
+    for paper in papers:
+        key = hashlib.blake2b((salt + repr(vars(paper))).encode(), digest_size=16).hexdigest()
+        target = out.root / paper.path
+        seen = stamp(target)
+        if seen and old.get(paper.path) == [key, *seen]:
+            out.writer.keep(target)
+        else:
+            render_one(site, out, paper)
+            seen = stamp(target)
+        keys[paper.path] = [key, *(seen or [])]
+    return keys
+
+
+def render_one(site: SiteData, out: Output, paper: Paper) -> None:
+    """The page's main block into the chrome rendered once."""
+    if not paper.title:  # base.html leaves out the title's separator then
+        out.page(paper.path, "paper.html", p=paper, title=paper.title)
+        return
+    template = out.template("paper")
+    ctx = template.new_context(out.context("../" * paper.path.count("/"), p=paper))
+    out.in_chrome(paper.path, paper.title, "".join(template.blocks["main"](ctx)))
+
+
+def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
+    """Written once every page is (and atomically): a build that fails midway must not
+    record keys of pages it never wrote."""
+    merged = {path: key for chunk in keys for path, key in chunk.items()}
+    out.writer.put(out.root / CACHE, json.dumps(merged, sort_keys=True, indent=0).encode(),
+                   atomic=True)
+
+
+def _salt(site: SiteData) -> str:
+    """What every paper page depends on besides its own data."""
+    parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
+    # Math and diffs are made while a page renders, from the texts in its data.
+    parts += [Path(m.__file__).read_text("utf-8") for m in (_math, _diff)]
+    # Where the site is written and by how many processes changes no page's bytes.
+    settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0)
+    parts += [json.dumps(site.strings, sort_keys=True), repr(settings), repr(site.site_feeds)]
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()

@@ -1,0 +1,48 @@
+"""The search and follow pages, and the client-side index they read (pipeline.site._search
+makes its files; this writes them, or keeps them when its inputs are unchanged)."""
+
+from __future__ import annotations
+
+import json
+
+from pipeline.site import _search
+from pipeline.site._writer import read_record, stamp
+from pipeline.site.data import SiteData
+from pipeline.site.output import Output
+
+CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
+
+
+def render_pages(site: SiteData, out: Output) -> list[str]:
+    papers, s = site.lib.papers, site.strings
+    return [out.page("search/", "search.html", title=s["search"], nav="search",
+                     categories=sorted({c for p in papers for c in p.categories}),
+                     topics=sorted({t for p in papers for t, _ in p.topics})),
+            out.page("follow/", "follow.html", title=s["follow"], nav="follow")]
+
+
+def render_index(site: SiteData, out: Output) -> list[str]:
+    """When the index's inputs are those of the last build and its files are still the
+    ones it wrote (a build killed while writing the index leaves other stamps), keep them:
+    only the manifest's as_of moves. The index's files are not pages: none is returned."""
+    w, root = out.writer, out.root
+    docs = sorted(site.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
+    key = _search.fingerprint(docs, site.topic_names)
+    old = read_record(root / CACHE)
+    stamps = old.get("stamps")
+    if old.get("key") == key and isinstance(stamps, dict) and stamps and all(
+            stamp(root / name) == seen for name, seen in stamps.items()):
+        manifest = old["manifest"]
+        for name in stamps:
+            w.keep(root / name)
+    else:
+        index = _search.build_index(docs, site.lib.now, site.topic_names)
+        manifest = json.loads(index.files.pop(_search.MANIFEST))
+        for name in sorted(index.files):
+            w.write_text(name, index.files[name])
+        stamps = {name: stamp(root / name) for name in index.files}
+    w.write_text(_search.MANIFEST,
+                 _search.dumps({**manifest, "as_of": _search.minutes(site.lib.now)}))
+    w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
+                                   sort_keys=True).encode(), atomic=True)
+    return []

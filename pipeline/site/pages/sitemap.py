@@ -1,0 +1,45 @@
+"""The machine-readable files: status.json, sitemap.xml of every page, robots.txt."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import asdict
+
+from markupsafe import escape
+
+from pipeline.site.data import SiteData
+from pipeline.site.output import Output
+
+
+def render(site: SiteData, out: Output, pages: Iterable[str]) -> list[str]:
+    """`pages`: the site paths of every page the other renderers wrote."""
+    # Sitemaps want absolute URLs: set [site] base_url; without it the paths are relative.
+    base = site.cfg.site.base_url.rstrip("/")
+    prefix = f"{base}/" if base else ""
+    urls = "".join(f"  <url><loc>{escape(prefix)}{escape(p.removesuffix('index.html'))}"
+                   "</loc></url>\n" for p in sorted(set(pages)))
+    sitemap = f"Sitemap: {base}/sitemap.xml\n" if base else ""
+    w = out.writer
+    w.write_text("status.json", json.dumps(_status(site), ensure_ascii=False, indent=1,
+                                           sort_keys=True) + "\n")
+    w.write_text("sitemap.xml", '<?xml version="1.0" encoding="UTF-8"?>\n'
+                 '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                 f"\n{urls}</urlset>\n")
+    w.write_text("robots.txt", f"User-agent: *\nAllow: /\n{sitemap}")
+    return []
+
+
+def _status(site: SiteData) -> dict[str, object]:
+    h, local = site.home, site.local
+    return {
+        "as_of": h.now.isoformat(), "window_start": h.window_start.isoformat(),
+        "new_papers": h.new_papers, "new_ai": h.new_ai, "revised": h.revised,
+        "new_digests": h.new_digests, "total_papers": h.total_papers,
+        "total_ai": h.total_ai, "total_revised": h.total_revised, "total_hf": h.total_hf,
+        "last_check": local(h.last_check), "last_new_version": local(h.last_new_version),
+        "newest_updated": local(h.newest_updated), "degraded": h.degraded,
+        "sources": [{**asdict(x), "last_attempt": local(x.last_attempt),
+                     "last_success": local(x.last_success),
+                     "watermark": local(x.watermark)} for x in h.sources],
+    }

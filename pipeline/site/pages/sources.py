@@ -1,0 +1,63 @@
+"""The sources page: each source's state, the last arXiv run per category, the digest
+ledger and what the last runs set aside."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pandas as pd
+
+from pipeline.site._safe import clean
+from pipeline.site.data import SiteData
+from pipeline.site.output import Output
+
+
+def render(site: SiteData, out: Output) -> list[str]:
+    runs = site.lib.frames["runs"]
+    arxiv_runs = runs[runs["source"] == "arxiv"] if not runs.empty else runs
+    details = arxiv_runs.iloc[-1]["details"] if not arxiv_runs.empty else None
+    ledger = []
+    if not runs.empty:
+        digest_runs = runs[runs["source"] == "digest"]
+        ledger = [(site.local(r["started"].to_pydatetime()), int(r["tokens_in"] or 0),
+                   int(r["tokens_out"] or 0))
+                  for r in digest_runs.fillna({"tokens_in": 0, "tokens_out": 0})
+                  .to_dict("records")][-30:]
+    return [out.page("sources/", "sources.html", title=site.strings["sources"],
+                     sources=site.home.sources,
+                     per_category=sorted(_per_category(details).items()), ledger=ledger,
+                     set_aside=_set_aside(runs, site.local) if not runs.empty else [],
+                     nav="sources")]
+
+
+def _per_category(details: object) -> dict[str, object]:
+    """A run's per-category counts from its stored details; none from details that are
+    not the JSON object a run writes (a damaged row shows nothing, and fails no build)."""
+    try:
+        counts = json.loads(details).get("per_category", {})  # type: ignore[arg-type]
+        return {clean(str(c)): n for c, n in counts.items()}
+    except (TypeError, ValueError, AttributeError):
+        return {}
+
+
+def _set_aside(runs: pd.DataFrame, local: Callable, last: int = 30
+               ) -> list[tuple[str, str, str, str]]:
+    """What the last runs of each source did not take as it came: (when, source, kind, what)
+    for each entry rejected (its id is not arXiv's), dated ahead of the run, or carrying
+    a category outside the taxonomy. From details a damaged row holds: nothing."""
+    found = []
+    for row in runs.tail(last).to_dict("records"):
+        try:
+            details = json.loads(row["details"])
+            notes = [("rejected", f"{r['id']} — {r['why']}") for r in details.get("rejected", [])]
+            notes += [("ahead", ", ".join(f"{k} {v}" for k, v in a.items()))
+                      for a in details.get("anomalies", [])]
+            notes += [("unknown_category", f"{c} × {n}")
+                      for c, n in details.get("unknown_categories", {}).items()]
+        except (TypeError, ValueError, AttributeError, KeyError):
+            continue
+        when = local(row["started"].to_pydatetime())
+        found += [(when, clean(str(row["source"])), kind, clean(str(what)))
+                  for kind, what in notes]
+    return found

@@ -1,0 +1,68 @@
+"""Pelican's settings, made in code from the Config: the one way the Config reaches the site
+(as the PAPERTRAIL_CONFIG setting). Papers come from the Parquet store through our generator
+(pipeline.site); Pelican itself renders only the prose in content/."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from pelican.settings import read_settings
+
+from pipeline._ids import is_category
+from pipeline.config import Config
+from pipeline.site import i18n
+from pipeline.site._feeds import SITE_FEEDS
+from pipeline.site._views import DIGEST_FIELDS
+
+REPO = Path(__file__).resolve().parents[2]
+THEME = REPO / "theme"
+
+# The stock taxonomies, direct templates and feeds are off (their author/tag step is
+# quadratic at 20k papers); pipeline.site renders ours. Papers never become articles.
+_FIXED: dict[str, object] = {
+    "RELATIVE_URLS": True, "PATH": str(REPO / "content"),
+    "THEME": str(THEME), "THEME_STATIC_DIR": "theme",
+    "THEME_STATIC_PATHS": [],  # pipeline.site copies theme/static itself
+    # Pelican's default is autoescape off: a <script> in a title would run.
+    "JINJA_ENVIRONMENT": {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True},
+    # `c is category`: only a code of arXiv's taxonomy links to a category page.
+    "JINJA_TESTS": {"category": is_category},
+    "ARTICLE_PATHS": [], "PAGE_PATHS": ["pages"], "STATIC_PATHS": [],
+    "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
+    **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",
+                     "AUTHORS_SAVE_AS", "CATEGORIES_SAVE_AS", "TAGS_SAVE_AS",
+                     "ARCHIVES_SAVE_AS", "DRAFT_SAVE_AS", "DRAFT_PAGE_SAVE_AS"), ""),
+    **dict.fromkeys(("FEED_ALL_ATOM", "FEED_ALL_RSS", "CATEGORY_FEED_ATOM", "AUTHOR_FEED_ATOM",
+                     "AUTHOR_FEED_RSS", "TRANSLATION_FEED_ATOM")),
+    "PAGINATION_PATTERNS": ((1, "{url}", "{save_as}"), (2, "{base_name}/page/{number}/",
+                                                        "{base_name}/page/{number}/index.html")),
+    "DELETE_OUTPUT_DIRECTORY": False,  # unchanged files keep their bytes and times
+    "CACHE_CONTENT": False,
+}
+
+
+def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
+          writer_plugin: bool = True) -> dict[str, object]:
+    """The settings as a pelicanconf.py would hold them. `publish`: absolute URLs from
+    [site] base_url. `now`: the build's clock (tests and the demo pin a simulated one).
+    `writer_plugin`: whether the plugin that supplies the writer is loaded too (a caller
+    that supplies its own writer through the get_writer signal leaves it out)."""
+    s = i18n.strings(cfg.site.language)
+    return {
+        **_FIXED, "SITENAME": cfg.site.title, "TIMEZONE": cfg.site.timezone,
+        "DEFAULT_LANG": cfg.site.language, "OUTPUT_PATH": str(cfg.output_path),
+        "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
+        "PLUGINS": ["pipeline.site", *(["pipeline.site._writer"] if writer_plugin else [])],
+        "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
+        # What theme/templates (Pelican's prose pages among them) need from our catalogue.
+        "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
+                          "digest_fields": DIGEST_FIELDS,
+                          "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
+                                    for kind in SITE_FEEDS]},
+    }
+
+
+def for_pelican(cfg: Config, **options: object) -> dict:
+    """The settings, completed with Pelican's defaults as Pelican(settings) takes them."""
+    return read_settings(override=plain(cfg, **options))  # type: ignore[arg-type]
