@@ -12,8 +12,8 @@ from pathlib import Path
 
 from pelican import Pelican, signals
 
+import pipeline.site.settings as site_settings
 from pipeline.config import Config, ConfigError
-from pipeline.site import settings as site_settings
 from pipeline.site._writer import JOURNAL, SkipUnchangedWriter, read_record, replace_atomically
 
 MANIFEST = ".papertrail/files.json"  # every file the last finished build produced

@@ -140,8 +140,26 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
                                             abstract.take(pa.array(hit)), topic.keywords,
                                             "keyword")
-    heads = group_heads or {}
-    for group in topic.all:
+    _match_groups(why, rows, title, abstract, topic.all, group_heads or {})
+    if topic.authors and authors is not None:  # None only when no topic names authors
+        by_author = authors.match(topic.authors, topic.match_initials, n)
+        fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
+        why[fill] = by_author[fill]
+    matched = _drop_excluded(papers, why, topic.exclude)
+    if category is not None or upvotes is not None:
+        why[matched] = ["; ".join(filter(None, (
+            why[i],
+            f"category {category[i]}" if category is not None else "",
+            f"{upvotes[i]} upvotes" if upvotes is not None else "",
+        ))) for i in matched]
+    return why
+
+
+def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray,
+                  abstract: pa.ChunkedArray, groups: tuple[tuple[str, ...], ...],
+                  heads: dict[str, np.ndarray]) -> None:
+    """Mark (in `why`) the rows not matched yet that hold every phrase of an `all` group."""
+    for group in groups:
         open_rows = np.flatnonzero(_unset(why[rows]))
         rest = group
         if group[0] in heads:
@@ -153,26 +171,19 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
             t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
             open_rows = open_rows[_text.contains(t, pattern) | _text.contains(a, pattern)]
         why[rows[open_rows]] = "all of " + ", ".join(f"'{p}'" for p in group)
-    if topic.authors and authors is not None:  # None only when no topic names authors
-        by_author = authors.match(topic.authors, topic.match_initials, n)
-        fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
-        why[fill] = by_author[fill]
 
+
+def _drop_excluded(papers: pa.Table, why: np.ndarray, exclude: tuple[str, ...]) -> np.ndarray:
+    """Unmark the matched rows holding an excluded phrase; the rows still matched."""
     matched = np.flatnonzero(~_unset(why))
-    if topic.exclude and matched.size:
-        pattern = _text.any_pattern(topic.exclude)
+    if exclude and matched.size:
+        pattern = _text.any_pattern(exclude)
         idx = pa.array(matched)
         vetoed = (_text.contains(papers["title"].take(idx), pattern)
                   | _text.contains(papers["abstract"].take(idx), pattern))
         why[matched[vetoed]] = None
         matched = matched[~vetoed]
-    if category is not None or upvotes is not None:
-        why[matched] = ["; ".join(filter(None, (
-            why[i],
-            f"category {category[i]}" if category is not None else "",
-            f"{upvotes[i]} upvotes" if upvotes is not None else "",
-        ))) for i in matched]
-    return why
+    return matched
 
 
 def _unset(why: np.ndarray) -> np.ndarray:

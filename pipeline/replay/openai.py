@@ -131,6 +131,30 @@ class OpenAIReplay(LocalServer):
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 
+    def completion(self, body: dict, fault: Fault | None) -> dict:
+        """The chat completion answering `body`, cut at its max_tokens, with usage."""
+        content = self.content_for(body, fault)
+        finish = "stop"
+        limit = body.get("max_tokens") or body.get("max_completion_tokens")
+        if isinstance(limit, int) and count_tokens(content) > limit:
+            content = content.encode()[: limit * 3].decode(errors="ignore")
+            finish = "length"
+        prompt = sum(count_tokens(str(m.get("content", ""))) + 4
+                     for m in body.get("messages") or [])
+        completion = count_tokens(content)
+        answer = {
+            "id": f"chatcmpl-replay-{len(self.requests)}",
+            "object": "chat.completion", "created": int(time.time()),
+            "model": body.get("model", "replay"),
+            "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
+                         "message": {"role": "assistant", "content": content}}],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion},
+        }
+        if fault and fault.kind == "nousage":
+            del answer["usage"]
+        return answer
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self
 
@@ -177,27 +201,7 @@ class OpenAIReplay(LocalServer):
                     replay._stopping.wait(fault.seconds)
                 if replay.latency:
                     time.sleep(replay.latency)
-                content = replay.content_for(body, fault)
-                finish = "stop"
-                limit = body.get("max_tokens") or body.get("max_completion_tokens")
-                if isinstance(limit, int) and count_tokens(content) > limit:
-                    content = content.encode()[: limit * 3].decode(errors="ignore")
-                    finish = "length"
-                prompt = sum(count_tokens(str(m.get("content", ""))) + 4
-                             for m in body.get("messages") or [])
-                completion = count_tokens(content)
-                answer = {
-                    "id": f"chatcmpl-replay-{len(replay.requests)}",
-                    "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "replay"),
-                    "choices": [{"index": 0, "finish_reason": finish, "logprobs": None,
-                                 "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                              "total_tokens": prompt + completion},
-                }
-                if fault and fault.kind == "nousage":
-                    del answer["usage"]
-                self._json(200, answer)
+                self._json(200, replay.completion(body, fault))
 
             def _json(self, status: int, payload: dict,
                       headers: dict[str, str] | None = None) -> None:

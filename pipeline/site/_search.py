@@ -144,10 +144,10 @@ def _postings(docs: Sequence[Paper], names: dict[str, str]
                 toks = tokens(texts[field])
                 if not toks:
                     continue
-                w = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
+                scale = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
                 t_tok.extend(toks)
                 t_doc.extend(repeat(i, len(toks)))
-                t_w.extend(repeat(w, len(toks)))
+                t_w.extend(repeat(scale, len(toks)))
         if not t_tok:
             continue
         codes, uniques = pd.factorize(np.array(t_tok, dtype=object))

@@ -90,7 +90,7 @@ class Paper:
     hf_upvotes: int | None
     hf_repo: str | None
     hf_day: dt.date | None
-    digest: dict[str, str] | None = None
+    digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_created: dt.datetime | None = None
     versions: list[Version] = field(default_factory=list)

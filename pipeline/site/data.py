@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pipeline.site.i18n as i18n
 from pipeline import stats
 from pipeline._ids import is_category
 from pipeline.config import Config
-from pipeline.site import i18n
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._safe import clean
 from pipeline.site._views import CLOCKS, Library, Paper

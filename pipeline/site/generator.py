@@ -14,8 +14,9 @@ from pathlib import Path
 
 from pelican.generators import Generator
 
+import pipeline.site._workers as _workers
+import pipeline.site.data as data
 from pipeline.config import Config
-from pipeline.site import _workers, data
 from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.output import Output

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pelican.settings import read_settings
 
+import pipeline.site.i18n as i18n
 from pipeline._ids import is_category
 from pipeline.config import Config
-from pipeline.site import i18n
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._views import DIGEST_FIELDS
 

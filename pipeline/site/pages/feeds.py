@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline.site import _feeds
+import pipeline.site._feeds as _feeds
 from pipeline.site._views import Paper
 from pipeline.site.data import SiteData, newest
 from pipeline.site.output import Output

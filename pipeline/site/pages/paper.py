@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import inspect
 import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from pipeline.site import _diff, _math
+import pipeline.site._diff as _diff
+import pipeline.site._math as _math
 from pipeline.site._views import Paper
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
@@ -70,7 +72,7 @@ def _salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
     # Math and diffs are made while a page renders, from the texts in its data.
-    parts += [Path(m.__file__).read_text("utf-8") for m in (_math, _diff)]
+    parts += [inspect.getsource(m) for m in (_math, _diff)]
     # Where the site is written and by how many processes changes no page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0)
     parts += [json.dumps(site.strings, sort_keys=True), repr(settings), repr(site.site_feeds)]

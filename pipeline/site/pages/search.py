@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from pipeline.site import _search
+import pipeline.site._search as _search
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
