@@ -1,1 +1,1 @@
-"""PaperTrail's pipeline: sources → store → enrich → site. The public surface is `cli`."""
+"""PaperTrail's pipeline: sources → store → enrich → digest → site. The public surface is `cli`."""

@@ -199,7 +199,7 @@ def digest(obj: _Context) -> None:
 
 
 @cli.command()
-@click.option("--publish", is_flag=True, help="Use publishconf.py (absolute URLs from base_url).")
+@click.option("--publish", is_flag=True, help="Absolute URLs from base_url.")
 @click.pass_obj
 def build(obj: _Context, publish: bool) -> None:
     """Build the static site from the store into [site] output (Pelican + our generator)."""
@@ -209,7 +209,7 @@ def build(obj: _Context, publish: bool) -> None:
 
 
 @cli.command("run")
-@click.option("--publish", is_flag=True, help="Build with publishconf.py (absolute URLs).")
+@click.option("--publish", is_flag=True, help="Build with absolute URLs from base_url.")
 @click.pass_obj
 def run_all(obj: _Context, publish: bool) -> None:
     """Ingest every source, enrich, write digests, build the site: the one command the
