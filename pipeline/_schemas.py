@@ -14,8 +14,8 @@ SCHEMA_VERSION = "1"
 _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
 
-# What a source run fetched, normalised: one row per (paper, version) entry.
-ARXIV_SNAPSHOT = pa.schema([
+# An arXiv entry as arXiv describes it: what a snapshot keeps and a paper row starts with.
+_ENTRY = [
     ("arxiv_id", pa.string()),
     ("version", pa.int32()),
     ("title", pa.string()),
@@ -26,10 +26,12 @@ ARXIV_SNAPSHOT = pa.schema([
     ("comment", pa.string()),
     ("journal_ref", pa.string()),
     ("doi", pa.string()),
-    ("published", _TS),
-    ("updated", _TS),
-    ("fetched_at", _TS),
-])
+    ("published", _TS),  # arXiv: v1 submitted (the "first publication" clock)
+    ("updated", _TS),  # arXiv: current version submitted (the "version update" clock)
+]
+
+# What a source run fetched, normalised: one row per (paper, version) entry.
+ARXIV_SNAPSHOT = pa.schema([*_ENTRY, ("fetched_at", _TS)])
 
 HF_SNAPSHOT = pa.schema([
     ("arxiv_id", pa.string()),
@@ -52,18 +54,7 @@ PAPER_METADATA = ["version", "title", "abstract", "authors", "categories", "prim
                   "comment", "journal_ref", "doi", "published", "updated"]
 
 PAPERS = pa.schema([
-    ("arxiv_id", pa.string()),
-    ("version", pa.int32()),
-    ("title", pa.string()),
-    ("abstract", pa.string()),
-    ("authors", _STRS),
-    ("categories", _STRS),
-    ("primary_category", pa.string()),
-    ("comment", pa.string()),
-    ("journal_ref", pa.string()),
-    ("doi", pa.string()),
-    ("published", _TS),  # arXiv: v1 submitted (the "first publication" clock)
-    ("updated", _TS),  # arXiv: current version submitted (the "version update" clock)
+    *_ENTRY,
     ("first_seen", _TS),  # when we first stored the paper (the "site ingestion" clock)
     ("version_seen_at", _TS),  # when we first stored the current version
     ("cross_list", pa.bool_()),  # primary category outside the configured ones

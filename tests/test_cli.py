@@ -4,6 +4,7 @@ import json
 import re
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -47,12 +48,32 @@ def test_the_readme_lists_the_commands_in_the_order_help_does():
     assert list(dict.fromkeys(listed)) == cli.list_commands(None)
 
 
-@pytest.mark.parametrize("name", COMMANDS)
-def test_every_command_has_help(name):
-    result = CliRunner().invoke(cli, [name, "--help"])
+def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    out = []
+    for name, command in group.commands.items():
+        out.append((*prefix, name))
+        if isinstance(command, click.Group):
+            out += _commands(command, (*prefix, name))
+    return out
+
+
+@pytest.mark.parametrize("command", _commands(cli), ids=" ".join)
+def test_every_command_has_help(command: tuple[str, ...]) -> None:
+    result = CliRunner().invoke(cli, [*command, "--help"])
     assert result.exit_code == 0
-    first_line = (cli.commands[name].help or "").split("\n")[0]
+    assert result.output.count("\n") > 3 and "Usage:" in result.output
+    summary = result.output.split("\n\n")[1].strip()
+    assert len(summary) > 15, result.output
+    first_line = (command_of(command).help or "").split("\n")[0]
     assert first_line and " ".join(first_line.split()[:5]) in " ".join(result.output.split())
+
+
+def command_of(path: tuple[str, ...]) -> click.Command:
+    found: click.Command = cli
+    for name in path:
+        assert isinstance(found, click.Group)
+        found = found.commands[name]
+    return found
 
 
 def _sections():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
@@ -135,24 +134,6 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
     assert pc.sum(pc.is_valid(papers["hf_day"])).as_py() > 0
     # Only the picks, by id: no category catch-up.
     assert all(q["id_list"][0] and not q["search_query"][0] for q in replay.log)
-
-
-def _commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    out = []
-    for name, command in group.commands.items():
-        out.append((*prefix, name))
-        if isinstance(command, click.Group):
-            out += _commands(command, (*prefix, name))
-    return out
-
-
-@pytest.mark.parametrize("command", _commands(cli), ids=" ".join)
-def test_every_command_has_help(command: tuple[str, ...]) -> None:
-    result = CliRunner().invoke(cli, [*command, "--help"])
-    assert result.exit_code == 0
-    assert result.output.count("\n") > 3 and "Usage:" in result.output
-    summary = result.output.split("\n\n")[1].strip()
-    assert len(summary) > 15, result.output
 
 
 def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivReplay,

@@ -226,18 +226,19 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             title_html=render_math(title), abstract_text=clean(row["abstract"]),
             authors=[clean(a) for a in row["authors"]],
             categories=[clean(c) for c in row["categories"]],
-            primary=clean(row["primary_category"]), comment=_text(row["comment"]),
-            journal_ref=_text(row["journal_ref"]), doi=_text(row["doi"]),
+            primary=clean(row["primary_category"]), comment=_str_or_none(row["comment"]),
+            journal_ref=_str_or_none(row["journal_ref"]), doi=_str_or_none(row["doi"]),
             published=row["published"].to_pydatetime(), updated=row["updated"].to_pydatetime(),
             first_seen=row["first_seen"].to_pydatetime(),
             version_seen_at=row["version_seen_at"].to_pydatetime(),
-            ai_related=bool(_opt(row["ai_related"]) or False), ai_reason=_text(row["ai_reason"]),
+            ai_related=bool(_opt(row["ai_related"]) or False),
+            ai_reason=_str_or_none(row["ai_reason"]),
             topics=[(clean(str(s)), clean(str(r))) for s, r in topics],
             hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
-            hf_repo=_text(row["hf_repo"]),
+            hf_repo=_str_or_none(row["hf_repo"]),
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],
-            digest={k: _text(d[k]) for k in DIGEST_FIELDS} if d else None,
-            digest_model=_text(d["model"]) if d else None,
+            digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
+            digest_model=_str_or_none(d["model"]) if d else None,
             digest_created=d["created"].to_pydatetime() if d else None,
             # Only an id of arXiv's grammar becomes a path (paper/<id>.html).
             has_page=row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
@@ -257,7 +258,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now)
 
 
-def _text(value: object) -> str | None:
+def _str_or_none(value: object) -> str | None:
     return clean_opt(_opt(value))  # type: ignore[arg-type]
 
 
