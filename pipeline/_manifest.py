@@ -12,7 +12,7 @@ import os
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from pipeline._parquet import StoreError, footer_problem, fsync
@@ -88,10 +88,29 @@ def parse(raw: Any, path: Path) -> Manifest:
         if unknown:
             raise StoreError(f"{path}: names tables this papertrail does not know: "
                              f"{', '.join(sorted(unknown))}; upgrade papertrail")
-        return Manifest(tables, rows, list(raw["snapshots"]), int(raw["generation"]))
+        snapshots = list(raw["snapshots"])
+        outside = [r for r in [*tables.values(), *snapshots] if not _inside(r)]
+        if outside:  # a manifest may come from another repository's data branch
+            raise StoreError(f"{path}: names files outside the store's own folders: "
+                             f"{', '.join(map(repr, outside[:5]))}; not used")
+        return Manifest(tables, rows, snapshots, int(raw["generation"]))
     except (KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"{path}: the store's manifest is malformed ({exc!r}); restore the "
                          "store with `papertrail data restore --force`") from None
+
+
+def _inside(rel: object) -> bool:
+    """A path this store writes: tables/<file>.parquet, snapshots/<source>/<day or
+    month>/<file>.parquet, or a table of a store from before manifests (<name>.parquet)."""
+    if not (isinstance(rel, str) and rel.endswith(".parquet") and "\\" not in rel
+            and str(PurePosixPath(rel)) == rel):
+        return False
+    parts = PurePosixPath(rel).parts
+    if any(part in (".", "..") or part.startswith(".") for part in parts):
+        return False
+    if len(parts) == 1:
+        return parts[0].removesuffix(".parquet") in TABLES
+    return (len(parts), parts[0]) in {(2, "tables"), (4, "snapshots")}
 
 
 def problems(root: Path, manifest: Manifest) -> list[str]:

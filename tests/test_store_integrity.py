@@ -239,3 +239,26 @@ def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun
     (small_disk / "ballast").unlink()
     assert ingest_day2(full) == 0
     assert _equal(_tables(full.store_path), _tables(clean.store_path))
+
+
+def test_a_branch_whose_manifest_names_a_file_outside_the_store_is_refused(
+        tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    # Someone else's data branch (e.g. one given to --seed-from) with a hostile manifest.
+    work = tmp_path / "hostile"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "data", str(remote), str(work)],
+                   check=True)
+    manifest = json.loads((work / "data" / MANIFEST).read_text())
+    manifest["snapshots"].append("../../escaped.parquet")
+    (work / "data" / MANIFEST).write_text(json.dumps(manifest))
+    (work / "escaped.parquet").write_bytes(b"PAR1")
+    for args in (["add", "-A"], ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm",
+                                 "hostile"], ["push", "-q", "origin", "data"]):
+        subprocess.run(["git", "-C", str(work), *args], check=True)
+
+    fresh = checkout(tmp_path, "fresh", remote, replay.url)
+    result = CliRunner().invoke(cli, ["--config", str(fresh.path), "data", "restore"])
+    assert result.exit_code == 1 and "outside the store" in result.output
+    assert [p for p in tmp_path.rglob("escaped.parquet") if work not in p.parents] == []
+    assert Store(fresh.store_path).is_empty()
+    assert Store(cfg.store_path).rows("papers") > 0  # the first clone is untouched
