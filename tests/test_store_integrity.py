@@ -262,3 +262,29 @@ def test_a_branch_whose_manifest_names_a_file_outside_the_store_is_refused(
     assert [p for p in tmp_path.rglob("escaped.parquet") if work not in p.parents] == []
     assert Store(fresh.store_path).is_empty()
     assert Store(cfg.store_path).rows("papers") > 0  # the first clone is untouched
+
+
+def test_a_branch_saved_before_manifests_restores_and_saves_in_the_new_layout(
+        tmp_path, remote, replay):
+    cfg = _saved_branch(tmp_path, remote, replay)
+    expected = _tables(Store(cfg.store_path))
+    # The branch as the release before the manifest saved it: tables at fixed names.
+    work = tmp_path / "legacy"
+    subprocess.run(["git", "clone", "--quiet", "--branch", "data", str(remote), str(work)],
+                   check=True)
+    manifest = json.loads((work / "data" / MANIFEST).read_text())
+    for name, table in manifest["tables"].items():
+        (work / "data" / table["path"]).rename(work / "data" / f"{name}.parquet")
+    (work / "data" / MANIFEST).unlink()
+    for args in (["add", "-A"], ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm",
+                                 "legacy"], ["push", "-q", "origin", "data"]):
+        subprocess.run(["git", "-C", str(work), *args], check=True)
+
+    fresh = checkout(tmp_path, "fresh", remote, replay.url)
+    databranch.restore(fresh.root, fresh.store_path)
+    assert _tables(Store(fresh.store_path)) == expected
+    _ingest(fresh, replay, DAYS[1])
+    assert databranch.save(fresh, fresh.root, now=_at(DAYS[1])).commit
+    tree = subprocess.run(["git", "-C", str(remote), "ls-tree", "-r", "--name-only", "data"],
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert f"data/{MANIFEST}" in tree and "data/papers.parquet" not in tree
