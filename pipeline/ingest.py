@@ -1,7 +1,7 @@
 """Running a source into the store: fetch → merge → snapshot + tables → run ledger.
 
 One way for every source of `pipeline.sources.SOURCES`. A source's failure is data,
-not an exception: it is recorded in runs.parquet (status partial or failed), already
+not an exception: it is recorded in the run ledger (status partial or failed), already
 stored data stays as it was, and the next run resumes from the last clean watermark.
 Only our own bugs and unusable stores raise.
 """
