@@ -1,7 +1,7 @@
-"""The digest step: plan → ask the model → digests.parquet → one run record.
+"""The digest step: plan → ask the model → the digests table → one run record.
 
 Like ingest, a failing model server is data, not an exception: failures are stored
-per digest (retried on later runs with backoff) and summed up in runs.parquet. Only
+per digest (retried on later runs with backoff) and summed up in the run ledger. Only
 an unusable store or our own bug raises.
 """
 
@@ -45,7 +45,7 @@ class DigestReport(RunReport):
 
 
 class _Rows:
-    """digests.parquet in memory, keyed, with the superseded flags kept consistent."""
+    """The digests table in memory, keyed, with the superseded flags kept consistent."""
 
     def __init__(self, rows: Iterable[dict]) -> None:
         self.rows: dict[Key, dict] = {key_of(r): r for r in rows}
