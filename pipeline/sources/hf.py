@@ -31,19 +31,12 @@ from huggingface_hub import get_session
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 
+import pipeline.sources._http as _http
 from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
 from pipeline._schemas import HF_SNAPSHOT
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_hf
-from pipeline.sources._http import (
-    FetchStats,
-    Requests,
-    SourceError,
-    Transient,
-    check_status,
-    read_within,
-)
 from pipeline.sources._source import Catch, Library, Merged, Options
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
@@ -60,7 +53,7 @@ class HFFetch:
     """What one run read: picks (even when it stopped early) and how it ended."""
 
     rows: list[dict] = field(default_factory=list)
-    stats: FetchStats = field(default_factory=FetchStats)
+    stats: _http.FetchStats = field(default_factory=_http.FetchStats)
     error: str | None = None
     last_day: dt.date | None = None  # the last day read completely, in order
     days: dict[str, int] = field(default_factory=dict)  # day → picks (0: no list that day)
@@ -84,7 +77,7 @@ class HFClient:
         self.headers = build_hf_headers(token=False, library_name="papertrail",
                                         library_version=hub_version)
         # `deadline`: time.monotonic() by which the whole run ends.
-        self._requests = Requests(cfg, deadline, name="hf", limit="the run's time limit")
+        self._requests = _http.Requests(cfg, deadline, name="hf", limit="the run's time limit")
         self.stats = self._requests.stats
 
     def day(self, day: dt.date) -> list[Any]:
@@ -113,34 +106,34 @@ class HFClient:
         try:
             with get_session().stream("GET", self.url, params=params, headers=self.headers,
                                       timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-                raw = read_within(resp.iter_raw(), deadline)
+                raw = _http.read_within(resp.iter_raw(), deadline)
             return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
                                    request=resp.request)
         except httpx2.TimeoutException:
-            raise Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
+            raise _http.Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
         except OfflineModeIsEnabled:
-            raise SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect"
+            raise _http.SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect"
                               ) from None
         except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise Transient(f"connection failed ({type(exc).__name__})") from None
+            raise _http.Transient(f"connection failed ({type(exc).__name__})") from None
 
     @staticmethod
     def _items(resp: httpx2.Response, day: dt.date) -> list[Any] | None:
         """The day's items; None for 'no list that day'."""
-        check_status(resp.status_code, resp.headers)
+        _http.check_status(resp.status_code, resp.headers)
         if resp.status_code == 404:
             return None
         try:
             hf_raise_for_status(resp)
         except HfHubHTTPError as exc:
             first_line = next(iter(str(exc).strip().splitlines()), "")
-            raise SourceError(f"HTTP {resp.status_code} {first_line}".strip()) from None
+            raise _http.SourceError(f"HTTP {resp.status_code} {first_line}".strip()) from None
         try:
             items = json.loads(resp.content)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise SourceError(f"malformed JSON for {day} ({exc})") from None
+            raise _http.SourceError(f"malformed JSON for {day} ({exc})") from None
         if not isinstance(items, list):
-            raise SourceError(f"expected a JSON list for {day}, got {type(items).__name__}")
+            raise _http.SourceError(f"expected a JSON list for {day}, got {type(items).__name__}")
         return items
 
 
@@ -226,7 +219,7 @@ def fetch_days(cfg: HFConfig, days: list[dt.date], fetched_at: dt.datetime, *,
     for day in days:
         try:
             items = client.day(day)
-        except SourceError as exc:
+        except _http.SourceError as exc:
             fetch.error = f"{day}: {exc}"
             break
         rows = [parse_item(it, day, fetched_at, fetch.findings) for it in items]
@@ -278,7 +271,7 @@ class HFSource:
         error = "; ".join(errors) or None
         last = (dt.datetime.combine(fetch.last_day, dt.time(), dt.UTC) if fetch.last_day
                 else None)
-        id_stats = by_id.stats if by_id is not None else FetchStats()
+        id_stats = by_id.stats if by_id is not None else _http.FetchStats()
         counts = {**merged.counts,
                   "cross_listed": joined.counts["cross_listed"] if joined is not None else 0}
         report = RunReport(
