@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pipeline._parquet import StoreError, footer_problem, fsync
+from pipeline._durable import fsync, fsync_dir, replace_atomically
+from pipeline._parquet import StoreError, footer_problem
 from pipeline._schemas import TABLES
 from pipeline.sources import snapshot_schemas
 
@@ -156,7 +157,7 @@ class Transaction:
         for folder in sorted({(self.root / rel).parent for rel in self.written}):
             fsync_dir(folder)
         staging.generation = max(staging.generation, committed.generation) + 1
-        _replace_text(self.root / MANIFEST, staging.to_json())
+        replace_atomically(self.root / MANIFEST, staging.to_json().encode("utf-8"))
         self.committed, self.written = staging.copy(), set()  # done, whatever follows
         fsync_dir(self.root)
         for rel in sorted(committed.files() - staging.files()):
@@ -217,30 +218,6 @@ def move_file(src: Path, dest: Path) -> int:
     os.rename(src, dest)
     fsync(dest)  # extracted by git, never synced
     return 1
-
-
-def write_text_atomic(path: Path, text: str) -> None:
-    """Replace a small file atomically: temp file, fsync, rename, fsync of the folder."""
-    _replace_text(path, text)
-    fsync_dir(path.parent)
-
-
-def _replace_text(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        fsync(tmp)
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def remove(root: Path, rel: str) -> None:

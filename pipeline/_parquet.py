@@ -3,12 +3,12 @@ checked; read only after their schema version and columns are checked."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from pipeline._durable import fsync
 from pipeline._schemas import SCHEMA_VERSION, TABLES
 from pipeline.sources import snapshot_schemas
 
@@ -120,8 +120,3 @@ def write_new(path: Path, table: pa.Table, name: str,
 
 
 
-
-
-def fsync(path: Path) -> None:
-    with open(path, "rb") as fh:
-        os.fsync(fh.fileno())

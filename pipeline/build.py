@@ -13,8 +13,9 @@ from pathlib import Path
 from pelican import Pelican, signals
 
 import pipeline.site.settings as site_settings
+from pipeline._durable import replace_atomically
 from pipeline.config import Config, ConfigError
-from pipeline.site._writer import JOURNAL, SkipUnchangedWriter, read_record, replace_atomically
+from pipeline.site._writer import JOURNAL, SkipUnchangedWriter, read_record
 
 MANIFEST = ".papertrail/files.json"  # every file the last finished build produced
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."

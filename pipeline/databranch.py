@@ -33,8 +33,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from pipeline import ingest
+from pipeline._durable import write_text_atomic
 from pipeline.config import Config
-from pipeline.store import MANIFEST, RESTORING, Store, write_text_atomic
+from pipeline.store import MANIFEST, RESTORING, Store
 
 DEFAULT_BRANCH = "data"
 DEFAULT_RETRIES = 3

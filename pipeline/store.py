@@ -43,7 +43,6 @@ from pipeline._manifest import (
     load,
     problems,
     same_files,
-    write_text_atomic,
 )
 from pipeline._parquet import (
     META_RUNS,
@@ -55,8 +54,7 @@ from pipeline._parquet import (
 from pipeline._schemas import TABLES, to_table
 from pipeline.sources import snapshot_schemas
 
-__all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked",
-           "write_text_atomic"]
+__all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked"]
 
 log = logging.getLogger(__name__)
 

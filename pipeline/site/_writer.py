@@ -16,6 +16,8 @@ from pathlib import Path
 from pelican import signals
 from pelican.writers import FileOverwriteFailedError, Writer
 
+from pipeline._durable import replace_atomically
+
 JOURNAL = ".papertrail/files.new"  # files created since the last finished build, a line each
 
 
@@ -53,19 +55,6 @@ def read_record(path: Path) -> dict:
     except (FileNotFoundError, ValueError):
         return {}
     return record if isinstance(record, dict) else {}
-
-
-def replace_atomically(path: Path, data: bytes) -> None:
-    """Temp file in the same folder, fsync, os.replace: a crash leaves the old file or the
-    new one, never half of one (for the build's own records, read by the next build). One
-    temp name per record: what a killed build left is overwritten, not piled up."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
 
 
 class SkipUnchangedWriter(Writer):
