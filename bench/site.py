@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -44,12 +45,16 @@ def make_store(root: Path, n: int, jobs: int = 0) -> config_mod.Config:
     digests = sample.digests()
     days = max(1, n // 1000)
     rows, revised, digest_rows = [], [], []
+    per_month: Counter[str] = Counter()
     for i in range(n):
         e = base[i % len(base)]
         day = i * days // n
         seen = T0 + dt.timedelta(days=day, hours=1)
         when = seen - dt.timedelta(hours=8, seconds=i % 3600)
-        arxiv_id = f"26{6 + day // 30:02d}.{i:05d}"
+        month = 5 + day // 30  # months since 2026-01: ids of arXiv's grammar at any N
+        yymm = f"{26 + month // 12:02d}{month % 12 + 1:02d}"
+        per_month[yymm] += 1
+        arxiv_id = f"{yymm}.{per_month[yymm]:05d}"
         row = {"arxiv_id": arxiv_id, "version": 1, "title": e.title, "abstract": e.abstract,
                "authors": list(e.authors), "categories": list(e.categories),
                "primary_category": e.primary_category, "comment": e.comment,
