@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import functools
 import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlparse
 
 import pyarrow as pa
 import pytest
@@ -98,3 +103,67 @@ def sample_papers() -> pa.Table:
             for e in sample.entries()]
     batch = pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT)
     return merge_arxiv(empty(PAPERS), empty(VERSIONS), batch, CS_CATEGORIES).papers
+
+
+# -- a built site in a real browser: Debian's chromium via Playwright -----------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # else each response waits out a delayed ACK
+    def log_message(self, format, *args):  # keep pytest output readable
+        return
+
+
+@contextlib.contextmanager
+def serve(directory: Path) -> Iterator[str]:
+    """A built site served on 127.0.0.1; yields its base URL."""
+    handler = functools.partial(_Quiet, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not CHROMIUM.exists():
+        pytest.skip("needs Debian's chromium")
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh profile per test; fails the test on any console error, page error or a
+    request to anywhere but 127.0.0.1."""
+    context = browser.new_context(accept_downloads=True)
+    errors: list[str] = []
+    hosts: list[str] = []
+
+    def route(r):
+        host = urlparse(r.request.url).hostname
+        hosts.append(host or r.request.url)
+        if host == "127.0.0.1":
+            r.continue_()
+        else:
+            r.abort()
+
+    context.route("**/*", route)
+    pg = context.new_page()
+    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: errors.append(str(e)))
+    yield pg
+    context.close()
+    assert errors == []
+    assert set(hosts) <= {"127.0.0.1"}, set(hosts)

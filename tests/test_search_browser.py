@@ -4,19 +4,15 @@ built site served on 127.0.0.1 by a server this module starts."""
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import json
 import re
-import threading
 from collections import Counter
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pytest
 
 from pipeline.site import _search
+from tests.conftest import serve
 from tests.test_site import (
     DAYS,
     XSS_ID,
@@ -28,21 +24,8 @@ from tests.test_site import (
     run_pipeline,
 )
 
-sync_api = pytest.importorskip("playwright.sync_api")
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
 DIGEST = "本文提出一种扩散模型,用于连续图像重建。"
 HOSTILE_DIGEST = "<img src=x onerror=alert(1)> <script>alert(2)</script> 恶意导读"
-
-pytestmark = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium")
-
-
-class _Quiet(SimpleHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # else each response waits out a delayed ACK
-    def log_message(self, format, *args):  # keep pytest output readable
-        return
 
 
 @pytest.fixture(scope="module")
@@ -61,47 +44,9 @@ def site(tmp_path_factory):
     add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
     add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=4), HOSTILE_DIGEST)
     build_at_last_run(cfg)
-    handler = functools.partial(_Quiet, directory=str(cfg.output_path))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield {"url": f"http://127.0.0.1:{server.server_port}/", "out": cfg.output_path,
-           "papers": {p["arxiv_id"]: p for p in papers}, "digest_id": target["arxiv_id"]}
-    server.shutdown()
-    server.server_close()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, site):
-    """A fresh profile per test; fails the test on any console error, page error or a
-    request to anywhere but 127.0.0.1."""
-    context = browser.new_context(accept_downloads=True)
-    errors: list[str] = []
-    hosts: list[str] = []
-
-    def route(r):
-        host = urlparse(r.request.url).hostname
-        hosts.append(host or r.request.url)
-        if host == "127.0.0.1":
-            r.continue_()
-        else:
-            r.abort()
-
-    context.route("**/*", route)
-    pg = context.new_page()
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    yield pg
-    context.close()
-    assert errors == []
-    assert set(hosts) <= {"127.0.0.1"}, set(hosts)
+    with serve(cfg.output_path) as url:
+        yield {"url": url, "out": cfg.output_path,
+               "papers": {p["arxiv_id"]: p for p in papers}, "digest_id": target["arxiv_id"]}
 
 
 def search(pg, site, query: str, **params: str) -> list[str]:

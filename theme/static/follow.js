@@ -18,8 +18,11 @@
       return [];  // unreadable storage means no follows, not a broken page
     }
   }
+  // A lone surrogate (from a hand-made storage or import file) can be neither URL-encoded
+  // for the follow's link nor written as TOML for a fork: such a value is no follow.
   function valid(f) {
-    return f && KINDS.indexOf(f.kind) >= 0 && typeof f.value === "string" && f.value.length > 0;
+    return f && KINDS.indexOf(f.kind) >= 0 && typeof f.value === "string" && f.value.length > 0 &&
+      !/\p{Cs}/u.test(f.value);
   }
   function write(list) { localStorage.setItem(KEY, JSON.stringify(list)); changed(); }
   function has(kind, value) { return read().some(function (f) { return f.kind === kind && f.value === value; }); }
@@ -88,6 +91,61 @@
   function changed() {
     badge();
     syncButtons();
+    syncFork();
+  }
+
+  // -- the follows as a [[follows]] table for a fork's papertrail.toml ---------------------
+  var TOML_KEYS = [["author", "authors"], ["query", "keywords"], ["category", "categories"],
+    ["topic", "topics"]];
+
+  // JSON's string escapes are all valid in a TOML basic string, but TOML also forbids a raw
+  // DEL, and a \uXXXX that is no Unicode scalar value (a lone surrogate: valid() drops it).
+  function tomlString(s) { return JSON.stringify(s).replace(/\x7f/g, "\\u007f"); }
+
+  // One table with only the keys that have values, each list in follow order without
+  // repeats; "" when there is nothing to export.
+  function tomlSnippet(follows, name) {
+    var lines = [];
+    TOML_KEYS.forEach(function (k) {
+      var values = [];
+      follows.forEach(function (f) {
+        if (f.kind === k[0] && values.indexOf(f.value) < 0) values.push(f.value);
+      });
+      if (values.length) lines.push(k[1] + " = [" + values.map(tomlString).join(", ") + "]");
+    });
+    if (!lines.length) return "";
+    return ["[[follows]]", "name = " + tomlString(name)].concat(lines).join("\n");
+  }
+
+  function syncFork() {
+    var fork = document.getElementById("follow-fork");
+    if (!fork) return;
+    var text = tomlSnippet(read(), fork.dataset.name);
+    document.getElementById("follow-toml").textContent = text;  // never markup: values are typed
+    document.getElementById("follow-toml-status").textContent = "";
+    document.getElementById("follow-fork-snippet").hidden = !text;
+    document.getElementById("follow-fork-none").hidden = !!text;
+  }
+
+  function copyFork() {
+    var code = document.getElementById("follow-toml");
+    var status = document.getElementById("follow-toml-status");
+    var fork = document.getElementById("follow-fork");
+    var copying;
+    try {
+      copying = navigator.clipboard.writeText(code.textContent);
+    } catch (e) {
+      copying = Promise.reject(e);  // no navigator.clipboard outside a secure context
+    }
+    copying.then(function () { status.textContent = fork.dataset.copied; }, function () {
+      // Denied or unavailable: select the code so that the reader's own Ctrl-C copies it.
+      var range = document.createRange();
+      range.selectNodeContents(code);
+      var selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      status.textContent = fork.dataset.select;
+    });
   }
 
   // -- follow buttons on paper pages -------------------------------------------------------
@@ -182,6 +240,8 @@
       }).catch(function (err) { status.textContent = String(err.message || err); });
     }
 
+    document.getElementById("follow-toml-copy").addEventListener("click", copyFork);
+    syncFork();
     document.getElementById("follow-export").addEventListener("click", function () {
       var blob = new Blob([JSON.stringify({ papertrail_follows: 1, follows: read() }, null, 1)],
         { type: "application/json" });

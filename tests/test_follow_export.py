@@ -1,0 +1,133 @@
+"""The follow page's export to a fork: the browser's follows as a [[follows]] table for the
+fork's papertrail.toml, read in a real browser and parsed with tomllib."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+
+import pytest
+
+from pipeline.site import i18n
+from tests.conftest import serve
+from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
+
+KEY = "papertrail.follows"
+# What a reader can type into the search box and follow: TOML must quote all of it.
+HOSTILE = ['a"b\\c', "two\nlines", "</script><b>x", "扩散模型", "🦜 parrots", "tab\there",
+           "bell\x07 del\x7f nul\x00"]
+FOLLOWS = [
+    {"kind": "author", "value": "Ling Yang"},
+    *({"kind": "query", "value": v} for v in HOSTILE),
+    {"kind": "category", "value": "cs.CV"},
+    {"kind": "author", "value": 'a"b\\c'},
+    {"kind": "topic", "value": "llm-agents"},
+    {"kind": "category", "value": "cs.CV"},  # a repeat, as a hand-edited storage may hold
+]
+EXPECTED = {"authors": ["Ling Yang", 'a"b\\c'], "keywords": HOSTILE, "categories": ["cs.CV"],
+            "topics": ["llm-agents"]}
+
+
+@pytest.fixture(scope="module")
+def sites(tmp_path_factory):
+    """The site in both languages, built from one store: {language: base URL}."""
+    zh = make_config(tmp_path_factory.mktemp("follow-zh"))
+    run_pipeline(zh, DAYS[:2])
+    en = make_config(tmp_path_factory.mktemp("follow-en"), language="en")
+    shutil.copytree(zh.store_path, en.store_path)
+    build_at_last_run(zh)
+    build_at_last_run(en)
+    with serve(zh.output_path) as zh_url, serve(en.output_path) as en_url:
+        yield {"zh-CN": zh_url, "en": en_url}
+
+
+def open_with(pg, url: str, follows: list[dict[str, str]]) -> None:
+    """The follow page, with these follows in storage (json.dumps keeps a lone surrogate
+    as its \\u escape, which the page's JSON.parse turns back into one)."""
+    pg.goto(url + "follow/")
+    pg.evaluate("([key, text]) => localStorage.setItem(key, text)", [KEY, json.dumps(follows)])
+    pg.reload()
+
+
+def snippet(pg) -> str:
+    return pg.locator("#follow-toml").text_content()
+
+
+def parsed(pg) -> dict:
+    """The snippet's one table, checked to be the only one."""
+    tables = tomllib.loads(snippet(pg))["follows"]
+    assert len(tables) == 1
+    return tables[0]
+
+
+def strings(language: str) -> dict[str, str]:
+    return i18n.CATALOGUE[language]
+
+
+def test_hostile_values_export_as_valid_toml_in_follow_order(page, sites):
+    open_with(page, sites["zh-CN"], FOLLOWS)
+    assert parsed(page) == {"name": strings("zh-CN")["follow_fork_name"], **EXPECTED}
+    assert page.locator("#follow-fork-none").is_hidden()
+    assert page.locator("#follow-fork b, #follow-fork script").count() == 0  # shown as text
+
+
+def test_a_lone_surrogate_is_dropped_and_the_rest_still_parses(page, sites):
+    open_with(page, sites["zh-CN"], [{"kind": "query", "value": "x\ud800y"}, *FOLLOWS,
+                                     {"kind": "topic", "value": "\udfffz"}])
+    assert parsed(page) == {"name": strings("zh-CN")["follow_fork_name"], **EXPECTED}
+
+
+def test_copy_puts_the_snippet_on_the_clipboard(page, sites):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=sites["zh-CN"])
+    open_with(page, sites["zh-CN"], FOLLOWS)
+    page.click("#follow-toml-copy")
+    status = page.locator("#follow-toml-status")
+    status.filter(has_text=strings("zh-CN")["follow_fork_copied"]).wait_for()
+    assert page.evaluate("navigator.clipboard.readText()") == snippet(page)
+
+
+def test_without_the_clipboard_the_code_is_selected_for_ctrl_c(page, sites):
+    page.add_init_script("navigator.clipboard.writeText = () => Promise.reject(new Error('no'))")
+    open_with(page, sites["zh-CN"], FOLLOWS)
+    page.click("#follow-toml-copy")
+    page.locator("#follow-toml-status").filter(
+        has_text=strings("zh-CN")["follow_fork_select"]).wait_for()
+    assert page.evaluate("getSelection().toString()") == snippet(page)
+
+
+def test_no_follows_means_nothing_to_export(page, sites):
+    for follows in ([], [{"kind": "query", "value": "\ud800"}]):  # only unexportable values
+        open_with(page, sites["zh-CN"], follows)
+        assert page.locator("#follow-fork-none").is_visible()
+        assert page.locator("#follow-fork-snippet").is_hidden()
+        assert snippet(page) == ""
+
+
+def test_the_snippet_follows_unfollow_import_and_clear(page, sites, tmp_path):
+    open_with(page, sites["zh-CN"], FOLLOWS[:3])
+    assert parsed(page)["authors"] == ["Ling Yang"]
+    page.locator("#follow-list li", has_text="Ling Yang").get_by_role("button").click()
+    assert "authors" not in parsed(page)
+    assert parsed(page)["keywords"] == HOSTILE[:2]
+
+    saved = tmp_path / "follows.json"
+    saved.write_text(json.dumps({"follows": [{"kind": "topic", "value": "llm-agents"}]}))
+    page.set_input_files("#follow-import", str(saved))
+    page.wait_for_function("() => document.getElementById('follow-toml').textContent"
+                           ".includes('topics')")
+    assert parsed(page)["topics"] == ["llm-agents"]
+
+    page.click("#follow-clear")
+    assert page.locator("#follow-fork-none").is_visible()
+    assert snippet(page) == ""
+
+
+def test_english_build_labels_the_export_in_english(page, sites):
+    en = strings("en")
+    open_with(page, sites["en"], [])
+    assert page.locator("#follow-fork h2").text_content() == en["follow_fork"]
+    assert page.locator("#follow-fork-none").text_content() == en["follow_fork_none"]
+    open_with(page, sites["en"], FOLLOWS)
+    assert parsed(page) == {"name": en["follow_fork_name"], **EXPECTED}
+    assert page.locator("#follow-fork-snippet .note").text_content() == en["follow_fork_where"]
