@@ -28,7 +28,7 @@ class RunReport:
             parts.append(f"watermark {self.watermark_after:%Y-%m-%d %H:%M} UTC")
         text = f"{self.source}: {self.status} · " + " · ".join(parts)
         if self.error:
-            mark = self.watermark_before
+            mark = self.watermark_after
             resume = f"{mark:%Y-%m-%d %H:%M} UTC" if mark else "the backfill window"
             text += f" · ERROR {self.error} — stored data kept; next run resumes from {resume}"
         return text

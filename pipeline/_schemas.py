@@ -125,6 +125,8 @@ RUNS = pa.schema([
     ("tokens_out", pa.int64()),
     ("details", pa.string()),  # JSON: per-category counts, digest counts, …
 ])
+# The runs whose watermark_after counts: a partial run's never passes what it read whole.
+MOVES_WATERMARK = ("ok", "partial")
 
 TABLES: dict[str, pa.Schema] = {
     "papers": PAPERS,

@@ -127,23 +127,25 @@ class _Progress:
         self.tty = sys.stdout.isatty()
         self.bar: Any = None  # click's ProgressBar (its class is not public)
         self.done = 0
+        self.told = 0  # thousands of entries already told
         self.since: dt.datetime | None = None
-        self.now: dt.datetime | None = None
 
     def begin(self, since: dt.datetime, until: dt.datetime) -> None:
-        self.since, self.now = since, until
+        self.since = since
         if self.tty:
             span = max(1, int((until - since).total_seconds()))
             self.bar = click.progressbar(length=span, label=self.source,
                                          show_eta=False).__enter__()
 
-    def advance(self, entries: int, oldest: dt.datetime | None) -> None:
-        if self.bar is not None and self.since and self.now and oldest is not None:
-            position = int((self.now - max(oldest, self.since)).total_seconds())
+    def advance(self, entries: int, reached: dt.datetime) -> None:
+        if self.bar is not None and self.since:
+            position = int((reached - self.since).total_seconds())
             self.bar.update(max(0, position - self.done))
             self.done = max(self.done, position)
-        elif not self.tty and entries % 1000 == 0:
-            click.echo(f"{self.source}: {entries} entries, back to {oldest:%Y-%m-%d %H:%M} UTC")
+        elif not self.tty and entries // 1000 > self.told:
+            self.told = entries // 1000
+            click.echo(f"{self.source}: {entries} entries, read up to about "
+                       f"{reached:%Y-%m-%d %H:%M} UTC")
 
     def __enter__(self) -> _Progress:
         return self
@@ -159,7 +161,7 @@ class _Progress:
 @click.option("--since", help="Re-read from this date (UTC unless it has an offset) instead of "
               "the stored watermark.")
 @click.option("--max-pages", type=click.IntRange(min=1), help="arXiv: stop after N pages (the "
-              "run is then partial and the watermark stays).")
+              "run is then partial; the watermark moves only past date ranges read whole).")
 @click.pass_obj
 def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None) -> None:
     """Fetch what is new from the sources into data/ (snapshots, papers, versions, runs)."""

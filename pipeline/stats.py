@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
+from pipeline._schemas import MOVES_WATERMARK
 from pipeline.sources import SOURCES
 
 # arXiv's announcement calendar: Sunday–Thursday 20:00 US-Eastern; none on Friday or
@@ -94,7 +95,7 @@ def source_states(runs: pd.DataFrame) -> list[SourceState]:
     for source, mine in runs.groupby("source", sort=False):
         last = mine.iloc[-1]
         ok = mine[mine["status"] == "ok"]
-        marks = ok["watermark_after"].dropna()
+        marks = mine.loc[mine["status"].isin(MOVES_WATERMARK), "watermark_after"].dropna()
         out.append(SourceState(
             source=str(source), status=str(last["status"]),
             last_attempt=_py(last["started"]),

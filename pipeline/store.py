@@ -51,7 +51,7 @@ from pipeline._parquet import (
     read_checked,
     write_new,
 )
-from pipeline._schemas import TABLES, to_table
+from pipeline._schemas import MOVES_WATERMARK, TABLES, to_table
 from pipeline.sources import snapshot_schemas
 
 __all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked"]
@@ -238,9 +238,10 @@ class Store:
         return df if source is None else df[df["source"] == source].reset_index(drop=True)
 
     def watermark(self, source: str) -> dt.datetime | None:
-        """Where the last run that finished cleanly left off; None before the first one."""
+        """How far the source's runs have read everything; None before the first one. A
+        partial run's mark is never past what it read whole (often where it started)."""
         runs = self.runs(source)
-        marks = runs.loc[runs["status"] == "ok", "watermark_after"].dropna()
+        marks = runs.loc[runs["status"].isin(MOVES_WATERMARK), "watermark_after"].dropna()
         return None if marks.empty else marks.max().to_pydatetime()
 
     @_committing

@@ -214,9 +214,11 @@ class ArxivReplay(LocalServer):
     fault_type = Fault
 
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
-                 port: int = 0) -> None:
+                 port: int = 0, max_total: int = _MAX_TOTAL) -> None:
         self.entries = list(entries)
         self.as_of = as_of
+        # arXiv's cap on start + max_results; lower, a test needs fewer entries to pass it.
+        self.max_total = max_total
         self.log: list[dict[str, list[str]]] = []  # every request's query, in order
         super().__init__(port)
 
@@ -242,9 +244,9 @@ class ArxivReplay(LocalServer):
             per_page = int(get.get("max_results", "10"))
         except ValueError:
             return 400, error_xml("start and max_results must be integers", now)
-        if per_page > _MAX_PER_CALL or start + per_page > _MAX_TOTAL or start < 0:
+        if per_page > _MAX_PER_CALL or start + per_page > self.max_total or start < 0:
             return 400, error_xml(f"max_results must be ≤ {_MAX_PER_CALL} and start + "
-                                  f"max_results ≤ {_MAX_TOTAL}", now)
+                                  f"max_results ≤ {self.max_total}", now)
         try:
             pred = parse_query(get.get("search_query", ""))
         except QueryError as exc:

@@ -40,7 +40,9 @@ class Progress(Protocol):
 
     def begin(self, since: dt.datetime, until: dt.datetime) -> None: ...
 
-    def advance(self, entries: int, oldest: dt.datetime | None) -> None: ...
+    def advance(self, entries: int, reached: dt.datetime) -> None:
+        """`entries` kept so far; the window is read from its start up to about `reached`."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -5,13 +5,15 @@ The `arxiv` package describes the query (`Search`, its sort orders) and an entry
 unattended run needs: a timeout on every request (it sets none), backoff that honours
 Retry-After, retries on empty pages and truncated XML (its parser recovers from broken
 XML), and a bound on the whole run's time. Pages are asked for with the query string of
-arXiv's API manual and parsed strictly by `_atom`.
+arXiv's API manual and parsed strictly by `_atom`. A catch-up is read in date ranges, each
+small enough for arXiv's cap on the results of one query (`_Window`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import itertools
+import math
 import re
 import time
 from collections import Counter
@@ -62,6 +64,7 @@ class Fetch:
     stats: FetchStats = field(default_factory=FetchStats)
     error: str | None = None
     findings: Findings = field(default_factory=Findings)
+    seen: set[str] = field(default_factory=set)  # versioned ids already kept
 
     @property
     def complete(self) -> bool:
@@ -69,6 +72,29 @@ class Fetch:
 
     def table(self) -> pa.Table:
         return pa.Table.from_pylist(self.rows, schema=ARXIV_SNAPSHOT)
+
+    def keep(self, result: arxiv.Result, fetched_at: dt.datetime) -> None:
+        """Keep an entry's row once (two date ranges share their boundary minute)."""
+        short_id = result.get_short_id()
+        if short_id in self.seen:
+            return
+        self.seen.add(short_id)
+        row = _checked(result, fetched_at, self.findings)
+        if row is not None:
+            self.rows.append(row)
+
+
+@dataclass
+class Updates(Fetch):
+    """A catch-up read in date ranges, oldest first: also how far every range was read."""
+
+    through: dt.datetime | None = None  # everything updated up to here is read
+    ranges: int = 0  # ranges read (halved ones not counted)
+    truncated: list[dict] = field(default_factory=list)  # ranges arXiv could not serve whole
+
+    def details(self) -> dict[str, object]:
+        return {"ranges": self.ranges, "truncated_count": len(self.truncated),
+                "truncated": self.truncated[:50]}
 
 
 _Answer = tuple[int, Mapping[str, str], bytes]  # status, headers, body
@@ -78,41 +104,42 @@ class PoliteClient:
     """The results of an `arxiv.Search`, page by page as they are consumed (as the package's
     own client pages), each page fetched politely, within bounds and parsed strictly."""
 
-    def __init__(self, cfg: ArxivConfig, *, deadline: float, max_pages: int | None = None,
-                 expect_results: bool = False) -> None:
+    def __init__(self, cfg: ArxivConfig, *, deadline: float,
+                 max_pages: int | None = None) -> None:
         self.cfg = cfg
-        self.page_size = cfg.page_size
         self.max_pages = max_pages
-        # A category catch-up always has results, so an empty first page is arXiv's quirk.
-        self.expect_results = expect_results
         self._requests = Requests(cfg, deadline, name="arxiv",
                                   limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
         self.stats = self._requests.stats
         self._session = requests.Session()
 
     def results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
-        return itertools.islice(self._results(search), search.max_results)
+        found = itertools.chain.from_iterable(page.results for page in self.pages(search))
+        return itertools.islice(found, search.max_results)
 
-    def _results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
+    def pages(self, search: arxiv.Search) -> Iterator[Page]:
+        """The search's pages in order; no request asks past its max_results (arXiv refuses
+        start + max_results beyond its cap)."""
+        limit = math.inf if search.max_results is None else search.max_results
         offset = 0
-        page = self._page(search, offset, first=True)
-        while page.results:
-            yield from page.results
+        while True:
+            page = self._page(search, offset, limit)
+            yield page
             offset += len(page.results)
-            if offset >= page.total_results:
+            if not page.results or offset >= min(page.total_results, limit):
                 return
-            page = self._page(search, offset, first=False)
 
-    def _page(self, search: arxiv.Search, start: int, *, first: bool) -> Page:
+    def _page(self, search: arxiv.Search, start: int, limit: float) -> Page:
         if self.max_pages is not None and self.stats.pages >= self.max_pages:
             raise _PageLimit(f"stopped after {self.max_pages} pages (--max-pages)")
         # The query string of arXiv's API manual, from the Search's public fields.
         url = self.cfg.api_url + "?" + urlencode({
             "search_query": search.query, "id_list": ",".join(search.id_list),
             "sortBy": search.sort_by.value, "sortOrder": search.sort_order.value,
-            "start": str(start), "max_results": str(self.page_size)})
+            "start": str(start), "max_results": str(int(min(self.cfg.page_size,
+                                                            limit - start)))})
         page = self._requests.call(lambda deadline: self._get(url, deadline),
-                                   lambda answer: self._check(answer, url, first), url)
+                                   lambda answer: self._check(answer, url, start), url)
         self.stats.pages += 1
         return page
 
@@ -128,7 +155,7 @@ class PoliteClient:
         except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
             raise Transient(f"connection failed ({type(exc).__name__})") from None
 
-    def _check(self, answer: _Answer, url: str, first: bool) -> Page:
+    def _check(self, answer: _Answer, url: str, start: int) -> Page:
         status, headers, body = answer
         check_status(status, headers)
         error = api_error(body)
@@ -140,7 +167,10 @@ class PoliteClient:
             page = parse_page(body)
         except Unreadable as exc:
             raise Transient(str(exc)) from None
-        if not page.results and (not first or self.expect_results or page.total_results > 0):
+        # arXiv now and then serves an empty page of a query that has results there. An
+        # empty page is believed only when its count agrees: none at all, or none left from
+        # `start` (an entry updated again meanwhile leaves its date range).
+        if not page.results and page.total_results > start:
             raise Transient("empty page")
         return page
 
@@ -176,20 +206,18 @@ def category_query(categories: tuple[str, ...]) -> str:
 
 
 def fetch_updates(cfg: ArxivConfig, since: dt.datetime, fetched_at: dt.datetime, *,
-                  max_pages: int | None = None, progress: Progress | None = None) -> Fetch:
-    """Every entry in the configured categories updated at or after `since`, newest first.
-
-    Stops at the first entry older than `since` (results are sorted by last update), so a
-    catch-up costs as many pages as there is news. Never raises for the source's faults.
-    """
+                  max_pages: int | None = None, progress: Progress | None = None) -> Updates:
+    """Every entry in the configured categories updated at or after `since`, in date ranges
+    small enough for arXiv's cap (`_Window`). Never raises for the source's faults."""
     client = PoliteClient(cfg, deadline=time.monotonic() + cfg.max_run_seconds,
-                          max_pages=max_pages, expect_results=True)
-    search = arxiv.Search(query=category_query(cfg.categories), max_results=None,
-                          sort_by=arxiv.SortCriterion.LastUpdatedDate,
-                          sort_order=arxiv.SortOrder.Descending)
-    fetch = Fetch(stats=client.stats)
-    fetch.error = _collect(client.results(search), fetch, since, fetched_at, progress)
-    return fetch
+                          max_pages=max_pages)
+    updates = Updates(stats=client.stats)
+    try:
+        _Window(cfg, client, updates, since, fetched_at, progress).read(
+            Span(_minute(since), None))
+    except (SourceError, _PageLimit) as exc:
+        updates.error = str(exc)
+    return updates
 
 
 def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetch:
@@ -199,26 +227,17 @@ def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetc
     for start in range(0, len(ids), cfg.id_batch_size):
         batch = ids[start:start + cfg.id_batch_size]
         search = arxiv.Search(id_list=batch, max_results=len(batch))
-        client.page_size = min(cfg.page_size, len(batch))  # ask for no more than we want
-        fetch.error = _collect(client.results(search), fetch, None, fetched_at, None)
+        fetch.error = _collect(client.results(search), fetch, fetched_at)
         if fetch.error:
             break
     return fetch
 
 
-def _collect(results: Iterator[arxiv.Result], fetch: Fetch, since: dt.datetime | None,
-             fetched_at: dt.datetime, progress: Progress | None) -> str | None:
-    oldest = None
+def _collect(results: Iterator[arxiv.Result], fetch: Fetch,
+             fetched_at: dt.datetime) -> str | None:
     try:
         for result in results:
-            if since is not None and result.updated < since:
-                return None
-            oldest = result.updated
-            row = _checked(result, fetched_at, fetch.findings)
-            if row is not None:
-                fetch.rows.append(row)
-            if progress is not None:
-                progress.advance(len(fetch.rows), oldest)
+            fetch.keep(result, fetched_at)
     except (SourceError, _PageLimit) as exc:
         return str(exc)
     return None
@@ -236,6 +255,93 @@ def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) 
     for name in ("updated", "published"):
         findings.check_date(short_id, name, row[name], fetched_at)
     return row
+
+
+# -- the window, in date ranges -------------------------------------------------------------
+
+_MIN_SPAN = dt.timedelta(hours=1)  # a range is halved only into halves this long or longer
+# The newest range has no end, so an entry dated ahead of the run still comes (and is flagged).
+_OPEN_END = "999912312359"
+
+
+def _minute(t: dt.datetime) -> dt.datetime:
+    return t.replace(second=0, microsecond=0)
+
+
+def _stamp(t: dt.datetime) -> str:
+    return t.astimezone(dt.UTC).strftime("%Y%m%d%H%M")
+
+
+@dataclass(frozen=True)
+class Span:
+    """A lastUpdatedDate range from `start` through `end`, to the minute (arXiv's resolution).
+    arXiv's ranges include both ends, so consecutive spans share their boundary minute: no
+    gap, and an entry on it comes twice and is kept once. The newest span has no end."""
+
+    start: dt.datetime
+    end: dt.datetime | None
+
+    def query(self, categories: tuple[str, ...]) -> str:
+        end = _OPEN_END if self.end is None else _stamp(self.end)
+        return f"lastUpdatedDate:[{_stamp(self.start)} TO {end}] AND ({category_query(categories)})"
+
+    def halves(self, now: dt.datetime) -> tuple[Span, Span] | None:
+        """The span cut at its middle minute; None when a half would be under `_MIN_SPAN`."""
+        end = self.end or now
+        if end - self.start < 2 * _MIN_SPAN:
+            return None
+        middle = _minute(self.start + (end - self.start) / 2)
+        return Span(self.start, middle), Span(middle, self.end)
+
+    def label(self) -> dict[str, str | None]:
+        return {"from": self.start.isoformat(),
+                "to": None if self.end is None else self.end.isoformat()}
+
+
+@dataclass
+class _Window:
+    """Reads a window span by span, oldest first, each span newest first. arXiv serves at
+    most 30,000 results of one query however it is paged, and its volume is not known in
+    advance: a span whose first page says it holds more than max_results_per_query is halved
+    and its halves read in turn, down to an hour. An hour that still holds more is read as
+    far as that bound and recorded as truncated (a limit of arXiv's that no retry lifts)."""
+
+    cfg: ArxivConfig
+    client: PoliteClient
+    updates: Updates
+    since: dt.datetime
+    fetched_at: dt.datetime
+    progress: Progress | None
+
+    def read(self, span: Span) -> None:
+        bound = self.cfg.max_results_per_query
+        search = arxiv.Search(span.query(self.cfg.categories), max_results=bound,
+                              sort_by=arxiv.SortCriterion.LastUpdatedDate,
+                              sort_order=arxiv.SortOrder.Descending)
+        pages = self.client.pages(search)
+        first = next(pages)  # always one: it says how many results the span holds
+        halves = span.halves(self.fetched_at) if first.total_results > bound else None
+        if halves is not None:
+            for half in halves:
+                self.read(half)
+            return
+        read = total = 0
+        for page in itertools.chain([first], pages):
+            read, total = read + len(page.results), page.total_results
+            for result in page.results:
+                if result.updated >= self.since:  # the first span starts at since's minute
+                    self.updates.keep(result, self.fetched_at)
+            self._advance(span, read / max(total, 1))
+        if total > bound:
+            self.updates.truncated.append({**span.label(), "results": total, "read": read})
+        self.updates.ranges += 1
+        self.updates.through = span.end or self.fetched_at
+
+    def _advance(self, span: Span, done: float) -> None:
+        if self.progress is not None:
+            end = max(span.end or self.fetched_at, span.start)
+            self.progress.advance(len(self.updates.rows),
+                                  span.start + (end - span.start) * min(done, 1.0))
 
 
 # -- the source ------------------------------------------------------------------------------
@@ -269,17 +375,16 @@ class ArxivSource:
                               progress=options.progress)
         batch = fetch.table()
         merged = self.merge(cfg, library, batch)
-        newest = pc.max(batch["updated"]).as_py() if batch.num_rows else None
-        after = not_after(max(filter(None, [before, newest]), default=None), started)
-        status = "ok" if fetch.complete else ("partial" if batch.num_rows else "failed")
+        status = ("ok" if fetch.complete and not fetch.truncated
+                  else "partial" if batch.num_rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
                                if c in wanted)
         report = RunReport(self.name, status, merged.counts, fetch.stats.requests,
-                           fetch.stats.retries, fetch.error, before,
-                           after if fetch.complete else before)
+                           fetch.stats.retries, _problems(fetch, acfg), before,
+                           _watermark(fetch, batch, before, started))
         catch = Catch(report, since, {"per_category": dict(sorted(per_category.items())),
-                                      **fetch.findings.details()})
+                                      **fetch.details(), **fetch.findings.details()})
         catch.add(self.name, merged)
         return catch
 
@@ -287,6 +392,32 @@ class ArxivSource:
         merged = merge_arxiv(library.papers, library.version_keys, batch,
                              cfg.sources.arxiv.categories)
         return Merged(merged.papers, merged.changed, merged.counts, merged.new_versions)
+
+
+def _watermark(fetch: Updates, batch: pa.Table, before: dt.datetime | None,
+               started: dt.datetime) -> dt.datetime | None:
+    """How far the next run may skip: the newest entry when every range was read (a truncated
+    one as far as arXiv serves it); otherwise the end of the newest range read to its end, as
+    ranges go oldest first; never back, never for a run that got nothing."""
+    if fetch.complete:
+        mark = pc.max(batch["updated"]).as_py() if batch.num_rows else None
+    else:
+        mark = fetch.through if batch.num_rows else None
+    return not_after(max(filter(None, [before, mark]), default=None), started)
+
+
+def _problems(fetch: Updates, cfg: ArxivConfig) -> str | None:
+    """The run's error: what stopped it, and what arXiv would not serve whole."""
+    problems = [fetch.error] if fetch.error else []
+    if fetch.truncated:
+        cut = fetch.truncated[0]
+        more = len(fetch.truncated) - 1
+        problems.append(
+            f"updates from {cut['from']} to {cut['to'] or 'now'} hold {cut['results']} results, "
+            f"more than max_results_per_query ({cfg.max_results_per_query}) even in the "
+            f"smallest range: read {cut['read']}" + (f" (and {more} more such ranges)"
+                                                     if more else ""))
+    return "; ".join(problems) or None
 
 
 SOURCE = ArxivSource()
