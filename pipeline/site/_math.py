@@ -1,4 +1,5 @@
-"""Render arXiv plain text with inline LaTeX as escaped HTML plus MathML.
+"""Render arXiv plain text with inline LaTeX as escaped HTML plus MathML, or (for feed
+readers, which render no MathML) as plain Unicode text.
 
 Titles and abstracts are untrusted: everything outside a formula is escaped, and each
 formula's MathML is rebuilt from an allow-list, so nothing the converter passes through
@@ -15,6 +16,7 @@ from functools import lru_cache
 
 from latex2mathml.converter import convert
 from markupsafe import Markup, escape
+from pylatexenc.latex2text import LatexNodes2Text
 
 MAX_FORMULA_CHARS = 2000  # longer "formulas" are almost always a stray dollar, not math
 MAX_FORMULAS = 200  # per text; bounds the work one hostile abstract can cause
@@ -175,3 +177,39 @@ def _styled(ch: str, variant: str) -> str:
         except KeyError:
             continue
     return ch
+
+
+_TO_TEXT = LatexNodes2Text(math_mode="text")
+# An unescaped % starts a TeX comment: pylatexenc would drop the rest of the formula.
+_PERCENT = re.compile(r"(?<!\\)%")
+
+
+def plain_math(text: str) -> str:
+    """``text`` with each formula as readable Unicode (``$\\alpha\\in[0,\\infty]$`` →
+    ``α∈[0,∞]``), for feed readers; not escaped. A formula pylatexenc cannot read stays as
+    its source."""
+    out: list[str] = []
+    pos = 0
+    for n, m in enumerate(_TOKEN.finditer(text)):
+        out.append(text[pos : m.start()])
+        pos = m.end()
+        if m["esc"]:
+            out.append("$")
+            continue
+        tex = m["display"] or m["inline"] or m["paren"] or m["bracket"]
+        unicode = _unicode(tex) if n < MAX_FORMULAS else None
+        out.append(m[0] if unicode is None else unicode)
+    out.append(text[pos:])
+    return "".join(out)
+
+
+@lru_cache(maxsize=4096)
+def _unicode(tex: str) -> str | None:
+    if len(tex) > MAX_FORMULA_CHARS or not _braces_ok(tex):
+        return None
+    try:
+        text = _TO_TEXT.latex_to_text(_PERCENT.sub(r"\\%", tex)).strip()
+    # pylatexenc raises IndexError and others on a command missing its arguments.
+    except Exception:
+        return None
+    return text or None
