@@ -31,6 +31,7 @@ class BuildReport:
     files: int
     size_bytes: int
     removed: int
+    base_url: str  # [site] base_url the feeds, OPML and sitemap were made with
 
     def line(self) -> str:
         line = (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
@@ -39,11 +40,30 @@ class BuildReport:
         if self.size_bytes > PAGES_LIMIT:
             line += ("\nwarning: the site is larger than GitHub Pages' 1 GB limit; lower "
                      "[site] paper_pages_days so older papers keep no page of their own")
+        if not self.base_url:
+            line += ("\nnote: no [site] base_url: pages link relatively, but feeds, feeds.opml "
+                     "and sitemap.xml need absolute URLs (feed readers cannot resolve the "
+                     "relative ones); set it, or PAPERTRAIL_SITE_BASE_URL, to the site's "
+                     "public URL")
         return line
+
+
+def check_publish(cfg: Config) -> None:
+    """A published site needs its public URL: every feed, the OPML and the sitemap carry
+    it. The update workflow passes the Pages URL; a local `--publish` must say it."""
+    if not cfg.site.base_url:
+        raise ConfigError(
+            f"{cfg.path}: site.base_url = '': --publish needs the site's public URL for the "
+            "feeds, OPML and sitemap; allowed: an http(s) URL such as "
+            "https://you.github.io/repo/, in [site] base_url or the environment variable "
+            "PAPERTRAIL_SITE_BASE_URL (the update workflow sets it from "
+            "actions/configure-pages)")
 
 
 def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None) -> BuildReport:
     started = time.perf_counter()
+    if publish:
+        check_publish(cfg)
     _refuse_overlap(site_settings.THEME, cfg.output_path)
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(site_settings.for_pelican(cfg, publish=publish, now=now,
@@ -68,7 +88,7 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     removed = _remove_stale(out, produced)
     size = sum(os.stat(p).st_size for p in produced)
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
-                       len(produced), size, removed)
+                       len(produced), size, removed, cfg.site.base_url)
 
 
 def _refuse_overlap(theme: Path, out: Path) -> None:

@@ -484,7 +484,7 @@ def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
     then the site, served at http://127.0.0.1:8000."""
     from pipeline import demo as demo_mod
 
-    cfg = demo_mod.run(obj.config, demo_dir, click.echo)
+    cfg = demo_mod.run(obj.config, demo_dir, click.echo, port)
     obj._config = cfg
     click.get_current_context().invoke(status)
     if serve:

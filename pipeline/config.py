@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pipeline._ids import is_arxiv_id
 from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
 DEFAULT_PATH = Path("papertrail.toml")
@@ -31,10 +32,12 @@ DEFAULT_PATH = Path("papertrail.toml")
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 THEME = PROJECT_ROOT / "theme"
 CONTENT = PROJECT_ROOT / "content"
-# Values a fork keeps as repository variables rather than in the file (the update workflow
-# passes them through env:). Empty counts as unset: Actions expands a missing variable to "".
+# Values the update workflow passes through env: rather than the file: a fork's repository
+# variables, and the Pages URL (so feeds, OPML and sitemap carry absolute URLs without
+# anyone typing them). Empty counts as unset: Actions expands a missing variable to "".
 ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
-                 "PAPERTRAIL_DIGEST_MODEL": ("digest", "model")}
+                 "PAPERTRAIL_DIGEST_MODEL": ("digest", "model"),
+                 "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url")}
 
 
 class ConfigError(Exception):
@@ -140,6 +143,14 @@ class SiteConfig:
     # Worker processes for paper pages and the search index; 0 = one per CPU the build
     # may use. 1 renders everything in the build's own process.
     build_jobs: int = _spec(0, _between(0, 64), "0 (one per CPU) to 64")
+    # Every feed holds every entry of the last feed_days days, or of the last feed_days
+    # days that had entries when those reach further back: a reader who polls less than
+    # daily, or over a weekend, still gets every paper of a cs.* announcement (600-1,500).
+    feed_days: int = _spec(3, _between(1, 60), "1 to 60 days")
+    # A reader downloads the whole file on every poll; past this the oldest entries give
+    # way to one that says so and links the day's brief. An entry with its abstract is 2-3
+    # KB, so a day of all cs.* (~1,500 papers) is 3-4 MB.
+    feed_max_mb: float = _spec(5.0, _between(0.05, 50), "0.05 to 50 MB")
 
 
 @dataclass(frozen=True)
@@ -271,6 +282,34 @@ class Topic:
     min_upvotes: int = _spec(0, _at_least(0), "a whole number ≥ 0")
 
 
+def _arxiv_ids(values: tuple[str, ...]) -> str | None:
+    for v in values:
+        if not is_arxiv_id(v):
+            return f"{v!r} is not an arXiv id"
+        if re.search(r"v\d+$", v):
+            return f"{v!r} names a version; a watch follows every version of the paper"
+    return None
+
+
+@dataclass(frozen=True)
+class Follow:
+    """What a fork's reader follows (`[[follows]]`): a paper matching any of these lists is
+    in their personal feed; a watched paper fires on each version, a DOI, a journal-ref and
+    a comment saying it was accepted."""
+
+    name: str = _spec("", allowed="a label shown on the page")
+    authors: tuple[str, ...] = _spec((), _phrases, "an array of names such as 'Kaiming He'")
+    keywords: tuple[str, ...] = _spec((), _phrases, "an array of phrases")
+    categories: tuple[str, ...] = _spec((), _categories, "arXiv category codes")
+    topics: tuple[str, ...] = _spec((), allowed="slugs of [[topics]]")
+    watch: tuple[str, ...] = _spec((), _arxiv_ids, "arXiv ids such as 2606.01234 (no version)")
+
+    @property
+    def empty(self) -> bool:
+        return not (self.authors or self.keywords or self.categories or self.topics
+                    or self.watch)
+
+
 @dataclass(frozen=True)
 class Config:
     path: Path
@@ -280,6 +319,7 @@ class Config:
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
     topics: tuple[Topic, ...] = ()
+    follows: tuple[Follow, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -325,6 +365,7 @@ def load(path: Path | str = DEFAULT_PATH) -> Config:
 
 def from_dict(raw: dict[str, Any], path: Path) -> Config:
     topics = raw.pop("topics", [])
+    follows = raw.pop("follows", [])
     config = _build(Config, {**raw, "path": path}, path, "")
     if not isinstance(topics, list):
         _fail(path, "topics", topics, "an array of tables: [[topics]]")
@@ -335,7 +376,8 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
             _fail(path, f"topics[{i}].slug", topic.slug, "a slug used by no other topic",
                   f"topics[{seen}] has it already")
     _check_output(config)
-    return dataclasses.replace(config, topics=built)
+    return dataclasses.replace(config, topics=built,
+                               follows=_build_follows(follows, path, {t.slug for t in built}))
 
 
 _OUTPUT_ALLOWED = ("a folder of its own (e.g. \"output\"): not the store, the theme or "
@@ -392,6 +434,24 @@ def _build_topic(raw: Any, path: Path, i: int) -> Topic:
             raise ConfigError(f"{exc} (in topic {slug!r})") from None
         raise
     return topic
+
+
+def _build_follows(raw: Any, path: Path, slugs: set[str]) -> tuple[Follow, ...]:
+    if not isinstance(raw, list):
+        _fail(path, "follows", raw, "an array of tables: [[follows]]")
+    follows = []
+    for i, table in enumerate(raw):
+        key = f"follows[{i}]"
+        follow = _build(Follow, table, path, key)
+        if follow.empty:
+            _fail(path, key, table, "at least one of authors, keywords, categories, topics, "
+                  "watch", "this follow would match nothing")
+        if unknown := [t for t in follow.topics if t not in slugs]:
+            _fail(path, f"{key}.topics", list(follow.topics),
+                  "slugs of the configured [[topics]]: " + (", ".join(sorted(slugs)) or "none"),
+                  f"no topic {unknown[0]!r}")
+        follows.append(follow)
+    return tuple(follows)
 
 
 def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> typing.NoReturn:

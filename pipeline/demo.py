@@ -36,8 +36,9 @@ DEMO_KEY_ENV = "PAPERTRAIL_DEMO_API_KEY"
 
 
 def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFReplay,
-                llm: OpenAIReplay) -> Config:
-    """The user's config, pointed at the replays and at a store and site under `folder`."""
+                llm: OpenAIReplay, port: int) -> Config:
+    """The user's config, pointed at the replays and at a store and site under `folder`,
+    the site's URL where `serve` puts it (so its feeds work in a feed reader)."""
     sources = dataclasses.replace(
         base.sources,
         arxiv=dataclasses.replace(base.sources.arxiv, api_url=arxiv_api.url, delay_seconds=0.0),
@@ -47,17 +48,19 @@ def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFRe
                                  api_key_env=DEMO_KEY_ENV)
     return dataclasses.replace(
         base, store=dataclasses.replace(base.store, path=(folder / "data").resolve()),
-        site=dataclasses.replace(base.site, output=(folder / "output").resolve()),
+        site=dataclasses.replace(base.site, output=(folder / "output").resolve(),
+                                 base_url=f"http://127.0.0.1:{port}/"),
         sources=sources, digest=digest)
 
 
-def run(base: Config, folder: Path, echo: Echo) -> Config:
-    """Every sample day as one run, from an empty store, then the site; returns the config."""
+def run(base: Config, folder: Path, echo: Echo, port: int = 8000) -> Config:
+    """Every sample day as one run, from an empty store, then the site (to be served on
+    `port`); returns the config."""
     shutil.rmtree(folder / "data", ignore_errors=True)
     os.environ.setdefault(DEMO_KEY_ENV, "demo")
     with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
             OpenAIReplay() as llm:
-        cfg = demo_config(base, folder, arxiv_api, hf_api, llm)
+        cfg = demo_config(base, folder, arxiv_api, hf_api, llm, port)
         store = Store(cfg.store_path)
         for day in sample.days():
             now = sample.announced_at(day) + dt.timedelta(hours=1)

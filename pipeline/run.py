@@ -33,5 +33,7 @@ def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = N
 
 
 def run(cfg: Config, echo: Echo, *, publish: bool = False) -> None:
+    if publish:
+        build_mod.check_publish(cfg)  # before an hour of ingesting, not after
     update(cfg, Store(cfg.store_path), echo)
     echo(build_mod.build(cfg, publish=publish).line())

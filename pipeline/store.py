@@ -196,6 +196,15 @@ class Store:
                  if source is None or snap.source == source]
         return sorted(found, key=lambda s: (s.run_id, s.source))
 
+    def read_snapshots(self, source: str, columns: list[str]) -> pa.Table:
+        """`columns` of every snapshot of `source`, each file read once (a compacted month
+        file holds many runs), not in any order."""
+        paths = dict.fromkeys(s.path for s in self.snapshots(source))
+        tables = [read_checked(p, f"snapshot:{source}", columns=columns) for p in paths]
+        schema = snapshot_schemas()[source]
+        return pa.concat_tables(tables) if tables else pa.schema(
+            [schema.field(c) for c in columns]).empty_table()
+
     def forget_missing_snapshots(self) -> None:
         """Stop naming snapshot files that are gone (`rebuild --force` goes on without them)."""
         staging = self._tx_().pending

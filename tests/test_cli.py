@@ -81,6 +81,7 @@ def _sections():
         ArxivConfig,
         ClassifyConfig,
         DigestConfig,
+        Follow,
         HFConfig,
         SiteConfig,
         StoreConfig,
@@ -88,7 +89,7 @@ def _sections():
     )
     return {"store": StoreConfig, "site": SiteConfig, "sources.arxiv": ArxivConfig,
             "sources.hf": HFConfig, "classify": ClassifyConfig, "digest": DigestConfig,
-            "[topics]": Topic}
+            "[topics]": Topic, "[follows]": Follow}
 
 
 @pytest.mark.parametrize(("section", "key"), [

@@ -177,6 +177,15 @@ KEY_ERRORS = [
     (f"[[topics]]\n{TOPIC}min_upvotes = -1", ["topics[0].min_upvotes", "≥ 0"]),
     (f"[[topics]]\n{TOPIC}authors = ['K. He']\nmatch_initials = 'yes'",
      ["topics[0].match_initials", "true or false"]),
+    ("[[follows]]\nname = 'x'", ["follows[0]", "would match nothing", "authors, keywords"]),
+    ("[[follows]]\nwatch = ['2606.01234v2']", ["follows[0].watch", "names a version"]),
+    ("[[follows]]\nwatch = ['../../etc']", ["follows[0].watch", "not an arXiv id"]),
+    ("[[follows]]\ntopics = ['nope']", ["follows[0].topics", "no topic 'nope'", "none"]),
+    ("[[follows]]\ncategories = ['cs.ZZ']", ["follows[0].categories", "cs.ZZ"]),
+    ("[[follows]]\nkeywords = ['a']\ncolour = 1", ["follows[0].colour", "unknown key"]),
+    ("follows = 'me'", ["follows", "an array of tables: [[follows]]"]),
+    ("[site]\nfeed_max_mb = 0", ["site.feed_max_mb", "0.05 to 50 MB"]),
+    ("[site]\nfeed_days = 0", ["site.feed_days", "1 to 60 days"]),
 ]
 
 
@@ -190,6 +199,15 @@ def test_a_config_error_names_the_file_the_key_and_what_is_allowed(tmp_path: Pat
     assert message.startswith(str(path))
     for needle in needles:
         assert needle in message, message
+
+
+def test_a_follow_with_every_key_loads(tmp_path: Path) -> None:
+    path = write(tmp_path, f"[[topics]]\n{TOPIC}keywords = ['agent']\n[[follows]]\n"
+                 "name = 'mine'\nauthors = ['K. He']\nkeywords = ['diffusion']\n"
+                 "categories = ['cs.CV']\ntopics = ['t']\nwatch = ['2606.01234', "
+                 "'hep-th/9901001']\n")
+    (follow,) = config_mod.load(path).follows
+    assert follow.topics == ("t",) and follow.watch == ("2606.01234", "hep-th/9901001")
 
 
 def test_a_topic_with_every_key_loads(tmp_path: Path) -> None:

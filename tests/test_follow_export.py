@@ -9,6 +9,7 @@ import tomllib
 
 import pytest
 
+from pipeline import config as config_mod
 from pipeline.site import i18n
 from tests.conftest import serve
 from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
@@ -131,3 +132,17 @@ def test_english_build_labels_the_export_in_english(page, sites):
     open_with(page, sites["en"], FOLLOWS)
     assert parsed(page) == {"name": en["follow_fork_name"], **EXPECTED}
     assert page.locator("#follow-fork-snippet .note").text_content() == en["follow_fork_where"]
+
+
+def test_the_snippet_loads_as_the_forks_follows(page, sites, tmp_path):
+    open_with(page, sites["zh-CN"], [{"kind": "author", "value": "Ling Yang"},
+                                     {"kind": "query", "value": "diffusion model"},
+                                     {"kind": "category", "value": "cs.CV"},
+                                     {"kind": "topic", "value": "llm-agents"}])
+    topic = '[[topics]]\nslug = "llm-agents"\nname = { zh = "智能体", en = "Agents" }\n' \
+            'keywords = ["agent"]\n'
+    path = tmp_path / "papertrail.toml"
+    path.write_text(topic + snippet(page) + "\n", encoding="utf-8")
+    (follow,) = config_mod.load(path).follows
+    assert (follow.authors, follow.keywords, follow.categories, follow.topics) == (
+        ("Ling Yang",), ("diffusion model",), ("cs.CV",), ("llm-agents",))

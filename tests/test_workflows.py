@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from pipeline import config as config_mod
 from pipeline.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -151,7 +152,7 @@ def test_update_runs_hourly_off_the_hour_one_at_a_time():
 
 def test_update_permissions_per_job():
     jobs = load("update.yml")["jobs"]
-    assert jobs["build"]["permissions"] == {"contents": "write"}
+    assert jobs["build"]["permissions"] == {"contents": "write", "pages": "read"}
     assert jobs["deploy"]["permissions"] == {"pages": "write", "id-token": "write"}
     assert jobs["deploy"]["needs"] == "build"
 
@@ -172,14 +173,18 @@ def test_update_steps_are_papertrail_commands_in_order():
     assert [s["uses"].split("@")[0] for s in deploy] == ["actions/deploy-pages"]
 
 
-def test_update_passes_the_digest_settings_through_env():
-    (step,) = [s for s in load("update.yml")["jobs"]["build"]["steps"]
-               if s.get("run", "").startswith("papertrail run")]
-    assert step["env"] == {
+def test_update_passes_the_digest_settings_and_the_pages_url_through_env():
+    steps = load("update.yml")["jobs"]["build"]["steps"]
+    (at,) = [i for i, s in enumerate(steps) if s.get("run", "").startswith("papertrail run")]
+    (pages,) = [s for s in steps[:at]
+                if s.get("uses", "").startswith("actions/configure-pages@")]
+    assert steps[at]["env"] == {
         "OPENAI_API_KEY": "${{ secrets.OPENAI_API_KEY }}",
         "PAPERTRAIL_DIGEST_BASE_URL": "${{ vars.PAPERTRAIL_DIGEST_BASE_URL }}",
         "PAPERTRAIL_DIGEST_MODEL": "${{ vars.PAPERTRAIL_DIGEST_MODEL }}",
+        "PAPERTRAIL_SITE_BASE_URL": f"${{{{ steps.{pages['id']}.outputs.base_url }}}}",
     }
+    assert "PAPERTRAIL_SITE_BASE_URL" in config_mod.ENV_OVERRIDES
 
 
 def test_saving_and_the_summary_happen_even_after_a_failed_run_step():
@@ -211,9 +216,8 @@ def test_ci_runs_the_readme_test_command_with_pip_caching_and_actionlint():
 def test_the_config_example_in_forking_md_is_valid(tmp_path):
     import tomllib
 
-    from pipeline import config as config_mod
-
     text = (REPO / "FORKING.md").read_text(encoding="utf-8")
     (block,) = re.findall(r"```toml\n(.*?)```", text, re.S)
     cfg = config_mod.from_dict(tomllib.loads(block), tmp_path / "papertrail.toml")
     assert cfg.topics and cfg.site.language == "en"
+    assert cfg.follows[0].watch == ("2606.19350",) and not cfg.site.base_url

@@ -20,7 +20,10 @@ from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
+from pipeline.site import _history
 from pipeline.site._diff import changed, word_diff
+from pipeline.site._feeds import recent
+from pipeline.site._history import Reading
 from pipeline.site._math import render_math
 from pipeline.site._safe import clean, clean_opt
 from pipeline.store import Store
@@ -146,6 +149,9 @@ class Library:
     frames: dict[str, pd.DataFrame]
     tz: ZoneInfo
     now: dt.datetime
+    # What arXiv said of the watched papers and of the revisions the feeds show, reading
+    # by reading (comment, journal-ref, DOI: the tables keep only the latest).
+    readings: dict[str, list[Reading]] = field(default_factory=dict)
 
 
 def _opt(value: object) -> object:
@@ -255,7 +261,19 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         out.append(paper)
     frames = {"papers": papers_df, "versions": versions_df, "digests": digests_df,
               "runs": runs_df}
-    return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now)
+    wanted = _revised_lately(cfg, versions_df, papers_df, now, tz)
+    wanted |= {i for f in cfg.follows for i in f.watch}
+    return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now,
+                   _history.readings(store, wanted))
+
+
+def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
+                    now: dt.datetime, tz: ZoneInfo) -> set[str]:
+    """The papers whose revisions the revisions feed shows."""
+    rev = stats.revisions(versions, papers).sort_values("first_seen", ascending=False)
+    rows = list(zip(rev["arxiv_id"], rev["first_seen"], strict=True))
+    return {i for i, _ in recent(rows, lambda r: r[1].to_pydatetime(), now,
+                                 cfg.site.feed_days, tz)}
 
 
 def _str_or_none(value: object) -> str | None:

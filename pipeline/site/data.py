@@ -17,10 +17,13 @@ from pipeline import stats
 from pipeline._ids import is_category
 from pipeline.config import Config
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
+from pipeline.site._follows import Followed
+from pipeline.site._follows import match as match_follows
 from pipeline.site._safe import clean
 from pipeline.site._views import CLOCKS, Library, Paper
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
+BRIEF_KINDS = ("new", "ai", "revised", "digests")  # the briefs of each day, by kind
 
 
 @dataclass(frozen=True)
@@ -47,7 +50,10 @@ class SiteData:
     categories: dict[str, list[Paper]]  # in code order; members newest update first
     topics: list[Topic]  # in the config's order
     site_feeds: list[FeedSpec]  # the feeds every page links
-    feeds: list[FeedSpec]  # every feed: the site's, then each category's and topic's
+    # every feed: the site's, each category's and topic's, the daily briefs of each, and
+    # the fork's own (me) when it follows anything
+    feeds: list[FeedSpec]
+    followed: Followed  # what the config's [[follows]] match
 
     @property
     def paged(self) -> list[Paper]:
@@ -76,16 +82,48 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     names = {t.slug: t.name.zh if lang == "zh-CN" else t.name.en for t in cfg.topics}
     categories = _categories(ordered["updated"])
     topics = _topics(cfg, names, ordered["updated"])
-    site_feeds = [FeedSpec(kind, s[f"feed_{kind}"]) for kind in SITE_FEEDS]
-    feeds = [*site_feeds,
-             *(FeedSpec(f"category/{c}", s["category"].format(name=c)) for c in categories),
-             *(FeedSpec(f"topic/{t.slug}", s["topic"].format(name=t.name)) for t in topics)]
+    site_feeds = [FeedSpec(kind, s[f"feed_{kind}"], page) for kind, page in SITE_FEEDS.items()]
     return SiteData(
         cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s,
         tz_label=i18n.tz_label(lang, cfg.site.timezone), topic_names=names,
         home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now),
         revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,
-        site_feeds=site_feeds, feeds=feeds)
+        site_feeds=site_feeds, feeds=_feeds(cfg, s, site_feeds, categories, topics),
+        followed=match_follows(cfg.follows, lib))
+
+
+def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
+           categories: dict[str, list[Paper]], topics: list[Topic]) -> list[FeedSpec]:
+    own = [*site_feeds,
+           *(FeedSpec(f"category/{c}", s["category"].format(name=c), f"category/{c}/")
+             for c in categories),
+           *(FeedSpec(f"topic/{t.slug}", s["topic"].format(name=t.name), f"topic/{t.slug}/")
+             for t in topics)]
+    briefs = [FeedSpec(f"brief/{kind}", s["feed_brief"].format(kind=s[f"brief_{kind}"]),
+                       "brief/") for kind in BRIEF_KINDS]
+    briefs += [FeedSpec(f"brief/{spec.slug}", s["feed_brief_of"].format(name=spec.title),
+                        spec.page) for spec in own[len(site_feeds):]]
+    me = [FeedSpec("me", s["feed_me"], "me/")] if cfg.follows else []
+    return [*own, *briefs, *me]
+
+
+def by_day(site: SiteData) -> dict[str, dict[str, list[Paper]]]:
+    """Per local day (YYYY-MM-DD), the papers of each brief kind, newest first."""
+    tz = site.lib.tz
+    days: dict[str, dict[str, list[Paper]]] = defaultdict(lambda: defaultdict(list))
+
+    def day(t: dt.datetime) -> str:
+        return t.astimezone(tz).strftime("%Y-%m-%d")
+
+    for p in site.newest["first_seen"]:
+        days[day(p.first_seen)]["new"].append(p)
+        if p.ai_related:
+            days[day(p.first_seen)]["ai"].append(p)
+    for p, _, when in site.revisions:
+        days[day(when)]["revised"].append(p)
+    for p in site.digested:
+        days[day(p.digest_created)]["digests"].append(p)  # type: ignore[arg-type]
+    return days
 
 
 def _revisions(lib: Library) -> list[Revision]:

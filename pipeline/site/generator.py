@@ -26,6 +26,7 @@ from pipeline.site.pages import (
     feeds,
     home,
     lists,
+    me,
     paper,
     search,
     sitemap,
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 
 # Rendered in this process while the workers run; each reads only the SiteData.
 _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, sources.render,
-               home.render, feeds.render, search.render_pages, static.render)
+               home.render, feeds.render, me.render, search.render_pages, static.render)
 
 
 class PaperTrailGenerator(Generator):

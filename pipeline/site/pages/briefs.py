@@ -4,18 +4,16 @@ digested), and the archive of days."""
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 
 from pipeline.site._views import Paper
-from pipeline.site.data import SiteData
+from pipeline.site.data import BRIEF_KINDS as KINDS
+from pipeline.site.data import SiteData, by_day
 from pipeline.site.output import Output
-
-KINDS = ("new", "ai", "revised", "digests")
 
 
 def render(site: SiteData, out: Output) -> list[str]:
     s = site.strings
-    days = _days(site)
+    days = by_day(site)
     written = []
     for kind, papers in _last_24h(site).items():
         title = s["brief_24h"].format(kind=s[f"brief_{kind}"])
@@ -30,24 +28,6 @@ def render(site: SiteData, out: Output) -> list[str]:
     written.append(out.page("brief/", "briefs.html", title=s["briefs"], archive=archive,
                             kinds=KINDS, nav="briefs"))
     return written
-
-
-def _days(site: SiteData) -> dict[str, dict[str, list[Paper]]]:
-    tz = site.lib.tz
-    days: dict[str, dict[str, list[Paper]]] = defaultdict(lambda: defaultdict(list))
-
-    def day(t: dt.datetime) -> str:
-        return t.astimezone(tz).strftime("%Y-%m-%d")
-
-    for p in site.newest["first_seen"]:
-        days[day(p.first_seen)]["new"].append(p)
-        if p.ai_related:
-            days[day(p.first_seen)]["ai"].append(p)
-    for p, _, when in site.revisions:
-        days[day(when)]["revised"].append(p)
-    for p in site.digested:
-        days[day(p.digest_created)]["digests"].append(p)  # type: ignore[arg-type]
-    return days
 
 
 def _last_24h(site: SiteData) -> dict[str, list[Paper]]:

@@ -1,45 +1,271 @@
-"""Atom and RSS feeds of the site, of each category and topic, and the OPML of them all."""
+"""Every feed of the site, and the OPML of them all.
+
+- all, ai, revisions (one entry per version), digests; each category and topic: every
+  entry of the last [site] feed_days days (or of the last feed_days days that had
+  entries), so no paper of a 1,500-paper announcement is missed;
+- brief/…: the daily briefs, one entry a day with the day's list, for readers who want
+  one item a day (a busy category's, say);
+- me: a fork's [[follows]], with the watched papers' new versions, DOIs, journal-refs and
+  acceptances.
+
+Each file is capped at [site] feed_max_mb; when the cap bites, the last entry says so and
+links the day's brief.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import functools
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
+
+from markupsafe import escape
 
 import pipeline.site._feeds as _feeds
-from pipeline.site._views import Paper
-from pipeline.site.data import SiteData, newest
+from pipeline.site._diff import changes
+from pipeline.site._feeds import Entry, FeedSpec, recent
+from pipeline.site._history import Event, at_version
+from pipeline.site._math import plain_math
+from pipeline.site._views import DIGEST_FIELDS, Paper, Version
+from pipeline.site.data import BRIEF_KINDS, SiteData, by_day
 from pipeline.site.output import Output
 
-Entry = tuple[Paper, dt.datetime, str]  # (paper, entry time, entry id suffix)
+BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
+# The brief page of a day that a feed's left-out entries are on, by feed slug.
+_BRIEF_OF = {"all": "new", "ai": "ai", "revisions": "revised", "digests": "digests"}
+_T = TypeVar("_T")
 
 
 def render(site: SiteData, out: Output) -> list[str]:
     """Feeds are not pages: the sitemap lists none."""
-    entries = _entries(site)
-    title, base_url = site.cfg.site.title, site.cfg.site.base_url
+    cfg = site.cfg.site
+    fs = _feeds.FeedSite(cfg.title, cfg.base_url, site.lang, site.lib.now)
+    make = _Entries(site, fs)
     for spec in site.feeds:
-        atom, rss = _feeds.render(spec, entries[spec.slug], site_title=title,
-                                  base_url=base_url, strings=site.strings,
-                                  language=site.lang, as_of=site.lib.now)
-        out.writer.write_text(f"feeds/{spec.slug}.atom.xml", atom)
-        out.writer.write_text(f"feeds/{spec.slug}.rss.xml", rss)
-    out.writer.write_text("feeds.opml", _feeds.opml(site.feeds, site_title=title,
-                                                    base_url=base_url))
+        atom, rss, _ = _feeds.render(spec, make.feed(spec.slug), fs,
+                                     max_bytes=int(cfg.feed_max_mb * 1_000_000),
+                                     note=functools.partial(make.capped, spec))
+        out.writer.put(out.root / f"feeds/{spec.slug}.atom.xml", atom)
+        out.writer.put(out.root / f"feeds/{spec.slug}.rss.xml", rss)
+    out.writer.write_text("feeds.opml", _feeds.opml(site.feeds, fs))
     return []
 
 
-def _entries(site: SiteData) -> dict[str, list[Entry]]:
-    """Newest first, per feed slug."""
-    new = [(p, p.first_seen, "") for p in site.newest["first_seen"]]
-    lists: dict[str, list[Entry]] = {
-        "all": new,
-        "ai": [x for x in new if x[0].ai_related],
-        "revisions": [(p, when, f"v{v}") for p, v, when in site.revisions],
-        "digests": [(p, p.digest_created, f"v{p.version}/digest")  # type: ignore[misc]
-                    for p in site.digested],
-    }
-    for cat, members in site.categories.items():
-        lists[f"category/{cat}"] = [(p, p.first_seen, "") for p in newest(members, "first_seen")]
-    for topic in site.topics:
-        lists[f"topic/{topic.slug}"] = [(p, p.first_seen, "")
-                                       for p in newest(topic.members, "first_seen")]
-    return lists
+class _Entries:
+    """The entries of every feed; a paper's content is made once per link prefix."""
+
+    def __init__(self, site: SiteData, fs: _feeds.FeedSite) -> None:
+        self.site, self.fs, self.s = site, fs, site.strings
+        self.days = by_day(site)
+        self.prefix = ""  # how this feed's content links a site page (see FeedSite.url)
+
+    def feed(self, slug: str) -> list[Entry]:
+        self.prefix = self.fs.url("", slug)
+        site = self.site
+        if slug.startswith("brief/"):
+            return self._briefs(slug.removeprefix("brief/"))
+        if slug == "me":
+            return self._me()
+        if slug == "revisions":
+            return [self._revision(p, v, when) for p, v, when in self._recent(
+                site.revisions, lambda r: r[2])]
+        if slug == "digests":
+            return [self._paper(p, _digested(p), f"v{p.version}/digest")
+                    for p in self._recent(site.digested, _digested)]
+        return [self._paper(p, p.first_seen) for p in self._recent(self._members(slug),
+                                                                   lambda p: p.first_seen)]
+
+    def _members(self, slug: str) -> list[Paper]:
+        """The papers of a paper feed, newest first seen first."""
+        site = self.site
+        if slug.startswith("category/"):
+            return _newest_seen(site.categories[slug.removeprefix("category/")])
+        if slug.startswith("topic/"):
+            topic = next(t for t in site.topics if f"topic/{t.slug}" == slug)
+            return _newest_seen(topic.members)
+        new = site.newest["first_seen"]
+        return [p for p in new if p.ai_related] if slug == "ai" else new
+
+    def _recent(self, items: Sequence[_T], when: Callable[[_T], dt.datetime]) -> list[_T]:
+        site = self.site
+        return recent(items, when, site.lib.now, site.cfg.site.feed_days, site.lib.tz)
+
+    # -- entries ----------------------------------------------------------------------------
+
+    def _paper(self, p: Paper, when: dt.datetime, suffix: str = "", why: str = "",
+               title: str = "", before: str = "") -> Entry:
+        head = f"<p>{escape(self.s['feed_why'].format(why=why))}</p>" if why else ""
+        return Entry(
+            key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_math(p.title),
+            link=p.path if p.has_page else p.abs_url, updated=when,
+            content=head + before + self._content(p.arxiv_id, self.prefix),
+            authors=tuple(p.authors), categories=tuple(p.categories),
+            related=(p.abs_url, p.pdf_url), day=self._day(when))
+
+    @functools.cache  # noqa: B019 (one per build; a paper is in several feeds)
+    def _content(self, arxiv_id: str, prefix: str) -> str:
+        """The digest first (labelled machine-written, the model named), then the abstract
+        with its math as Unicode, then what else is known."""
+        p, s = self.site.lib.by_id[arxiv_id], self.s
+        c = escape(s["colon"])
+        parts = []
+        if p.digest:
+            parts.append(f"<p><strong>{escape(s['feed_machine'].format(model=p.digest_model))}"
+                         "</strong></p>")
+            parts += [f"<p><strong>{escape(s[k])}</strong>{c}{escape(p.digest[k])}</p>"
+                      for k in DIGEST_FIELDS if p.digest.get(k)]
+        parts.append(f"<p><strong>{escape(s['feed_abstract'])}</strong></p>"
+                     f"<p>{escape(plain_math(p.abstract_text))}</p>")
+        facts = [f"{escape(s['authors'])}{c}{escape(', '.join(p.authors))}",
+                 f"{escape(s['categories'])}{c}{escape(', '.join(p.categories))}"]
+        for key in ("comment", "journal_ref", "doi"):
+            if value := getattr(p, key):
+                facts.append(f"{escape(s[key])}{c}{escape(value)}")
+        if p.hf_upvotes is not None:
+            facts.append(escape(s["feed_upvotes"].format(n=p.hf_upvotes)))
+        if p.repo_url:
+            facts.append(f'{escape(s["feed_code"])}{c}<a href="{escape(p.repo_url)}">'
+                         f"{escape(p.repo_url)}</a>")
+        links = [f'<a href="{escape(u)}">{label}</a>' for u, label in (
+            (prefix + p.path if p.has_page else "", self.site.cfg.site.title),
+            (p.abs_url, "arXiv"), (p.pdf_url, "PDF")) if u]
+        parts.append("<p>" + "<br>".join(facts) + "</p><p>" + " · ".join(links) + "</p>")
+        return "".join(parts)
+
+    def _revision(self, p: Paper, version: int, when: dt.datetime) -> Entry:
+        return self._paper(p, when, f"v{version}", title=f"[v{version}] {plain_math(p.title)}",
+                           before=self._changes(p, version))
+
+    def _changes(self, p: Paper, version: int) -> str:
+        """What changed from the version before: the word diff in short, and the comment
+        and journal-ref as arXiv showed them with each version."""
+        s = self.s
+        c = escape(s["colon"])
+        items = []
+        v = next((x for x in p.versions if x.version == version), None)
+        for i, label in ((0, "feed_changed_title"), (1, "feed_changed_abstract")):
+            items += [f"<li>{escape(s[label])}{c}{_change(removed, added)}</li>"
+                      for removed, added in _text_changes(v, i)]
+        history = self.site.lib.readings.get(p.arxiv_id, [])
+        old = at_version(history, version - 1, last=True)
+        new = at_version(history, version, last=False)
+        for key in ("comment", "journal_ref"):
+            a, b = getattr(old, key, None), getattr(new, key, None)
+            if new is not None and a != b:
+                items.append(f"<li>{escape(s[key])}{c}{_change(a or '—', b or '—')}</li>")
+        heading = escape(s["feed_changes"].format(version=version))
+        return f"<p><strong>{heading}</strong></p><ul>{''.join(items)}</ul>" if items else ""
+
+    def _event(self, e: Event) -> Entry:
+        p, s = self.site.lib.by_id.get(e.arxiv_id), self.s
+        if p is None:  # watched, but the paper itself is not stored (anymore)
+            return Entry(key=f"watch/{e.arxiv_id}/{e.key}", title=e.arxiv_id,
+                         link=f"https://arxiv.org/abs/{e.arxiv_id}", updated=e.seen,
+                         content="", day=self._day(e.seen))
+        note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
+        entry = self._paper(p, e.seen, title=s[f"watch_{e.kind}"].format(
+            title=plain_math(p.title), version=e.version),
+            before=f"<p><strong>{escape(note)}</strong></p>"
+            + (self._changes(p, e.version) if e.kind == "version" else ""))
+        return dataclasses.replace(entry, key=f"watch/{e.arxiv_id}/{e.key}")
+
+    def _me(self) -> list[Entry]:
+        followed = self.site.followed
+        papers = [self._paper(p, p.first_seen, why=why)
+                  for p, why in self._recent(followed.newest, lambda x: x[0].first_seen)]
+        # Watched papers' events are few and each one matters: all of them, not windowed.
+        return _newest([*papers, *(self._event(e) for e in followed.events)])
+
+    def _briefs(self, kind: str) -> list[Entry]:
+        """One entry a day: the day's list, each title linked, with its one-line digest."""
+        s, days = self.s, sorted(self.days, reverse=True)[:BRIEF_DAYS]
+        if kind in BRIEF_KINDS:
+            picked = [(day, self.days[day].get(kind, [])) for day in days]
+            return [self._brief(kind, day, papers, f"brief/{day}/{kind}/", s[
+                f"feed_day_{kind}"].format(date=self._date(day), n=len(papers),
+                                           ai=len(self.days[day].get("ai", []))))
+                    for day, papers in picked if papers]
+        spec = next(f for f in self.site.feeds if f.slug == kind)  # a category's or topic's
+        members = {id(p) for p in self._members(kind)}
+        picked = [(day, [p for p in self.days[day].get("new", []) if id(p) in members])
+                  for day in days]
+        return [self._brief(kind, day, papers, spec.page, s["feed_day_of"].format(
+            date=self._date(day), name=spec.title, n=len(papers)))
+                for day, papers in picked if papers]
+
+    def _brief(self, kind: str, day: str, papers: list[Paper], link: str, title: str
+               ) -> Entry:
+        return Entry(key=f"brief/{kind}/{day}", title=title, link=link,
+                     updated=max(self._when(kind, p) for p in papers),
+                     content=self._day_list(papers), day=day)
+
+    def _day_list(self, papers: Iterable[Paper]) -> str:
+        items = []
+        for p in papers:
+            link = self.prefix + p.path if p.has_page else p.abs_url
+            tldr = (p.digest or {}).get("tldr")
+            items.append(f'<li><a href="{escape(link)}">{escape(plain_math(p.title))}</a>'
+                         + (f" — {escape(tldr)}" if tldr else "") + "</li>")
+        return f"<ol>{''.join(items)}</ol>"
+
+    def _when(self, kind: str, p: Paper) -> dt.datetime:
+        if kind == "digests":
+            return p.digest_created or p.first_seen
+        if kind == "revised":
+            return p.version_seen_at
+        return p.first_seen
+
+    def capped(self, spec: FeedSpec, left_out: Sequence[Entry]) -> Entry:
+        """The last entry of a feed past its byte cap: how many were left out, and where
+        they are (the newest left-out day's brief)."""
+        s, day = self.s, left_out[0].day
+        brief = (f"brief/{day}/{_BRIEF_OF[spec.slug]}/" if spec.slug in _BRIEF_OF
+                 else spec.page or "brief/")
+        mb = f"{self.site.cfg.site.feed_max_mb:g}"
+        note = escape(s["feed_capped_note"].format(date=self._date(day)))
+        links = [f'<a href="{escape(self.prefix + brief)}">'
+                 f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
+        if not spec.slug.startswith("brief/") and spec.slug != "me":
+            brief_feed = f"feeds/brief/{_BRIEF_OF.get(spec.slug, spec.slug)}.atom.xml"
+            links.append(f'<a href="{escape(self.prefix + brief_feed)}">'
+                         f'{escape(s["feed_brief_feed"])}</a>')
+        return Entry(key=f"feed/{spec.slug}/capped/{left_out[0].key}",
+                     title=s["feed_capped"].format(n=len(left_out), mb=mb), link=brief,
+                     updated=left_out[0].updated,
+                     content=f"<p>{note}</p><p>{' · '.join(links)}</p>", day=day)
+
+    def _day(self, t: dt.datetime) -> str:
+        return t.astimezone(self.site.lib.tz).strftime("%Y-%m-%d")
+
+    def _date(self, day: str) -> str:
+        d = dt.date.fromisoformat(day)
+        return self.s["feed_day"].format(month=d.month, day=d.day, mon=d.strftime("%b"))
+
+
+def _digested(p: Paper) -> dt.datetime:
+    assert p.digest_created is not None  # SiteData.digested holds digested papers only
+    return p.digest_created
+
+
+def _newest_seen(papers: Iterable[Paper]) -> list[Paper]:
+    return sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id), reverse=True)
+
+
+def _newest(entries: Iterable[Entry]) -> list[Entry]:
+    return sorted(entries, key=lambda e: (e.updated, e.key), reverse=True)
+
+
+def _text_changes(v: Version | None, i: int) -> list[tuple[str, str]]:
+    if v is None or v.texts is None or v.previous is None:
+        return []
+    return changes(plain_math(v.previous[i]), plain_math(v.texts[i]))
+
+
+def _change(removed: str, added: str) -> str:
+    parts = []
+    if removed:
+        parts.append(f"<del>{escape(removed)}</del>")
+    if added:
+        parts.append(f"<ins>{escape(added)}</ins>")
+    return " → ".join(parts)

@@ -73,7 +73,9 @@ def _salt(site: SiteData) -> str:
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
     # Math and diffs are made while a page renders, from the texts in its data.
     parts += [inspect.getsource(m) for m in (_math, _diff)]
-    # Where the site is written and by how many processes changes no page's bytes.
-    settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0)
+    # Where the site is written, by how many processes and what its feeds hold changes no
+    # paper page's bytes.
+    settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
+                                   feed_max_mb=0)
     parts += [json.dumps(site.strings, sort_keys=True), repr(settings), repr(site.site_feeds)]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()

@@ -1,0 +1,73 @@
+"""A fork's `[[follows]]` held against the library: the papers each follow matches, and
+what happened to the watched papers.
+
+A paper matches a follow when any one of its lists matches (unlike a topic, where
+categories narrow the keywords): an author (names matched as topics match them), a
+keyword in the title or abstract, a category, a topic, or a watched id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from pipeline import topics as topic_match
+from pipeline.config import Follow, Topic
+from pipeline.site._history import Event, events
+from pipeline.site._views import Library, Paper
+
+
+@dataclass(frozen=True)
+class Followed:
+    papers: list[tuple[Paper, str]]  # (paper, why), in the library's order
+    events: list[Event]  # of the watched papers, newest first
+    watched: list[tuple[str, Paper | None]]  # each watched id, with its paper when stored
+
+    @property
+    def newest(self) -> list[tuple[Paper, str]]:
+        """The matched papers, newest first seen first."""
+        return sorted(self.papers, key=lambda x: (x[0].first_seen, x[0].arxiv_id),
+                      reverse=True)
+
+
+def match(follows: tuple[Follow, ...], lib: Library) -> Followed:
+    why: dict[int, str] = {}
+    if follows:
+        frame = lib.frames["papers"]
+        table = pa.Table.from_pandas(frame[["title", "abstract", "authors", "categories"]],
+                                     preserve_index=False)
+        names = (topic_match.AuthorIndex(table["authors"])
+                 if any(f.authors for f in follows) else None)
+        for follow in follows:
+            for i, reason in _matches(follow, table, names, lib):
+                why.setdefault(i, reason)
+    watched_ids = list(dict.fromkeys(i for f in follows for i in f.watch))
+    found = [e for i in watched_ids for e in events(i, lib.readings.get(i, []))]
+    return Followed(
+        papers=[(lib.papers[i], why[i]) for i in sorted(why)],
+        events=sorted(found, key=lambda e: (e.seen, e.arxiv_id, e.version), reverse=True),
+        watched=[(i, lib.by_id.get(i)) for i in watched_ids])
+
+
+def _matches(follow: Follow, table: pa.Table, names: topic_match.AuthorIndex | None,
+             lib: Library) -> list[tuple[int, str]]:
+    """(row, why) for every paper `follow` matches; its name labels the reason."""
+    label = f"{follow.name}: " if follow.name else ""
+    out: list[tuple[int, str]] = []
+    # Each list is a topic of its own, so that one list matching is enough.
+    for topic in (Topic(keywords=follow.keywords), Topic(authors=follow.authors),
+                  Topic(categories=follow.categories)):
+        if topic.keywords or topic.authors or topic.categories:
+            reasons = topic_match.match_topic(table, topic, names)
+            out += [(i, label + str(r)) for i, r in enumerate(reasons) if r is not None]
+    wanted_topics, watched = set(follow.topics), set(follow.watch)
+    if not (wanted_topics or watched):
+        return out
+    for i, paper in enumerate(lib.papers):
+        if paper.arxiv_id in watched:
+            out.append((i, f"{label}watch {paper.arxiv_id}"))
+        slug = next((s for s, _ in paper.topics if s in wanted_topics), None)
+        if slug:
+            out.append((i, f"{label}topic {slug}"))
+    return out
