@@ -372,7 +372,8 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     assert sum(k.startswith("paper/") for k in fast) > 100
 
     def through_pelican(site, out, paper) -> None:  # the stock path: Pelican's write_file
-        out.page(paper.path, "paper.html", p=paper, title=paper.title)
+        out.page(paper.path, "paper.html", paper_pages.page_feeds(out, paper), p=paper,
+                 title=paper.title)
 
     monkeypatch.setattr(paper_pages, "render_one", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),

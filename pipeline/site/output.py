@@ -59,20 +59,26 @@ class Output:
         return tuple(Markup(self.template(name).render(ctx))
                      for name in ("_feeds_head", "_feeds_foot"))  # type: ignore[return-value]
 
-    @functools.cache  # noqa: B019 (one output per process, one or two depths)
-    def chrome(self, depth: int) -> tuple[str, str]:
+    @functools.cached_property
+    def feed_specs(self) -> dict[str, FeedSpec]:
+        """Every feed the site writes, by slug."""
+        return {spec.slug: spec for spec in self.site.feeds}
+
+    @functools.cache  # noqa: B019 (one output per process, a few depths × feed sets)
+    def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:
         """What base.html renders before and after a page's main block, with a stand-in
         for the title: rendered through a child template exactly as pages extend it."""
         template = self.env.from_string(
             '{% extends "base.html" %}{% block main %}' + _MAIN + "{% endblock %}")
-        html = template.render(self.context("../" * depth, title=_TITLE))
+        html = template.render(self.context("../" * depth, feeds, title=_TITLE))
         before, _, after = html.partition(_MAIN)
         return before, after
 
-    def in_chrome(self, path: str, title: str, body: str) -> None:
+    def in_chrome(self, path: str, title: str, body: str,
+                  feeds: tuple[FeedSpec, ...] = ()) -> None:
         """A page from its main block and the chrome rendered once (identical bytes to a
         full render of a template extending base.html; tests compare)."""
-        before, after = self.chrome(path.count("/"))
+        before, after = self.chrome(path.count("/"), feeds)
         html = before.replace(_TITLE, str(escape(title)), 1) + body + after
         self.writer.put(self.root / path, html.encode("utf-8"))
 

@@ -149,14 +149,48 @@
   }
 
   // -- follow buttons on paper pages -------------------------------------------------------
+  // A paper page carries an empty [data-follows] box with the buttons' labels; the buttons
+  // are made here from what the page already shows (its first ten authors, its category
+  // links, its topic links), so the page itself does not repeat every name a second time.
+  var MAX_AUTHORS = 10;
+
+  function topicSlug(a) {
+    var m = /topic\/([^/]+)\/$/.exec(a.getAttribute("href") || "");
+    return m ? decodeURIComponent(m[1]) : null;
+  }
+  function followTargets(article) {
+    var texts = function (sel) {
+      return Array.prototype.map.call(article.querySelectorAll(sel), function (n) { return n.textContent; });
+    };
+    var topics = Array.prototype.map.call(article.querySelectorAll(".topics a"), topicSlug);
+    return texts(".authors bdi").slice(0, MAX_AUTHORS).map(function (v) { return ["author", v]; })
+      .concat(texts(".cats a").map(function (v) { return ["category", v]; }))
+      .concat(topics.filter(Boolean).map(function (v) { return ["topic", v]; }));
+  }
+  function makeButtons(box) {
+    var article = box.closest("article") || document;
+    followTargets(article).forEach(function (t) {
+      var b = document.createElement("button");
+      b.type = "button";
+      b.dataset.followKind = t[0];
+      b.dataset.followValue = t[1];  // never markup: names are text
+      var name = document.createElement("bdi");
+      name.textContent = t[1];
+      b.append(box.dataset[t[0]] + " · ", name);
+      box.append(b, " ");
+    });
+    box.hidden = false;
+  }
   function syncButtons() {
     document.querySelectorAll("[data-follow-kind]").forEach(function (b) {
       b.setAttribute("aria-pressed", has(b.dataset.followKind, b.dataset.followValue) ? "true" : "false");
     });
   }
-  document.querySelectorAll("[data-follows]").forEach(function (box) { box.hidden = false; });
-  document.querySelectorAll("[data-follow-kind]").forEach(function (b) {
-    b.addEventListener("click", function () { toggle(b.dataset.followKind, b.dataset.followValue); });
+  document.querySelectorAll("[data-follows]").forEach(makeButtons);
+  // One handler for every follow button, those made above and any made later.
+  document.addEventListener("click", function (ev) {
+    var b = ev.target.closest && ev.target.closest("button[data-follow-kind]");
+    if (b) toggle(b.dataset.followKind, b.dataset.followValue);
   });
 
   window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed };
