@@ -201,7 +201,8 @@ def digest(obj: _Context) -> None:
 
 
 @cli.command()
-@click.option("--publish", is_flag=True, help="Absolute URLs from base_url.")
+@click.option("--publish", is_flag=True, help="Absolute URLs from base_url (required then: "
+              "[site] base_url or PAPERTRAIL_SITE_BASE_URL).")
 @click.pass_obj
 def build(obj: _Context, publish: bool) -> None:
     """Build the static site from the store into [site] output (Pelican + our generator)."""
@@ -211,7 +212,8 @@ def build(obj: _Context, publish: bool) -> None:
 
 
 @cli.command("run")
-@click.option("--publish", is_flag=True, help="Build with absolute URLs from base_url.")
+@click.option("--publish", is_flag=True, help="Build with absolute URLs from base_url (required "
+              "then: [site] base_url or PAPERTRAIL_SITE_BASE_URL).")
 @click.pass_obj
 def run_all(obj: _Context, publish: bool) -> None:
     """Ingest every source, enrich, write digests, build the site: the one command the
