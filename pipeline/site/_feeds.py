@@ -66,11 +66,9 @@ class FeedSite:
 
     def url(self, path: str, slug: str) -> str:
         """A site path as feeds/<slug>.*.xml links it (an absolute URL stays as it is)."""
-        if path.startswith(("https://", "http://")):
-            return path
         if self.base_url:
-            return self.base_url.rstrip("/") + "/" + path
-        return "../" * (1 + slug.count("/")) + path
+            return _absolute(path, self.base_url.rstrip("/") + "/")
+        return _absolute(path, "../" * (1 + slug.count("/")))
 
     def tag(self, key: str) -> str:
         return f"tag:{self.host},2026:{key}"
@@ -78,6 +76,12 @@ class FeedSite:
     def when(self, t: dt.datetime) -> dt.datetime:
         """Never past the build's clock: an entry dated 2099 does not date the feed."""
         return min(t, self.as_of).astimezone(dt.UTC)
+
+
+def _absolute(link: str, prefix: str) -> str:
+    """`link` under `prefix` (the site's URL, or the way up from a feed file), unless it is
+    an absolute URL already (arXiv's page of a paper that has none of its own)."""
+    return link if link.startswith(("https://", "http://")) else prefix + link
 
 
 def _atom_date(t: dt.datetime) -> str:
@@ -90,7 +94,7 @@ def _rss_date(t: dt.datetime) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _atom_entry(e: Entry, site: FeedSite, prefix: str) -> str:
-    link = e.link if e.link.startswith(("https://", "http://")) else prefix + e.link
+    link = _absolute(e.link, prefix)
     when = _atom_date(site.when(e.updated))
     parts = [f"<entry><title>{_esc(e.title)}</title>",
              f'<link href={quoteattr(link)} rel="alternate"/>',
@@ -104,7 +108,7 @@ def _atom_entry(e: Entry, site: FeedSite, prefix: str) -> str:
 
 @functools.lru_cache(maxsize=1 << 16)
 def _rss_item(e: Entry, site: FeedSite, prefix: str) -> str:
-    link = e.link if e.link.startswith(("https://", "http://")) else prefix + e.link
+    link = _absolute(e.link, prefix)
     parts = [f"<item><title>{_esc(e.title)}</title><link>{_esc(link)}</link>",
              f"<description>{_esc(e.content)}</description>",
              *(f"<dc:creator>{_esc(a)}</dc:creator>" for a in e.authors),

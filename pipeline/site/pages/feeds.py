@@ -28,7 +28,7 @@ from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event, at_version
 from pipeline.site._math import plain_math
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
-from pipeline.site.data import BRIEF_KINDS, SiteData, by_day
+from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
 from pipeline.site.output import Output
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
@@ -80,10 +80,10 @@ class _Entries:
         """The papers of a paper feed, newest first seen first."""
         site = self.site
         if slug.startswith("category/"):
-            return _newest_seen(site.categories[slug.removeprefix("category/")])
+            return newest(site.categories[slug.removeprefix("category/")], "first_seen")
         if slug.startswith("topic/"):
             topic = next(t for t in site.topics if f"topic/{t.slug}" == slug)
-            return _newest_seen(topic.members)
+            return newest(topic.members, "first_seen")
         new = site.newest["first_seen"]
         return [p for p in new if p.ai_related] if slug == "ai" else new
 
@@ -246,10 +246,6 @@ class _Entries:
 def _digested(p: Paper) -> dt.datetime:
     assert p.digest_created is not None  # SiteData.digested holds digested papers only
     return p.digest_created
-
-
-def _newest_seen(papers: Iterable[Paper]) -> list[Paper]:
-    return sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id), reverse=True)
 
 
 def _newest(entries: Iterable[Entry]) -> list[Entry]:
