@@ -1,61 +1,49 @@
-"""Data-branch size after 30 simulated days. Prints figures; asserts nothing.
+"""What each run pushes to the data branch, with a year of cs.* stored. Prints figures;
+asserts nothing.
 
-Each simulated day: one run after arXiv's announcement that finds ~1,000 new papers
-(the bundled sample's real papers cloned under new ids) plus 5% of the previous
-day's papers as v2, then QUIET runs that find nothing new but still append to the
-run ledger, as the hourly schedule does. Every run ends with `papertrail data save`
-into a local bare repository standing in for GitHub. The 30 days cross a month end,
-so compaction and the month squash both happen once.
+A store of N papers (default 150,000: about a year of all cs.*) with unique text
+(bench/_corpus.py), 25% of them revised, 10% picked by Hugging Face and 10% with a
+digest, is saved to a local bare repository standing in for GitHub. Then each
+simulated day runs the real pipeline against local replays:
+- a daily arXiv run finding ~1,000 new papers and ~300 revisions of papers of the
+  last three months, then ~150 new digests written as the digest run writes them;
+- H hourly Hugging Face runs that only change upvotes (and stars) of the last days'
+  picks;
+each ending in `papertrail data save` (squash at 24 commits or a new month, as the
+workflow does). A push is measured as the blobs the new commit adds to the branch's
+previous tip (`git diff-tree` + `git cat-file -s`): what GitHub must receive, before
+git's deltas make it smaller.
 
-Two histories are compared:
-- plain: a commit per run, never squashed (not even at the month), no compaction;
-- kept small: `data compact` before each save, `data save` squashing at 24 commits
-  (the defaults of the update workflow).
-Sizes are `git count-objects -vH` of the bare repository: as pushed, and after
-`git gc --prune=now` (GitHub prunes unreachable objects itself, later).
-
-Run: .venv/bin/python bench/databranch.py [DAYS] [QUIET_RUNS_PER_DAY]   (--smoke: 2 days
-of 20 papers, in seconds)
+Run: .venv/bin/python bench/databranch.py [N] [DAYS] [HOURLY]   (default 150000 7 3;
+`--smoke`: 2,000 papers, 2 days, 1 hourly run)
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import datetime as dt
+import json
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
-from pipeline import compact, databranch, ingest
+import pyarrow as pa
+from _corpus import Corpus, ids_of_month
+
 from pipeline import config as config_mod
+from pipeline import databranch, ingest
+from pipeline._schemas import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
+from pipeline.enrich import derive
+from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.hf import HFReplay
 from pipeline.store import Store
 
-START = dt.datetime(2026, 6, 16, 0, 0, tzinfo=dt.UTC)  # 30 days reach into July
-PER_DAY = 1000
-
-
-def entries(days: int, per_day: int) -> list[sample.Entry]:
-    """per_day new papers a day, announced at 00:00 UTC, plus 5% v2s of the day before."""
-    base = [e for e in sample.entries() if e.version == 1]
-    out: list[sample.Entry] = []
-    for day in range(days):
-        when = START + dt.timedelta(days=day)
-        today = []
-        for i in range(per_day):
-            n = day * per_day + i
-            e = base[n % len(base)]
-            today.append(dataclasses.replace(
-                e, arxiv_id=f"26{6 + n // 99999:02d}.{1 + n % 99999:05d}", published=when,
-                updated=when - dt.timedelta(hours=3), announced=when))
-        revised = [dataclasses.replace(e, version=2, updated=when - dt.timedelta(hours=2),
-                                       announced=when, abstract=e.abstract + " (v2)")
-                   for e in out[-per_day:][::20] if e.version == 1]
-        out += today + revised
-    return out
+START = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)  # the seed ends here; the days cross a month
+NEW_PER_DAY, REVISED_PER_DAY, DIGESTS_PER_DAY, PICKS_PER_DAY = 1000, 300, 150, 50
 
 
 def git(repo: Path, *args: str) -> str:
@@ -63,13 +51,117 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def size(bare: Path) -> str:
-    stats = dict(line.split(": ", 1) for line in git(bare, "count-objects", "-vH").splitlines())
-    return f"{stats['size-pack']} packed + {stats['size']} loose"
+def _months_before(n: int) -> list[tuple[int, int]]:
+    """The 12 months up to START's, oldest first, each with its share of n papers."""
+    months = [((START.year * 12 + START.month - 1 - k) // 12,
+               (START.year * 12 + START.month - 1 - k) % 12 + 1) for k in range(11, -1, -1)]
+    return months
 
 
-def simulate(days: int, quiet: int, per_day: int, *, keep_small: bool) -> dict[str, str]:
-    with tempfile.TemporaryDirectory() as tmp, ArxivReplay(entries(days, per_day)) as api:
+def _digest(corpus: Corpus, arxiv_id: str, version: int, when: dt.datetime) -> dict:
+    return {"arxiv_id": arxiv_id, "version": version, "language": "zh-CN", "model": "bench",
+            "prompt_hash": "b", "status": "ok", "superseded": False,
+            "tldr": corpus.text(25), "motivation": corpus.text(60),
+            "method": corpus.text(80), "results": corpus.text(60),
+            "conclusion": corpus.text(40), "attempts": 1, "tokens_in": 900,
+            "tokens_out": 300, "created": when}
+
+
+def seed(cfg: config_mod.Config, corpus: Corpus, n: int) -> list[str]:
+    """The store of n papers; returns their ids, oldest first."""
+    rows, revised, digests = [], [], []
+    months = _months_before(n)
+    per_month = n // len(months)
+    for m, (year, month) in enumerate(months):
+        first = dt.datetime(year, month, 1, tzinfo=dt.UTC)
+        for i, arxiv_id in enumerate(ids_of_month(year, month, per_month,
+                                                  step=max(1, 28_000 // per_month))):
+            when = min(first + dt.timedelta(minutes=i * 28 * 24 * 60 // per_month), START)
+            row = corpus.paper(arxiv_id, 1, when, when)
+            rows.append(row)
+            if i % 4 == 0:
+                later = min(when + dt.timedelta(days=20), START)
+                revised.append({**corpus.paper(arxiv_id, 2, when, later),
+                                "title": row["title"]})
+            if i % 10 == 0:
+                digests.append(_digest(corpus, arxiv_id, 1, row["fetched_at"]))
+        del m
+    first = merge_arxiv(empty(PAPERS), empty(VERSIONS),
+                        pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), [])
+    second = merge_arxiv(first.papers, first.new_versions.select(["arxiv_id", "version"]),
+                         pa.Table.from_pylist(revised, schema=ARXIV_SNAPSHOT), [])
+    papers = second.papers.to_pandas()
+    picked = papers.index % 10 == 3
+    papers.loc[picked, "hf_day"] = papers.loc[picked, "published"].dt.date
+    papers.loc[picked, "hf_upvotes"] = (papers.index[picked] % 97).astype("int32")
+    papers.loc[picked, "hf_summary"] = [corpus.text(30) for _ in range(int(picked.sum()))]
+    store = Store(cfg.store_path)
+    with store.lock():
+        store.write("papers", derive(cfg, pa.Table.from_pandas(papers, preserve_index=False)))
+        store.write("versions", pa.concat_tables([first.new_versions, second.new_versions]))
+        store.write("digests", pa.Table.from_pylist(digests, schema=DIGESTS))
+        for source in ("arxiv", "hf"):
+            store.append_run({"run_id": f"{START:%Y%m%dT%H%M%SZ}-{source}-seed",
+                              "source": source, "started": START, "finished": START,
+                              "status": "ok", "watermark_after": START})
+    return [r["arxiv_id"] for r in rows]
+
+
+def _day_entries(corpus: Corpus, day: int, ids: list[str], next_number: dict[str, int]
+                 ) -> list[sample.Entry]:
+    when = START + dt.timedelta(days=day, hours=2)
+    month = f"{when:%y%m}"
+    start = next_number.get(month, 40_001 if month == f"{START:%y%m}" else 1)  # after the seed's
+    new_ids = ids_of_month(when.year, when.month, NEW_PER_DAY, start=start)
+    next_number[month] = start + NEW_PER_DAY * 2
+    recent = ids[-12_500 * 3:]
+    entries = []
+    for arxiv_id in new_ids:
+        p = corpus.paper(arxiv_id, 1, when, when)
+        entries.append(_entry(p, when))
+    for k in range(REVISED_PER_DAY):
+        arxiv_id = recent[corpus.rng.randrange(len(recent))]
+        p = corpus.paper(arxiv_id, 3 + day, when - dt.timedelta(days=30), when)
+        entries.append(_entry(p, when))
+        del k
+    ids += new_ids
+    return entries
+
+
+def _entry(p: dict, announced: dt.datetime) -> sample.Entry:
+    return sample.Entry(p["arxiv_id"], p["version"], p["title"], p["abstract"],
+                        tuple(p["authors"]), tuple(p["categories"]), p["comment"], None, None,
+                        p["published"], p["updated"], announced)
+
+
+def _picks(template: list[dict], ids: list[str], day: int, hour: int) -> bytes:
+    """The day's Hugging Face list: PICKS_PER_DAY recent papers, upvotes growing by hour."""
+    items = []
+    for k in range(PICKS_PER_DAY):
+        item = json.loads(json.dumps(template[k % len(template)]))
+        item["paper"]["id"] = ids[(-NEW_PER_DAY * (1 + k % 3) + k) % len(ids)]
+        item["paper"]["upvotes"] = 3 + k + hour * (k % 7)
+        items.append(item)
+    del day
+    return json.dumps(items).encode()
+
+
+def pushed(repo: Path, before: str | None, after: str) -> int:
+    """Bytes of the blobs `after`'s tree adds to `before`'s."""
+    if before is None:
+        lines = git(repo, "ls-tree", "-r", after).splitlines()
+        blobs = [line.split()[2] for line in lines]
+    else:
+        blobs = [line.split()[3] for line in git(repo, "diff-tree", "-r", "--no-commit-id",
+                                                 before, after).splitlines()
+                 if line.split()[3] != "0" * 40]
+    return sum(int(git(repo, "cat-file", "-s", blob)) for blob in set(blobs))
+
+
+def simulate(n: int, days: int, hourly: int) -> None:
+    corpus = Corpus(seed=13)
+    template = json.loads(sample.hf_daily(sample.days()[-1]) or b"[]")
+    with tempfile.TemporaryDirectory() as tmp, ArxivReplay([]) as arxiv, HFReplay({}) as hf:
         root = Path(tmp)
         bare = root / "github.git"
         subprocess.run(["git", "init", "--quiet", "--bare", str(bare)], check=True)
@@ -78,49 +170,80 @@ def simulate(days: int, quiet: int, per_day: int, *, keep_small: bool) -> dict[s
         git(repo, "init", "--quiet")
         git(repo, "remote", "add", "origin", str(bare))
         (repo / "papertrail.toml").write_text(
-            f'[store]\npath = "data"\n[sources.arxiv]\napi_url = "{api.url}"\n'
-            "delay_seconds = 0\npage_size = 2000\nbackfill_days = 1\n", encoding="utf-8")
+            f'[store]\npath = "data"\n[sources.arxiv]\napi_url = "{arxiv.url}"\n'
+            "delay_seconds = 0\npage_size = 2000\n"
+            f'[sources.hf]\nendpoint = "{hf.endpoint}"\ndelay_seconds = 0\n',
+            encoding="utf-8")
         cfg = config_mod.load(repo / "papertrail.toml")
+        began = time.perf_counter()
+        ids = seed(cfg, corpus, n)
         store = Store(cfg.store_path)
-        squash_after = databranch.DEFAULT_SQUASH_AFTER if keep_small else None
-        saves, started = 0, time.perf_counter()
+        seeded = time.perf_counter() - began
+        first = databranch.save(cfg, repo, now=START)
+        tip = first.commit
+        assert tip is not None
+        largest = max(p.stat().st_size for p in store.files())
+        print(f"seeded {store.rows('papers'):,} papers, {store.rows('versions'):,} versions, "
+              f"{store.rows('digests'):,} digests in {seeded:.0f} s; first push "
+              f"{pushed(bare, None, tip) / 1e6:.1f} MB in {len(store.files())} files, "
+              f"the largest {largest / 1e6:.1f} MB")
+        daily, hours, ingest_s = [], [], []
+        numbers: dict[str, int] = {}
+        entries: list[sample.Entry] = []
         for day in range(days):
-            for run in range(1 + quiet):
-                now = START + dt.timedelta(days=day, hours=1 + run * (23 // (1 + quiet)))
-                api.as_of = now
-                ingest.ingest_arxiv(cfg, store, now=now)
-                if keep_small:
-                    compact.compact(store, now.date())
-                databranch.save(cfg, repo, squash_after=squash_after, now=now)
-                saves += 1
-        elapsed = time.perf_counter() - started
-        pushed = size(bare)
-        commits = git(bare, "rev-list", "--count", "data").strip()
+            now = START + dt.timedelta(days=day + 1, hours=1)
+            entries += _day_entries(corpus, day, ids, numbers)
+            arxiv.entries = tuple(entries)
+            arxiv.as_of = now
+            t = time.perf_counter()
+            report = ingest.ingest_arxiv(cfg, store, now=now)
+            ingest_s.append(time.perf_counter() - t)
+            new = store.read("digests")
+            made = [_digest(corpus, i, 1, now) for i in ids[-NEW_PER_DAY:][:DIGESTS_PER_DAY]]
+            store.write("digests", pa.concat_tables(
+                [new, pa.Table.from_pylist(made, schema=DIGESTS)]))
+            saved = databranch.save(cfg, repo, now=now)
+            if saved.commit:
+                daily.append(pushed(bare, tip, saved.commit))
+                tip = saved.commit
+            print(f"day {day + 1}: arXiv {report.status} (new {report.counts.get('new', 0)}, "
+                  f"revised {report.counts.get('revised', 0)}) in {ingest_s[-1]:.1f} s, "
+                  f"pushed {daily[-1] / 1e6:.2f} MB")
+            for hour in range(hourly):
+                later = now + dt.timedelta(hours=1 + hour)
+                hf.days = {f"{later:%Y-%m-%d}": _picks(template, ids, day, hour + 1)}
+                ingest.ingest_hf(cfg, store, now=later)
+                saved = databranch.save(cfg, repo, now=later)
+                if saved.commit:
+                    hours.append(pushed(bare, tip, saved.commit))
+                    tip = saved.commit
         git(bare, "gc", "--quiet", "--prune=now")
-        store_mb = sum(p.stat().st_size for p in store.root.rglob("*.parquet")) / 1e6
-        files = len(list((store.root / "snapshots").rglob("*.parquet")))
-        return {"pushed": pushed, "after gc": size(bare), "commits": commits,
-                "papers": f"{store.read('papers').num_rows:,}",
-                "store": f"{store_mb:.1f} MB in {files} snapshot files",
-                "runs": f"{saves} runs in {elapsed:.0f} s"}
+        stats = dict(line.split(": ", 1)
+                     for line in git(bare, "count-objects", "-vH").splitlines())
+        largest = max(p.stat().st_size for p in store.files())
+        mb = [f"{b / 1e6:.2f}" for b in (statistics.median(daily), max(daily))]
+        print(f"daily push: median {mb[0]} MB, max {mb[1]} MB ({len(daily)} runs)")
+        if hours:
+            mb = [f"{b / 1e6:.3f}" for b in (statistics.median(hours), max(hours))]
+            print(f"hourly push (upvotes only): median {mb[0]} MB, max {mb[1]} MB "
+                  f"({len(hours)} runs)")
+        print(f"arXiv ingest of a day: median {statistics.median(ingest_s):.1f} s")
+        print(f"store: {store.rows('papers'):,} papers in {len(store.files())} files, the "
+              f"largest {largest / 1e6:.1f} MB; branch after {days} days and gc: "
+              f"{stats['size-pack']}")
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description="Data-branch size after simulated days.")
-    parser.add_argument("days", nargs="?", type=int, default=30)
-    parser.add_argument("quiet", nargs="?", type=int, default=3, metavar="QUIET_RUNS_PER_DAY")
-    parser.add_argument("--smoke", action="store_true", help="2 days of 20 papers, 1 quiet run")
+    parser = argparse.ArgumentParser(description="Data-branch pushes at a year of cs.*.")
+    parser.add_argument("n", nargs="?", type=int, default=150_000)
+    parser.add_argument("days", nargs="?", type=int, default=7)
+    parser.add_argument("hourly", nargs="?", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="2,000 papers, 2 days, 1 hourly")
     args = parser.parse_args()
-    days, quiet, per_day = (2, 1, 20) if args.smoke else (args.days, args.quiet, PER_DAY)
-    print(f"{days} simulated days from {START:%Y-%m-%d}, ~{per_day:,} new papers and "
-          f"{per_day // 20} v2s a day, 1 + {quiet} runs a day (each ending in data save)")
-    for keep_small in (False, True):
-        figures = simulate(days, quiet, per_day, keep_small=keep_small)
-        label = ("kept small (compact + squash at 24 commits / new month)" if keep_small
-                 else "plain (a commit per run, no compaction)")
-        print(f"- {label}:")
-        for key, value in figures.items():
-            print(f"    {key}: {value}")
+    n, days, hourly = (2_000, 2, 1) if args.smoke else (args.n, args.days, args.hourly)
+    print(f"{n:,} papers stored, then {days} days of 1 daily arXiv run (~{NEW_PER_DAY:,} new, "
+          f"~{REVISED_PER_DAY} revised) and {hourly} hourly HF runs, each saved to the branch")
+    simulate(n, days, hourly)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import contextlib
 import functools
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -17,40 +18,85 @@ from typing import Any
 
 from pipeline._durable import fsync, fsync_dir, replace_atomically
 from pipeline._parquet import StoreError, footer_problem
-from pipeline._schemas import TABLES
+from pipeline._schemas import (
+    LEGACY_VERSION,
+    SCHEMA_VERSION,
+    SNAPSHOT_VERSIONS,
+    STORED,
+    TABLES,
+)
 from pipeline.sources import snapshot_schemas
 
 MANIFEST = "manifest.json"
-FORMAT = 2  # 1: no manifest (files at fixed names)
+FORMAT = 3  # 1: no manifest (files at fixed names); 2: one file per table
 RESTORING = ".restore.tmp"  # where `Store.replace_with` gathers another store's files
+# The one partition of a table written before partitions (formats 1 and 2): its file has
+# the schema version LEGACY_VERSION and the table's full schema (papers with signals).
+LEGACY = "*"
 # Writes one new file at the path it is given; returns the rows it holds.
 Writer = Callable[[Path], int]
+_KEY = re.compile(r"[0-9a-z][0-9a-z.\-]{0,11}|\*")
+
+
+@dataclass(frozen=True)
+class Part:
+    """One file of a partition."""
+
+    path: str
+    rows: int | None  # None: not known (a format 1 store)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A partition's base files, and the delta files written since, newest last; `rows`
+    counts them merged (a key once)."""
+
+    base: tuple[Part, ...]
+    deltas: tuple[Part, ...] = ()
+    rows: int | None = None
+
+    @property
+    def files(self) -> tuple[Part, ...]:
+        return (*self.base, *self.deltas)
 
 
 @dataclass
 class Manifest:
-    """What the store holds: paths relative to the store's folder."""
+    """What the store holds: each table's partitions and every snapshot, by paths relative
+    to the store's folder."""
 
-    tables: dict[str, str] = field(default_factory=dict)
-    rows: dict[str, int | None] = field(default_factory=dict)  # None: not known (format 1)
+    tables: dict[str, dict[str, Partition]] = field(default_factory=dict)
     snapshots: list[str] = field(default_factory=list)
     generation: int = 0
 
     def files(self) -> set[str]:
-        return {*self.tables.values(), *self.snapshots}
+        return {part.path for partitions in self.tables.values()
+                for partition in partitions.values() for part in partition.files
+                } | set(self.snapshots)
 
     def copy(self) -> Manifest:
-        return replace(self, tables=dict(self.tables), rows=dict(self.rows),
+        return replace(self, tables={n: dict(p) for n, p in self.tables.items()},
                        snapshots=list(self.snapshots))
 
     def same_files(self, other: Manifest) -> bool:
-        return (self.tables, self.rows, sorted(self.snapshots)) == (
-            other.tables, other.rows, sorted(other.snapshots))
+        return (self.tables, sorted(self.snapshots)) == (other.tables, sorted(other.snapshots))
+
+    def rows(self, name: str) -> int | None:
+        """The rows of a stored table; None when a format 1 store does not say."""
+        counts = [p.rows for p in self.tables.get(name, {}).values()]
+        return None if None in counts else sum(c for c in counts if c is not None)
 
     def to_json(self) -> str:
-        tables = {n: {"path": p, "rows": self.rows.get(n)} for n, p in sorted(self.tables.items())}
+        tables = {name: {key: {"rows": p.rows, "base": [[f.path, f.rows] for f in p.base],
+                               "deltas": [[f.path, f.rows] for f in p.deltas]}
+                         for key, p in sorted(partitions.items())}
+                  for name, partitions in sorted(self.tables.items())}
         return json.dumps({"format": FORMAT, "generation": self.generation, "tables": tables,
                            "snapshots": sorted(self.snapshots)}, indent=1) + "\n"
+
+
+def _legacy(path: str, rows: int | None) -> dict[str, Partition]:
+    return {LEGACY: Partition((Part(path, rows),), (), rows)}
 
 
 def load(root: Path) -> Manifest:
@@ -60,8 +106,8 @@ def load(root: Path) -> Manifest:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return Manifest(
-            tables={n: f"{n}.parquet" for n in TABLES if (root / f"{n}.parquet").exists()},
-            rows={n: None for n in TABLES if (root / f"{n}.parquet").exists()},
+            tables={n: _legacy(f"{n}.parquet", None) for n in TABLES
+                    if (root / f"{n}.parquet").exists()},
             snapshots=sorted(str(p.relative_to(root))
                              for p in root.glob("snapshots/*/*/*.parquet")))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -80,24 +126,40 @@ def same_files(text: str, manifest: Manifest, path: Path) -> bool:
 
 def parse(raw: Any, path: Path) -> Manifest:
     try:
-        if raw["format"] != FORMAT:
+        if raw["format"] not in (2, FORMAT):
             raise StoreError(f"{path}: store format {raw['format']}, this papertrail reads "
                              f"{FORMAT}; upgrade papertrail")
-        tables = {n: t["path"] for n, t in raw["tables"].items()}
-        rows = {n: t["rows"] for n, t in raw["tables"].items()}
-        unknown = set(tables) - set(TABLES)
+        if raw["format"] == 2:
+            tables = {n: _legacy(t["path"], t["rows"]) for n, t in raw["tables"].items()}
+        else:
+            tables = {n: {str(key): _partition(p) for key, p in partitions.items()}
+                      for n, partitions in raw["tables"].items()}
+        known = set(STORED) if raw["format"] == FORMAT else set(TABLES)
+        unknown = set(tables) - known
         if unknown:
             raise StoreError(f"{path}: names tables this papertrail does not know: "
                              f"{', '.join(sorted(unknown))}; upgrade papertrail")
+        bad_keys = [k for partitions in tables.values() for k in partitions
+                    if not _KEY.fullmatch(k)]
+        if bad_keys:
+            raise ValueError(f"partition keys {bad_keys[:3]}")
         snapshots = list(raw["snapshots"])
-        outside = [r for r in [*tables.values(), *snapshots] if not _inside(r)]
+        manifest = Manifest(tables, snapshots, int(raw["generation"]))
+        outside = [r for r in manifest.files() if not _inside(r)]
         if outside:  # a manifest may come from another repository's data branch
             raise StoreError(f"{path}: names files outside the store's own folders: "
-                             f"{', '.join(map(repr, outside[:5]))}; not used")
-        return Manifest(tables, rows, snapshots, int(raw["generation"]))
-    except (KeyError, TypeError, ValueError) as exc:
+                             f"{', '.join(map(repr, sorted(outside)[:5]))}; not used")
+        return manifest
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StoreError(f"{path}: the store's manifest is malformed ({exc!r}); restore the "
                          "store with `papertrail data restore --force`") from None
+
+
+def _partition(raw: dict[str, Any]) -> Partition:
+    def parts(items: list[list[Any]]) -> tuple[Part, ...]:
+        return tuple(Part(str(p), int(n)) for p, n in items)
+
+    return Partition(parts(raw["base"]), parts(raw["deltas"]), int(raw["rows"]))
 
 
 def _inside(rel: object) -> bool:
@@ -117,12 +179,18 @@ def _inside(rel: object) -> bool:
 def problems(root: Path, manifest: Manifest) -> list[str]:
     """What is wrong with the files a manifest names, from their footers only."""
     found = []
-    for name, rel in sorted(manifest.tables.items()):
-        found.append((rel, footer_problem(root / rel, TABLES[name], manifest.rows.get(name))))
+    for name, partitions in sorted(manifest.tables.items()):
+        for key, partition in sorted(partitions.items()):
+            legacy = key == LEGACY
+            schema = TABLES[name] if legacy else STORED[name]
+            versions = (LEGACY_VERSION,) if legacy else (SCHEMA_VERSION,)
+            for part in partition.files:
+                found.append((part.path, footer_problem(root / part.path, schema, part.rows,
+                                                        versions)))
     schemas = snapshot_schemas()
     for rel in manifest.snapshots:
         source = Path(rel).parts[1] if len(Path(rel).parts) > 2 else "?"
-        found.append((rel, footer_problem(root / rel, schemas[source], None)
+        found.append((rel, footer_problem(root / rel, schemas[source], None, SNAPSHOT_VERSIONS)
                       if source in schemas else "not a snapshot of a known source"))
     return [f"{rel}: {why}" for rel, why in found if why]
 
@@ -202,7 +270,7 @@ def remove_leftovers(root: Path, manifest: Manifest) -> None:
         for path in sorted((root / folder).rglob("*.parquet")):
             if str(path.relative_to(root)) not in live:
                 remove(root, str(path.relative_to(root)))
-    for name in TABLES:
+    for name in TABLES:  # a format 1 store's tables
         if f"{name}.parquet" not in live:
             (root / f"{name}.parquet").unlink(missing_ok=True)
 

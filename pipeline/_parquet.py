@@ -6,10 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pipeline._durable import fsync
-from pipeline._schemas import SCHEMA_VERSION, TABLES
+from pipeline._schemas import SCHEMA_VERSION, SNAPSHOT_VERSIONS
 from pipeline.sources import snapshot_schemas
 
 META_VERSION = b"papertrail.schema_version"
@@ -26,7 +27,8 @@ class StoreError(Exception):
     """A table is unreadable, has the wrong schema, or the store is locked."""
 
 
-def footer_problem(path: Path, schema: pa.Schema, rows: int | None) -> str | None:
+def footer_problem(path: Path, schema: pa.Schema, rows: int | None,
+                   versions: tuple[str, ...]) -> str | None:
     try:
         meta = pq.read_metadata(path)
         found = pq.read_schema(path)
@@ -35,8 +37,8 @@ def footer_problem(path: Path, schema: pa.Schema, rows: int | None) -> str | Non
     except (OSError, pa.ArrowException) as exc:
         return f"unreadable ({exc})"
     version = (found.metadata or {}).get(META_VERSION, b"?").decode()
-    if version != SCHEMA_VERSION:
-        return f"schema version {version}, expected {SCHEMA_VERSION}"
+    if version not in versions:
+        return f"schema version {version}, expected {' or '.join(versions)}"
     if not found.remove_metadata().equals(schema):
         return "columns do not match its schema"
     if rows is not None and meta.num_rows != rows:
@@ -45,9 +47,9 @@ def footer_problem(path: Path, schema: pa.Schema, rows: int | None) -> str | Non
 
 
 def read_checked(path: Path, name: str, columns: list[str] | None = None,
-                  row_groups: range | None = None) -> pa.Table:
-    """Read a table (or some of its row groups), after checking the file's schema version
-    and its full schema."""
+                 row_groups: range | None = None) -> pa.Table:
+    """Read a snapshot file (or some of its row groups), after checking the file's schema
+    version and its full schema."""
     try:
         found = pq.read_schema(path)
         if row_groups is None:
@@ -57,21 +59,49 @@ def read_checked(path: Path, name: str, columns: list[str] | None = None,
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(f"{path}: cannot read this Parquet file ({exc}). {_remedy(name)}"
                          ) from None
-    version = (found.metadata or {}).get(META_VERSION, b"?").decode()
-    if version != SCHEMA_VERSION:
-        raise StoreError(f"{path}: schema version {version}, this papertrail reads "
-                         f"{SCHEMA_VERSION}. {_remedy(name)}")
-    full = TABLES.get(name) or snapshot_schemas()[name.removeprefix("snapshot:")]
-    if not found.remove_metadata().equals(full):
-        raise StoreError(f"{path}: columns do not match the {name} schema. {_remedy(name)}")
+    _check(path, name, found, snapshot_schemas()[name.removeprefix("snapshot:")],
+           SNAPSHOT_VERSIONS)
     return table.replace_schema_metadata(None)
+
+
+def read_files(paths: list[Path], name: str, schema: pa.Schema, version: str,
+               columns: list[str] | None = None) -> pa.Table:
+    """The rows of a table's files, in the order given, through one `pyarrow.dataset`
+    (its fragments are read in parallel, in order); each file's footer is checked first."""
+    if not paths:
+        return (schema if columns is None else pa.schema([schema.field(c) for c in columns])
+                ).empty_table()
+    dataset = ds.dataset([str(p) for p in paths], format="parquet", schema=schema)
+    for path, fragment in zip(paths, dataset.get_fragments(), strict=True):
+        try:
+            found = fragment.physical_schema
+        except (OSError, pa.ArrowException) as exc:
+            raise StoreError(f"{path}: cannot read this Parquet file ({exc}). "
+                             f"{_remedy(name)}") from None
+        _check(path, name, found, schema, (version,))
+    try:
+        table = dataset.to_table(columns=columns)
+    except (OSError, pa.ArrowException) as exc:
+        raise StoreError(f"cannot read the {name} table's files ({exc}). {_remedy(name)}"
+                         ) from None
+    return table.replace_schema_metadata(None)
+
+
+def _check(path: Path, name: str, found: pa.Schema, schema: pa.Schema,
+           versions: tuple[str, ...]) -> None:
+    version = (found.metadata or {}).get(META_VERSION, b"?").decode()
+    if version not in versions:
+        raise StoreError(f"{path}: schema version {version}, this papertrail reads "
+                         f"{' or '.join(versions)}. {_remedy(name)}")
+    if not found.remove_metadata().equals(schema):
+        raise StoreError(f"{path}: columns do not match the {name} schema. {_remedy(name)}")
 
 
 def _remedy(name: str) -> str:
     """What repairs a damaged file of this table: papers and versions are made again from
     the snapshots; the rest exists nowhere else but in the saved copy."""
     restore = "restore the store from the data branch (`papertrail data restore --force`)"
-    if name in ("papers", "versions"):
+    if name in ("papers", "signals", "versions"):
         return f"It was not replaced; run `papertrail rebuild`, or {restore}"
     if name == "runs":
         return (f"It was not replaced; {restore}, or run `papertrail rebuild --force`, which "
@@ -80,43 +110,29 @@ def _remedy(name: str) -> str:
 
 
 def write_new(path: Path, table: pa.Table, name: str,
-                   before: pq.ParquetFile | None = None,
-                   extra_meta: dict[bytes, bytes] | None = None,
-                   parts: list[pa.Table] | None = None) -> int:
-    """Write `table` (after the row groups of `before`, if given) to a new file, fsync and
-    check it; returns its row count. With `parts` (whose concatenation is `table`), each
-    part starts a row group of its own, and the file must have one per ROW_GROUP rows
-    of each."""
+              extra_meta: dict[bytes, bytes] | None = None,
+              parts: list[pa.Table] | None = None) -> int:
+    """Write `table` to a new file, fsync and check it; returns its row count. With
+    `parts` (whose concatenation is `table`), each part starts a row group of its own,
+    and the file must have one per ROW_GROUP rows of each."""
     meta = {META_VERSION: SCHEMA_VERSION.encode(), META_TABLE: name.encode(),
             **(extra_meta or {})}
     table = table.replace_schema_metadata(meta)
-    expected = table.num_rows + (before.metadata.num_rows if before else 0)
     # Dictionary-encode only low-cardinality columns: encoding titles and abstracts costs
-    # time and saves nothing. Bounded row groups keep reads and appends lean.
+    # time and saves nothing. Bounded row groups keep reads lean.
     low = [f.name for f in table.schema if f.name in _DICTIONARY]
     with open(path, "wb") as fh, pq.ParquetWriter(fh, table.schema, compression="zstd",
                                                   use_dictionary=low) as writer:
-        tail = table
-        if before is not None:
-            batches = list(before.iter_batches(batch_size=ROW_GROUP)) or []
-            for batch in batches[:-1]:  # full row groups; the last one joins the new rows
-                writer.write_table(pa.Table.from_batches([batch], writer.schema))
-            if batches:
-                last = pa.Table.from_batches(batches[-1:]).replace_schema_metadata(meta)
-                tail = pa.concat_tables([last, table])
-        for part in parts if parts is not None else [tail]:
+        for part in parts if parts is not None else [table]:
             if parts is None or part.num_rows:  # an empty run owns no row group
                 writer.write_table(part.replace_schema_metadata(meta),
                                    row_group_size=ROW_GROUP)
     fsync(path)
     written = pq.read_metadata(path)
-    if written.num_rows != expected:
-        raise StoreError(f"{path}: wrote {written.num_rows} rows, expected {expected}")
+    if written.num_rows != table.num_rows:
+        raise StoreError(f"{path}: wrote {written.num_rows} rows, expected {table.num_rows}")
     groups = sum(-(-p.num_rows // ROW_GROUP) for p in parts or [])
     if parts is not None and written.num_row_groups != groups:
         raise StoreError(f"{path}: wrote {written.num_row_groups} row groups, expected "
                          f"{groups}")
-    return expected
-
-
-
+    return table.num_rows

@@ -1,7 +1,8 @@
 """Explicit pyarrow schemas of every table in the store (see docs/DATA.md).
 
 Bump SCHEMA_VERSION whenever a schema changes; files with another version are
-refused with a clear error instead of being misread.
+refused with a clear error instead of being misread (those of LEGACY_VERSION, written
+before the store was partitioned, are read once, to migrate them).
 """
 
 from __future__ import annotations
@@ -9,7 +10,10 @@ from __future__ import annotations
 import pandas as pd
 import pyarrow as pa
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+LEGACY_VERSION = "1"  # one file per table, papers with the HF counts in it
+# Snapshots are immutable, and version 2 changed none of their schemas.
+SNAPSHOT_VERSIONS = (LEGACY_VERSION, SCHEMA_VERSION)
 
 _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
@@ -128,11 +132,36 @@ RUNS = pa.schema([
 # The runs whose watermark_after counts: a partial run's never passes what it read whole.
 MOVES_WATERMARK = ("ok", "partial")
 
+# The tables as the code reads and writes them.
 TABLES: dict[str, pa.Schema] = {
     "papers": PAPERS,
     "versions": VERSIONS,
     "digests": DIGESTS,
     "runs": RUNS,
+}
+
+# Hugging Face's counts change every hour; they are stored in a small table of their own
+# (one row per paper that has any) so that an hourly run never rewrites papers.
+SIGNAL_COLUMNS = ["hf_upvotes", "hf_stars", "hf_comments"]
+SIGNALS = pa.schema([PAPERS.field("arxiv_id"), *(PAPERS.field(c) for c in SIGNAL_COLUMNS)])
+
+# The tables as their files hold them: papers without the signals, and the signals.
+STORED: dict[str, pa.Schema] = {
+    "papers": pa.schema([f for f in PAPERS if f.name not in SIGNAL_COLUMNS]),
+    "signals": SIGNALS,
+    "versions": VERSIONS,
+    "digests": DIGESTS,
+    "runs": RUNS,
+}
+
+# What identifies a row: a later row with the same key replaces an earlier one, and rows
+# are kept in key order. The run ledger has none: it is appended to, in the order runs end.
+KEYS: dict[str, list[str]] = {
+    "papers": ["arxiv_id"],
+    "signals": ["arxiv_id"],
+    "versions": ["arxiv_id", "version"],
+    "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"],
+    "runs": [],
 }
 
 

@@ -34,6 +34,7 @@ import pyarrow.parquet as pq
 
 from pipeline import ingest
 from pipeline._durable import write_text_atomic
+from pipeline._manifest import parse
 from pipeline.config import Config
 from pipeline.store import MANIFEST, RESTORING, Store
 
@@ -224,7 +225,8 @@ def _branch_papers(repo: Path, tip: str) -> int:
     before manifests, the footer of its papers.parquet)."""
     manifest = _branch_file(repo, tip, MANIFEST)
     if manifest:
-        return int(json.loads(manifest)["tables"].get("papers", {}).get("rows") or 0)
+        return parse(json.loads(manifest), Path(f"{tip[:12]}:{_PREFIX}/{MANIFEST}")
+                     ).rows("papers") or 0
     try:
         raw = git(repo, "show", f"{tip}:{_PREFIX}/papers.parquet", binary=True)
     except DataBranchError:

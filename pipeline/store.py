@@ -31,14 +31,17 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from pipeline._manifest import (
+    LEGACY,
     MANIFEST,
     RESTORING,
     Manifest,
+    Part,
+    Partition,
     Transaction,
-    Writer,
     copy_file,
     load,
     problems,
@@ -49,9 +52,20 @@ from pipeline._parquet import (
     ROW_GROUP,
     StoreError,
     read_checked,
+    read_files,
     write_new,
 )
-from pipeline._schemas import MOVES_WATERMARK, TABLES, to_table
+from pipeline._partition import changed, newest, split
+from pipeline._schemas import (
+    KEYS,
+    LEGACY_VERSION,
+    MOVES_WATERMARK,
+    SCHEMA_VERSION,
+    SIGNAL_COLUMNS,
+    STORED,
+    TABLES,
+    to_table,
+)
 from pipeline.sources import snapshot_schemas
 
 __all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked"]
@@ -59,6 +73,11 @@ __all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLoc
 log = logging.getLogger(__name__)
 
 MONTH_PREFIX = "month-"
+# A partition's base is written in files of at most PIECE_ROWS rows (~15 MB of digests,
+# the widest rows), so no file nears GitHub's limits whatever a partition holds; and its
+# delta files are merged into one when there are more than MAX_DELTAS.
+PIECE_ROWS = 10_000
+MAX_DELTAS = 8
 _T = TypeVar("_T")
 
 
@@ -119,52 +138,147 @@ class Store:
     def rows(self, name: str) -> int:
         """The row count of a table, without reading it."""
         manifest = self._manifest()
-        if name not in manifest.tables:
-            return 0
-        known = manifest.rows.get(name)
-        return known if known is not None else pq.read_metadata(self.table_path(name)).num_rows
+        known = manifest.rows(name)
+        if known is not None:
+            return known
+        return sum(pq.read_metadata(p).num_rows for p in self.table_files(name))
 
     def check(self) -> list[str]:
         """What is wrong with the live files (missing, unreadable, other schema, row counts
         other than the manifest says), read from their footers only."""
         return problems(self.root, self._manifest())
 
-    def table_path(self, name: str) -> Path:
-        """The file that holds the table now (where it would be, if it has none yet)."""
-        rel = self._manifest().tables.get(name)
-        return self.root / (rel or f"{name}.parquet")
+    def table_files(self, name: str) -> list[Path]:
+        """The files that hold a stored table now (papers: without its signals)."""
+        partitions = self._manifest().tables.get(name, {})
+        return [self.root / f.path for key in sorted(partitions)
+                for f in partitions[key].files]
 
     def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
         """The table (or some columns), or an empty one when it does not exist yet."""
         schema = TABLES[name]
-        if columns is not None:
-            schema = pa.schema([schema.field(c) for c in columns])
-        if name not in self._manifest().tables:
-            return schema.empty_table()
-        return read_checked(self.table_path(name), name, columns)
+        wanted = list(columns) if columns is not None else schema.names
+        partitions = self._manifest().tables.get(name, {})
+        if LEGACY in partitions or name != "papers" or not set(wanted) & set(SIGNAL_COLUMNS):
+            return self._read_stored(name, wanted)
+        own = [c for c in wanted if c not in SIGNAL_COLUMNS]
+        papers = self._read_stored(name, own if "arxiv_id" in own else ["arxiv_id", *own])
+        signals = self._read_stored("signals", None)
+        at = pc.index_in(papers["arxiv_id"], value_set=signals["arxiv_id"].combine_chunks())
+        return pa.table([signals[c].take(at) if c in SIGNAL_COLUMNS else papers[c]
+                         for c in wanted], schema=pa.schema([schema.field(c) for c in wanted]))
+
+    def _read_stored(self, name: str, columns: list[str] | None) -> pa.Table:
+        """A stored table: its partitions in key order, each merged (`_partition.newest`)."""
+        partitions = self._manifest().tables.get(name, {})
+        if LEGACY in partitions:
+            legacy = partitions[LEGACY]
+            return read_files([self.root / f.path for f in legacy.files], name, TABLES[name],
+                              LEGACY_VERSION, columns)
+        keys = KEYS[name]
+        wanted = columns if columns is None else list(dict.fromkeys([*keys, *columns]))
+        tables: list[pa.Table] = []
+        plain: list[Part] = []
+        for key in sorted(partitions):
+            partition = partitions[key]
+            if not partition.deltas:
+                plain += partition.base  # read together with the next ones
+                continue
+            tables.append(self._read_parts(name, plain, wanted))
+            plain = []
+            merged = newest(name, self._read_parts(name, list(partition.files), wanted))
+            tables.append(merged)
+        tables.append(self._read_parts(name, plain, wanted))
+        table = pa.concat_tables(tables)
+        return table if columns is None else table.select(columns)
+
+    def _read_parts(self, name: str, parts: list[Part], columns: list[str] | None
+                    ) -> pa.Table:
+        return read_files([self.root / f.path for f in parts], name, STORED[name],
+                          SCHEMA_VERSION, columns)
 
     @_committing
     def write(self, name: str, table: pa.Table) -> None:
-        table = to_table(table, TABLES[name])
-        self._put_table(name, lambda path: write_new(path, table, name))
+        """Make the table hold exactly these rows. Only partitions whose rows changed are
+        written: their changed rows as a delta file, or the whole partition again when
+        its deltas have grown to half its base (see docs/DATA.md)."""
+        self._put(name, to_table(table, TABLES[name]), replace=True)
 
     @_committing
     def append(self, name: str, rows: pa.Table) -> None:
-        """Add rows at the end, streaming the old file through row group by row group, so
-        appending to a large table costs memory for the new rows only."""
-        if name not in self._manifest().tables:
-            self.write(name, rows)
-            return
-        rows = to_table(rows, TABLES[name])
-        self.read(name, columns=[])  # checks the file's schema and version
-        old = pq.ParquetFile(self.table_path(name))
-        self._put_table(name, lambda path: write_new(path, rows, name, before=old))
+        """Add rows (a row whose key the table holds replaces it), written as deltas of the
+        partitions they fall in: nothing else is read or rewritten."""
+        self._put(name, to_table(rows, TABLES[name]), replace=False)
 
-    def _put_table(self, name: str, write: Writer) -> None:
+    def _put(self, name: str, table: pa.Table, *, replace: bool) -> None:
         staging = self._tx_().pending
-        rel = f"tables/{name}-{staging.generation + 1:06d}-{secrets.token_hex(4)}.parquet"
-        staging.rows[name] = self._tx_().new_file(rel, write)
-        staging.tables[name] = rel
+        stored = staging.tables.get(name, {})
+        if LEGACY in stored:  # being migrated (`_migrate`): rewritten whole
+            stored = {}
+        if name == "papers":
+            some = functools.reduce(pc.or_, [pc.is_valid(table[c]) for c in SIGNAL_COLUMNS])
+            self._put("signals", table.select(["arxiv_id", *SIGNAL_COLUMNS]).filter(some),
+                      replace=replace)
+            table = table.drop_columns(SIGNAL_COLUMNS)
+        result = {} if replace else dict(stored)
+        for key, rows in split(name, table).items():
+            old_partition = stored.get(key)
+            if old_partition is None:
+                result[key] = self._write_base(name, key, rows)
+            elif replace:
+                result[key] = self._replace_partition(name, key, old_partition, rows)
+            else:
+                result[key] = self._append_partition(name, key, old_partition, rows)
+        staging.tables[name] = result
+
+    def _replace_partition(self, name: str, key: str, old: Partition, rows: pa.Table
+                           ) -> Partition:
+        try:
+            current = newest(name, self._read_parts(name, list(old.files), None))
+        except StoreError:  # damaged: replaced whole (`rebuild` repairs papers so)
+            return self._write_base(name, key, rows)
+        if rows.equals(current):
+            return old
+        delta = changed(name, current, rows)
+        if delta is None:  # rows were removed
+            return self._write_base(name, key, rows)
+        return self._add_delta(name, key, old, delta, rows.num_rows, lambda: rows)
+
+    def _append_partition(self, name: str, key: str, old: Partition, rows: pa.Table
+                          ) -> Partition:
+        if KEYS[name]:
+            held = self._read_parts(name, list(old.files), KEYS[name])
+            count = newest(name, pa.concat_tables([held, rows.select(KEYS[name])])).num_rows
+        else:
+            count = (old.rows or 0) + rows.num_rows
+        return self._add_delta(name, key, old, rows, count, lambda: newest(
+            name, pa.concat_tables([self._read_parts(name, list(old.files), None), rows])))
+
+    def _add_delta(self, name: str, key: str, old: Partition, delta: pa.Table, count: int,
+                   merged: Callable[[], pa.Table]) -> Partition:
+        """A partition with `delta` (its new and changed rows) on top of `old`; `merged`
+        gives all its rows, for when the deltas are folded into a new base."""
+        base_rows = sum(f.rows or 0 for f in old.base)
+        delta_rows = sum(f.rows or 0 for f in old.deltas) + delta.num_rows
+        if 2 * delta_rows >= base_rows:
+            return self._write_base(name, key, merged())
+        if len(old.deltas) >= MAX_DELTAS:
+            delta = newest(name, pa.concat_tables(
+                [self._read_parts(name, list(old.deltas), None), delta]))
+            return Partition(old.base, (self._write_part(name, key, delta),), count)
+        return Partition(old.base, (*old.deltas, self._write_part(name, key, delta)), count)
+
+    def _write_base(self, name: str, key: str, rows: pa.Table) -> Partition:
+        pieces = [rows.slice(start, PIECE_ROWS) for start in range(0, rows.num_rows,
+                                                                   PIECE_ROWS)]
+        return Partition(tuple(self._write_part(name, key, piece) for piece in pieces), (),
+                         rows.num_rows)
+
+    def _write_part(self, name: str, key: str, rows: pa.Table) -> Part:
+        tx = self._tx_()
+        rel = (f"tables/{name}-{key}-{tx.pending.generation + 1:06d}-"
+               f"{secrets.token_hex(4)}.parquet")
+        return Part(rel, tx.new_file(rel, lambda path: write_new(path, rows, name)))
 
     @_committing
     def write_snapshot(self, source: str, run_id: str, fetched_at: dt.datetime,
@@ -238,9 +352,7 @@ class Store:
 
     @_committing
     def append_run(self, record: dict) -> None:
-        runs = self.read("runs")
-        row = to_table(pa.Table.from_pylist([record]), TABLES["runs"])
-        self.write("runs", pa.concat_tables([runs, row]))
+        self.append("runs", pa.Table.from_pylist([record]))
 
     def runs(self, source: str | None = None) -> pd.DataFrame:
         df = self.read("runs").to_pandas()
@@ -280,6 +392,7 @@ class Store:
             self._depth = 1
             try:
                 self._tx = Transaction(self.root)
+                self._migrate()
                 yield
                 self._tx.commit()
             except BaseException:
@@ -292,6 +405,14 @@ class Store:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
+
+    def _migrate(self) -> None:
+        """Rewrite the tables of a store written before partitions (one file each) in
+        today's layout, inside the first writer's transaction: they are committed with its
+        own changes, or not at all."""
+        for name, partitions in list(self._tx_().pending.tables.items()):
+            if LEGACY in partitions:
+                self._put(name, self.read(name), replace=True)
 
     def commit(self) -> None:
         """Make everything written so far current (a checkpoint inside `lock()`)."""

@@ -120,6 +120,8 @@ class Case:
     # A run that commits checkpoints: after a crash past one, the rerun finds that work
     # done, and its ledger row counts it as cached (what it spent is on the digest rows).
     checkpoints: bool = False
+    # Papers edited by hand before the run (a row dropped): what `rebuild` repairs.
+    papers_edited: bool = False
 
 
 CASES = {
@@ -129,7 +131,7 @@ CASES = {
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
     "digest": Case("day1", ".", ("digest",), T1, checkpoints=True),
-    "rebuild": Case("day2", ".", ("rebuild",), T2),
+    "rebuild": Case("day2", ".", ("rebuild",), T2, papers_edited=True),
     "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
     "data save": Case("branch", "ours", ("data", "save"), T2),
     "data restore": Case("branch", "fresh", ("data", "restore"), T2),
@@ -142,6 +144,9 @@ def _prepare(case: Case, templates: dict[str, Path], servers: Servers, into: Pat
     project = into / case.project
     (project / "papertrail.toml").write_text(_config_text(servers, case.topic),
                                              encoding="utf-8")
+    if case.papers_edited:
+        store = Store(project / "data")
+        store.write("papers", store.read("papers").slice(1))
     return project
 
 

@@ -117,13 +117,14 @@ def test_same_responses_twice_give_identical_tables(replay, config, tmp_path):
 
     a = one_store("a")
     papers, versions = a.read("papers"), a.read("versions")
-    bytes_before = a.table_path("papers").read_bytes()
+    bytes_before = [p.read_bytes() for p in a.table_files("papers")]
     run_on(DAYS[2], replay, config, a)
     assert a.read("papers").equals(papers) and a.read("versions").equals(versions)
-    assert a.table_path("papers").read_bytes() == bytes_before
+    assert [p.read_bytes() for p in a.table_files("papers")] == bytes_before
     b = one_store("b")
-    assert b.table_path("papers").read_bytes() == bytes_before
-    assert b.table_path("versions").read_bytes() == a.table_path("versions").read_bytes()
+    assert [p.read_bytes() for p in b.table_files("papers")] == bytes_before
+    assert [p.read_bytes() for p in b.table_files("versions")] == [
+        p.read_bytes() for p in a.table_files("versions")]
 
 
 def test_paper_first_seen_at_v3_keeps_its_number(config, tmp_path):
@@ -208,13 +209,13 @@ def test_delay_between_requests_is_honoured(replay, config, store):
 def test_persistent_failure_keeps_stored_data_and_records_it(replay, store_after_first_day,
                                                              config):
     store = store_after_first_day
-    before = {n: store.table_path(n).read_bytes() for n in ("papers", "versions")}
+    before = {n: [p.read_bytes() for p in store.table_files(n)] for n in ("papers", "versions")}
     mark = store.watermark("arxiv")
     replay.inject(*["503"] * (config.sources.arxiv.max_retries + 1))
     report = run_on(DAYS[1], replay, config, store)
     assert report.status == "failed"
     assert "HTTP 503" in report.error and "gave up after 4 retries" in report.error
-    assert {n: store.table_path(n).read_bytes() for n in before} == before
+    assert {n: [p.read_bytes() for p in store.table_files(n)] for n in before} == before
     last = store.runs("arxiv").iloc[-1]
     assert last["status"] == "failed" and "503" in last["error"]
     assert store.watermark("arxiv") == mark
@@ -263,7 +264,7 @@ def test_total_time_is_bounded(replay, config, store):
 
 def test_corrupt_papers_file_is_reported_and_kept(replay, store_after_first_day, config):
     store = store_after_first_day
-    path = store.table_path("papers")
+    path = store.table_files("papers")[0]
     damaged = path.read_bytes()[: path.stat().st_size // 2]
     path.write_bytes(damaged)
     replay.log.clear()
@@ -278,7 +279,7 @@ def test_rebuild_from_snapshots_yields_the_same_tables(replay, config, store):
     for day in DAYS:
         run_on(day, replay, config, store)
     papers, versions = store.read("papers"), store.read("versions")
-    store.table_path("papers").write_bytes(b"garbage")
+    store.table_files("papers")[0].write_bytes(b"garbage")
     result = ingest.rebuild(config, store)
     assert result["papers"] == papers.num_rows
     assert store.read("papers").equals(papers)
@@ -405,7 +406,7 @@ def test_control_characters_from_arxiv_are_removed_not_fatal(config, tmp_path):
 def test_a_trickling_response_ends_the_run_at_max_run_seconds(replay, store_after_first_day,
                                                              config):
     store = store_after_first_day
-    before = {n: store.table_path(n).read_bytes() for n in ("papers", "versions")}
+    before = {n: [p.read_bytes() for p in store.table_files(n)] for n in ("papers", "versions")}
     mark = store.watermark("arxiv")
     cfg = fast_arxiv(config, replay.url, max_run_seconds=2.0, timeout_seconds=30.0)
     replay.inject(Fault("trickle", seconds=0.2))
@@ -414,7 +415,7 @@ def test_a_trickling_response_ends_the_run_at_max_run_seconds(replay, store_afte
     assert time.monotonic() - began < 3.0
     assert report.status == "failed"
     assert "max_run_seconds (2 s) reached while reading" in report.error
-    assert {n: store.table_path(n).read_bytes() for n in before} == before
+    assert {n: [p.read_bytes() for p in store.table_files(n)] for n in before} == before
     assert store.watermark("arxiv") == mark
 
 

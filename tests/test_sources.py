@@ -86,7 +86,7 @@ def test_a_registered_source_is_ingested_recorded_and_rebuilt(toy: Toy, base_con
     again = ingest.ingest(base_config, store, "toy", now=T2)
     assert again.counts["new"] == 0 and len(store.snapshots("toy")) == 1
     papers, versions = store.read("papers"), store.read("versions")
-    store.table_path("papers").write_bytes(b"garbage")
+    store.table_files("papers")[0].write_bytes(b"garbage")
     assert ingest.rebuild(base_config, store)["snapshots"] == 1
     assert store.read("papers").equals(papers) and store.read("versions").equals(versions)
 

@@ -3,6 +3,7 @@ written before the manifest existed."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import shutil
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
@@ -25,6 +27,7 @@ from pipeline.store import MANIFEST, Store, StoreError, StoreLocked
 from tests.test_databranch import checkout
 
 DAYS = sample.days()
+RELEASE_STORE = Path(__file__).parent / "data" / "store-v2"
 
 
 def _at(day: str) -> dt.datetime:
@@ -73,29 +76,45 @@ def test_leftovers_of_a_crashed_writer_are_removed_when_the_next_one_starts(stor
     assert not store.check()
 
 
-def test_a_store_written_before_the_manifest_migrates_on_its_first_write(
-        store_of_two_days, config, replay):
-    store = store_of_two_days
-    expected = Store(store.root.with_name("expected"))
-    shutil.copytree(store.root, expected.root)
-    # The layout the release before the manifest wrote: the same Parquet files at fixed names.
-    for name in TABLES:
-        if name in json.loads((store.root / MANIFEST).read_text())["tables"]:
-            shutil.move(store.table_path(name), store.root / f"{name}.parquet")
-    shutil.rmtree(store.root / "tables")
-    (store.root / MANIFEST).unlink()
+def _release_store(into: Path) -> dict[str, pa.Table]:
+    """A copy of the store the release before partitions made (tests/data/store-v2: the
+    first sample day, one `papertrail run` with arXiv, Hugging Face and digests), and its
+    tables as that release read them (one file each, papers with its HF counts)."""
+    shutil.copytree(RELEASE_STORE, into)
+    manifest = json.loads((into / MANIFEST).read_text())
+    return {name: pq.read_table(into / t["path"]).replace_schema_metadata(None)
+            for name, t in manifest["tables"].items()}
 
-    legacy = Store(store.root)
-    assert _tables(legacy) == _tables(expected)
-    assert len(legacy.snapshots()) == len(expected.snapshots()) == 2
-    _ingest(config, replay, DAYS[2])
-    ingest.ingest_arxiv(config, expected, now=_at(DAYS[2]))
-    assert (store.root / MANIFEST).exists()
-    assert not list(store.root.glob("*.parquet"))  # the old files went with the first commit
-    mine, theirs = _tables(legacy), _tables(expected)
-    for table in (mine, theirs):
-        table["runs"] = table["runs"].drop_columns(["run_id", "finished"])
-    assert mine == theirs
+
+@pytest.mark.parametrize("layout", ["manifest", "before the manifest"])
+def test_a_store_made_by_the_release_before_partitions_migrates_on_its_first_write(
+        tmp_path, config, replay, layout):
+    root = tmp_path / "data"
+    expected = _release_store(root)
+    if layout == "before the manifest":  # the same files at fixed names
+        manifest = json.loads((root / MANIFEST).read_text())
+        for name, table in manifest["tables"].items():
+            (root / table["path"]).rename(root / f"{name}.parquet")
+        (root / MANIFEST).unlink()
+    store = Store(root)
+    assert _tables(store) == expected  # read as it is
+    with store.lock():  # the first writer migrates it, even one that writes nothing
+        pass
+    assert _tables(store) == expected and not store.check()
+    assert json.loads((root / MANIFEST).read_text())["format"] == 3
+    assert not list(root.glob("*.parquet")) and len(list((root / "tables").iterdir())) == len(
+        store.files()) - len(store.snapshots())
+    assert store.rows("papers") == 243 and store.read("papers")["hf_upvotes"].null_count < 243
+
+    cfg = dataclasses.replace(config, store=dataclasses.replace(config.store, path=root))
+    _ingest(cfg, replay, DAYS[1])  # and it goes on as any store
+    after = _tables(store)
+    assert after["runs"].num_rows == 4 and after["digests"].equals(expected["digests"])
+    rebuilt = tmp_path / "rebuilt"
+    shutil.copytree(root, rebuilt)
+    ingest.rebuild(cfg, Store(rebuilt))
+    for name in ("papers", "versions"):
+        assert Store(rebuilt).read(name).equals(after[name])
 
 
 def test_rebuild_refuses_when_a_snapshot_is_missing_and_names_the_run(store_of_two_days, config):
@@ -115,7 +134,7 @@ def test_rebuild_refuses_when_a_snapshot_is_missing_and_names_the_run(store_of_t
 def test_a_corrupt_run_ledger_names_a_remedy_that_works(store_of_two_days, config):
     store = store_of_two_days
     papers = store.read("papers")
-    store.table_path("runs").write_bytes(b"PAR1 garbage")
+    store.table_files("runs")[0].write_bytes(b"PAR1 garbage")
     result = CliRunner().invoke(cli, ["--config", str(config.path), "status"])
     assert result.exit_code == 1 and "rebuild --force" in result.output
     fixed = CliRunner().invoke(cli, ["--config", str(config.path), "rebuild", "--force"])
@@ -135,7 +154,7 @@ def test_save_refuses_a_store_that_fails_its_check(tmp_path, remote, replay):
     cfg = _saved_branch(tmp_path, remote, replay)
     _ingest(cfg, replay, DAYS[1])
     store = Store(cfg.store_path)
-    store.table_path("versions").write_bytes(b"not parquet")
+    store.table_files("versions")[0].write_bytes(b"not parquet")
     before = subprocess.run(["git", "-C", str(remote), "rev-parse", "data"],
                             capture_output=True, text=True).stdout
     with pytest.raises(databranch.DataBranchError, match="versions"):
@@ -264,20 +283,14 @@ def test_a_branch_whose_manifest_names_a_file_outside_the_store_is_refused(
     assert Store(cfg.store_path).rows("papers") > 0  # the first clone is untouched
 
 
-def test_a_branch_saved_before_manifests_restores_and_saves_in_the_new_layout(
+def test_a_branch_saved_by_the_release_before_partitions_restores_and_saves_partitioned(
         tmp_path, remote, replay):
-    cfg = _saved_branch(tmp_path, remote, replay)
-    expected = _tables(Store(cfg.store_path))
-    # The branch as the release before the manifest saved it: tables at fixed names.
     work = tmp_path / "legacy"
-    subprocess.run(["git", "clone", "--quiet", "--branch", "data", str(remote), str(work)],
-                   check=True)
-    manifest = json.loads((work / "data" / MANIFEST).read_text())
-    for name, table in manifest["tables"].items():
-        (work / "data" / table["path"]).rename(work / "data" / f"{name}.parquet")
-    (work / "data" / MANIFEST).unlink()
-    for args in (["add", "-A"], ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm",
-                                 "legacy"], ["push", "-q", "origin", "data"]):
+    subprocess.run(["git", "clone", "--quiet", str(remote), str(work)], check=True)
+    expected = _release_store(work / "data")
+    for args in (["checkout", "-q", "--orphan", "data"], ["add", "-A"],
+                 ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "legacy"],
+                 ["push", "-q", "origin", "data"]):
         subprocess.run(["git", "-C", str(work), *args], check=True)
 
     fresh = checkout(tmp_path, "fresh", remote, replay.url)
@@ -287,4 +300,10 @@ def test_a_branch_saved_before_manifests_restores_and_saves_in_the_new_layout(
     assert databranch.save(fresh, fresh.root, now=_at(DAYS[1])).commit
     tree = subprocess.run(["git", "-C", str(remote), "ls-tree", "-r", "--name-only", "data"],
                           capture_output=True, text=True, check=True).stdout.split()
-    assert f"data/{MANIFEST}" in tree and "data/papers.parquet" not in tree
+    saved = json.loads(subprocess.run(
+        ["git", "-C", str(remote), "show", f"data:data/{MANIFEST}"],
+        capture_output=True, text=True, check=True).stdout)
+    assert saved["format"] == 3 and set(saved["tables"]) == {
+        "papers", "signals", "versions", "digests", "runs"}
+    assert not [f for f in tree if f.startswith("data/tables/") and "-" not in f]
+    assert Store(fresh.store_path).read("digests").equals(expected["digests"])
