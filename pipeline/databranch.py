@@ -40,8 +40,8 @@ from pipeline.store import MANIFEST, RESTORING, Store
 
 DEFAULT_BRANCH = "data"
 DEFAULT_RETRIES = 3
-# Squash once the branch has more commits than this (a day of hourly runs): every run
-# rewrites the papers table, and git keeps each old copy for as long as history does.
+# Squash once the branch has more commits than this (a day of hourly runs): git keeps
+# every replaced partition and folded delta for as long as history does.
 DEFAULT_SQUASH_AFTER = 24
 BASE_FILE = ".branch-tip"  # in the store: the branch commit the store was restored from
 _PREFIX = "data"  # the store's folder inside the branch
