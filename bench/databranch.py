@@ -21,6 +21,7 @@ Run: .venv/bin/python bench/databranch.py [N] [DAYS] [HOURLY]   (default 150000 
 from __future__ import annotations
 
 import argparse
+import copy
 import datetime as dt
 import json
 import statistics
@@ -51,11 +52,10 @@ def git(repo: Path, *args: str) -> str:
                           text=True).stdout
 
 
-def _months_before(n: int) -> list[tuple[int, int]]:
-    """The 12 months up to START's, oldest first, each with its share of n papers."""
-    months = [((START.year * 12 + START.month - 1 - k) // 12,
-               (START.year * 12 + START.month - 1 - k) % 12 + 1) for k in range(11, -1, -1)]
-    return months
+def _months_before() -> list[tuple[int, int]]:
+    """The 12 months up to START's, oldest first, as (year, month)."""
+    last = START.year * 12 + START.month - 1
+    return [(year, month + 1) for year, month in (divmod(last - k, 12) for k in range(11, -1, -1))]
 
 
 def _digest(corpus: Corpus, arxiv_id: str, version: int, when: dt.datetime) -> dict:
@@ -70,9 +70,9 @@ def _digest(corpus: Corpus, arxiv_id: str, version: int, when: dt.datetime) -> d
 def seed(cfg: config_mod.Config, corpus: Corpus, n: int) -> list[str]:
     """The store of n papers; returns their ids, oldest first."""
     rows, revised, digests = [], [], []
-    months = _months_before(n)
+    months = _months_before()
     per_month = n // len(months)
-    for m, (year, month) in enumerate(months):
+    for year, month in months:
         first = dt.datetime(year, month, 1, tzinfo=dt.UTC)
         for i, arxiv_id in enumerate(ids_of_month(year, month, per_month,
                                                   step=max(1, 28_000 // per_month))):
@@ -85,7 +85,6 @@ def seed(cfg: config_mod.Config, corpus: Corpus, n: int) -> list[str]:
                                 "title": row["title"]})
             if i % 10 == 0:
                 digests.append(_digest(corpus, arxiv_id, 1, row["fetched_at"]))
-        del m
     first = merge_arxiv(empty(PAPERS), empty(VERSIONS),
                         pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), [])
     second = merge_arxiv(first.papers, first.new_versions.select(["arxiv_id", "version"]),
@@ -119,11 +118,10 @@ def _day_entries(corpus: Corpus, day: int, ids: list[str], next_number: dict[str
     for arxiv_id in new_ids:
         p = corpus.paper(arxiv_id, 1, when, when)
         entries.append(_entry(p, when))
-    for k in range(REVISED_PER_DAY):
+    for _ in range(REVISED_PER_DAY):
         arxiv_id = recent[corpus.rng.randrange(len(recent))]
         p = corpus.paper(arxiv_id, 3 + day, when - dt.timedelta(days=30), when)
         entries.append(_entry(p, when))
-        del k
     ids += new_ids
     return entries
 
@@ -134,15 +132,14 @@ def _entry(p: dict, announced: dt.datetime) -> sample.Entry:
                         p["published"], p["updated"], announced)
 
 
-def _picks(template: list[dict], ids: list[str], day: int, hour: int) -> bytes:
+def _picks(template: list[dict], ids: list[str], hour: int) -> bytes:
     """The day's Hugging Face list: PICKS_PER_DAY recent papers, upvotes growing by hour."""
     items = []
     for k in range(PICKS_PER_DAY):
-        item = json.loads(json.dumps(template[k % len(template)]))
+        item = copy.deepcopy(template[k % len(template)])
         item["paper"]["id"] = ids[(-NEW_PER_DAY * (1 + k % 3) + k) % len(ids)]
         item["paper"]["upvotes"] = 3 + k + hour * (k % 7)
         items.append(item)
-    del day
     return json.dumps(items).encode()
 
 
@@ -211,7 +208,7 @@ def simulate(n: int, days: int, hourly: int) -> None:
                   f"pushed {daily[-1] / 1e6:.2f} MB")
             for hour in range(hourly):
                 later = now + dt.timedelta(hours=1 + hour)
-                hf.days = {f"{later:%Y-%m-%d}": _picks(template, ids, day, hour + 1)}
+                hf.days = {f"{later:%Y-%m-%d}": _picks(template, ids, hour + 1)}
                 ingest.ingest_hf(cfg, store, now=later)
                 saved = databranch.save(cfg, repo, now=later)
                 if saved.commit:

@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline._durable import fsync, fsync_dir, replace_atomically
 from pipeline._parquet import StoreError, footer_problem
+from pipeline._partition import KEY_PATTERN
 from pipeline._schemas import (
     LEGACY_VERSION,
     SCHEMA_VERSION,
@@ -35,7 +36,7 @@ RESTORING = ".restore.tmp"  # where `Store.replace_with` gathers another store's
 LEGACY = "*"
 # Writes one new file at the path it is given; returns the rows it holds.
 Writer = Callable[[Path], int]
-_KEY = re.compile(r"[0-9a-z][0-9a-z.\-]{0,11}|\*")
+_KEY = re.compile(rf"{KEY_PATTERN}|{re.escape(LEGACY)}")
 
 
 @dataclass(frozen=True)

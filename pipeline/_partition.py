@@ -20,7 +20,8 @@ import pyarrow.compute as pc
 
 from pipeline._schemas import KEYS
 
-_SAFE = r"^[0-9a-z][0-9a-z.\-]{0,11}$"  # what a partition key may look like (it names files)
+# What a partition key may look like: it names files, and the manifest checks it.
+KEY_PATTERN = r"[0-9a-z][0-9a-z.\-]{0,11}"
 
 
 def keys_of(name: str, table: pa.Table) -> pa.Array:
@@ -34,7 +35,8 @@ def keys_of(name: str, table: pa.Table) -> pa.Array:
                          pc.utf8_slice_codeunits(ids, 0, 6),
                          pc.binary_join_element_wise("old-", old, ""))
     key = pc.fill_null(key, "other")
-    return pc.if_else(pc.match_substring_regex(key, _SAFE), key, "other").combine_chunks()
+    safe = pc.match_substring_regex(key, f"^{KEY_PATTERN}$")
+    return pc.if_else(safe, key, "other").combine_chunks()
 
 
 def split(name: str, table: pa.Table) -> dict[str, pa.Table]:

@@ -35,6 +35,7 @@ import pyarrow.parquet as pq
 from pipeline import ingest
 from pipeline._durable import write_text_atomic
 from pipeline._manifest import parse
+from pipeline._schemas import KEYS
 from pipeline.config import Config
 from pipeline.store import MANIFEST, RESTORING, Store
 
@@ -47,8 +48,7 @@ BASE_FILE = ".branch-tip"  # in the store: the branch commit the store was resto
 _PREFIX = "data"  # the store's folder inside the branch
 _IDENTITY = ["-c", "user.name=papertrail", "-c", "user.email=papertrail@users.noreply.github.com"]
 # Rows of these tables are merged by key; papers and versions are rebuilt from snapshots.
-_KEYS = {"runs": ["run_id"],
-         "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"]}
+_KEYS = {"runs": ["run_id"], "digests": KEYS["digests"]}
 _BRANCH_README = """# PaperTrail data
 
 Written by the update workflow (`papertrail data save`); do not edit by hand.

@@ -213,8 +213,6 @@ class Store:
     def _put(self, name: str, table: pa.Table, *, replace: bool) -> None:
         staging = self._tx_().pending
         stored = staging.tables.get(name, {})
-        if LEGACY in stored:  # being migrated (`_migrate`): rewritten whole
-            stored = {}
         if name == "papers":
             some = functools.reduce(pc.or_, [pc.is_valid(table[c]) for c in SIGNAL_COLUMNS])
             self._put("signals", table.select(["arxiv_id", *SIGNAL_COLUMNS]).filter(some),
@@ -410,9 +408,12 @@ class Store:
         """Rewrite the tables of a store written before partitions (one file each) in
         today's layout, inside the first writer's transaction: they are committed with its
         own changes, or not at all."""
-        for name, partitions in list(self._tx_().pending.tables.items()):
+        pending = self._tx_().pending
+        for name, partitions in list(pending.tables.items()):
             if LEGACY in partitions:
-                self._put(name, self.read(name), replace=True)
+                table = self.read(name)
+                pending.tables[name] = {}  # written again whole, in partitions
+                self._put(name, table, replace=True)
 
     def commit(self) -> None:
         """Make everything written so far current (a checkpoint inside `lock()`)."""
