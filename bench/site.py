@@ -4,9 +4,10 @@ Makes a store of N papers from the real sample's distributions (titles, abstract
 their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
 then times a full `papertrail build` in a fresh process and reports its peak memory,
 the home page's size and the site's size per 1,000 papers.
-Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [N ...]   (default: 20000;
-J sets [site] build_jobs, default 0 = one worker process per CPU; R full builds, median;
-`--smoke`: 100 papers)
+Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M] [N ...]
+(default: 20000; J sets [site] build_jobs, default 0 = one worker process per CPU; R full
+builds, median; M sets [site] max_site_mb, default 100000 so every paper page is kept and
+the size per 1,000 papers is the whole site's; `--smoke`: 100 papers)
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ from pipeline.store import Store
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
 
-def make_store(root: Path, n: int, jobs: int = 0) -> config_mod.Config:
+def make_store(root: Path, n: int, jobs: int = 0, max_site_mb: float = 100_000
+               ) -> config_mod.Config:
     cfg_path = root / "papertrail.toml"
     cfg_path.write_text('[store]\npath = "data"\n[site]\noutput = "out"\n'
-                        f'base_url = "https://example.org/"\nbuild_jobs = {jobs}\n',
-                        encoding="utf-8")
+                        f'base_url = "https://example.org/"\nbuild_jobs = {jobs}\n'
+                        f"max_site_mb = {max_site_mb}\n", encoding="utf-8")
     cfg = config_mod.load(cfg_path)
     base = [e for e in sample.entries() if e.version == 1]
     digests = sample.digests()
@@ -99,9 +101,16 @@ def child(cfg_path: str) -> None:
     seconds = time.perf_counter() - started
     hwm = next(int(line.split()[1]) / 1024 for line in
                Path("/proc/self/status").read_text().splitlines() if line.startswith("VmHWM:"))
+    folders: Counter[str] = Counter()
+    for path in cfg.output_path.rglob("*"):
+        if path.is_file():
+            top = path.relative_to(cfg.output_path).parts
+            folders[top[0] if len(top) > 1 else "(top)"] += path.stat().st_size
     print(json.dumps({"seconds": seconds, "rss": hwm, "files": report.files,
+                      "left_out": report.left_out,
                       "bytes": report.size_bytes, "written": report.written,
-                      "home": (cfg.output_path / "index.html").stat().st_size}))
+                      "home": (cfg.output_path / "index.html").stat().st_size,
+                      "folders": folders}))
 
 
 def _tree_pss(pid: int) -> float:
@@ -142,9 +151,9 @@ def _run_child(cfg_path: Path) -> dict:
     return {**json.loads(out.strip().splitlines()[-1]), "pss": peak[0]}
 
 
-def bench(n: int, jobs: int, repeat: int) -> None:
+def bench(n: int, jobs: int, repeat: int, max_site_mb: float) -> None:
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = make_store(Path(tmp), n, jobs)
+        cfg = make_store(Path(tmp), n, jobs, max_site_mb)
         fulls = []
         # Each full build into a folder of its own: deleting a site just before building
         # the next one would time the file system, not the build (ext4 without a journal,
@@ -159,7 +168,11 @@ def bench(n: int, jobs: int, repeat: int) -> None:
                   f"peak memory {full['pss']:.0f} MiB (all processes, PSS; the main one's "
                   f"RSS {full['rss']:.0f} MiB), {full['files']:,} files, "
                   f"{full['bytes'] / 1e6:.0f} MB ({full['bytes'] / 1e6 / (n / 1000):.1f} MB "
-                  f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB", flush=True)
+                  f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB, "
+                  f"{full['left_out']:,} paper pages left out", flush=True)
+            print("  by folder: " + ", ".join(
+                f"{name} {size / 1e6:.1f} MB" for name, size in
+                sorted(full["folders"].items(), key=lambda kv: -kv[1])), flush=True)
         if repeat > 1:
             print(f"  median of {repeat}: full build "
                   f"{statistics.median(f['seconds'] for f in fulls):.1f} s, peak memory "
@@ -177,9 +190,11 @@ if __name__ == "__main__":
         parser.add_argument("sizes", nargs="*", type=int, default=[20_000], metavar="N")
         parser.add_argument("--jobs", type=int, default=0, help="[site] build_jobs")
         parser.add_argument("--repeat", type=int, default=1, help="full builds to time")
+        parser.add_argument("--max-site-mb", type=float, default=100_000,
+                            help="[site] max_site_mb")
         parser.add_argument("--smoke", action="store_true", help="100 papers")
         args = parser.parse_args()
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
         for size in [100] if args.smoke else args.sizes:
-            bench(size, args.jobs, args.repeat)
+            bench(size, args.jobs, args.repeat, args.max_site_mb)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import logging
 import os
 import time
@@ -15,9 +14,15 @@ from pelican import Pelican, signals
 import pipeline.site.settings as site_settings
 from pipeline._durable import replace_atomically
 from pipeline.config import Config, ConfigError
-from pipeline.site._writer import JOURNAL, SkipUnchangedWriter, read_record
+from pipeline.site._budget import RECORD as BUDGET
+from pipeline.site._writer import (
+    JOURNAL,
+    MANIFEST,
+    SkipUnchangedWriter,
+    manifest_bytes,
+    read_record,
+)
 
-MANIFEST = ".papertrail/files.json"  # every file the last finished build produced
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
 PAGES_LIMIT = 1_000_000_000
 
@@ -32,14 +37,19 @@ class BuildReport:
     size_bytes: int
     removed: int
     base_url: str  # [site] base_url the feeds, OPML and sitemap were made with
+    left_out: int = 0  # paper pages left out to stay within [site] max_site_mb
+    max_site_mb: float = 0
 
     def line(self) -> str:
         line = (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
                 f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale "
                 f"removed · {self.seconds:.1f} s")
+        if self.left_out:
+            line += (f"\n{self.left_out} paper pages left out, the oldest, to stay within "
+                     f"[site] max_site_mb = {self.max_site_mb:g}: their papers link to arXiv")
         if self.size_bytes > PAGES_LIMIT:
             line += ("\nwarning: the site is larger than GitHub Pages' 1 GB limit; lower "
-                     "[site] paper_pages_days so older papers keep no page of their own")
+                     "[site] max_site_mb to 950 so the oldest paper pages give way")
         if not self.base_url:
             line += ("\nnote: no [site] base_url: pages link relatively, but feeds, feeds.opml "
                      "and sitemap.xml need absolute URLs (feed readers cannot resolve the "
@@ -87,8 +97,10 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     produced = {os.path.normpath(p) for p in w.files()}
     removed = _remove_stale(out, produced)
     size = sum(os.stat(p).st_size for p in produced)
+    left_out = read_record(out / BUDGET).get("left_out")
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
-                       len(produced), size, removed, cfg.site.base_url)
+                       len(produced), size, removed, cfg.site.base_url,
+                       left_out if isinstance(left_out, int) else 0, cfg.site.max_site_mb)
 
 
 def _refuse_overlap(theme: Path, out: Path) -> None:
@@ -108,12 +120,12 @@ def _remove_stale(out: Path, produced: set[str]) -> int:
     never touched, even if output/ is a folder with other things in it. Then this build's
     files become the manifest."""
     ours = {os.path.relpath(p, out) for p in produced}
+    manifest = manifest_bytes(out, produced)
     journal = out / JOURNAL
     known = set(read_record(out / MANIFEST).get("files", []))
     if journal.exists():
         known |= set(journal.read_text("utf-8", errors="replace").splitlines())
     removed = sum(_remove(out, rel) for rel in sorted(known - ours))
-    manifest = json.dumps({"files": sorted(ours)}, indent=0).encode()
     if not (out / MANIFEST).exists() or (out / MANIFEST).read_bytes() != manifest:
         replace_atomically(out / MANIFEST, manifest)  # else its bytes and time stay
     journal.unlink(missing_ok=True)

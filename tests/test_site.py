@@ -352,7 +352,7 @@ def test_a_site_over_the_github_pages_limit_is_reported():
     report = dataclasses.replace(build_mod.BuildReport(Path("out"), 1.0, 1, 0, 1, 1, 0,
                                                        "https://example.org/"),
                                  size_bytes=build_mod.PAGES_LIMIT + 1)
-    assert "warning" in report.line() and "paper_pages_days" in report.line()
+    assert "warning" in report.line() and "max_site_mb to 950" in report.line()
     smaller = dataclasses.replace(report, size_bytes=build_mod.PAGES_LIMIT)
     assert "warning" not in smaller.line()
 

@@ -19,6 +19,7 @@ from pelican.writers import FileOverwriteFailedError, Writer
 from pipeline._durable import replace_atomically
 
 JOURNAL = ".papertrail/files.new"  # files created since the last finished build, a line each
+MANIFEST = ".papertrail/files.json"  # every file the last finished build produced
 
 
 class UnsafePathError(ValueError):
@@ -45,6 +46,12 @@ def stamp(path: Path) -> list[int] | None:
     except FileNotFoundError:
         return None
     return [st.st_size, st.st_mtime_ns]
+
+
+def manifest_bytes(out: Path, produced: set[str]) -> bytes:
+    """MANIFEST's bytes for the files a build produced (paths under `out`)."""
+    return json.dumps({"files": sorted(os.path.relpath(p, out) for p in produced)},
+                      indent=0).encode()
 
 
 def read_record(path: Path) -> dict:
@@ -119,6 +126,13 @@ class SkipUnchangedWriter(Writer):
         unchanged), so it is not removed as stale."""
         self._written_files.add(str(path))
         self.unchanged += 1
+
+    def restart(self, kept: set[str]) -> None:
+        """Forget what this build produced since `kept` (what it had produced before), for a
+        second pass over the same output (see _budget): files stay on disk, and those the
+        pass does not produce again are removed as stale when the build ends."""
+        self._written_files = set(kept)
+        self.unchanged = 0
 
     def files(self) -> set[str]:
         """Every file this build produced, written or left unchanged."""

@@ -17,6 +17,7 @@ from pelican.generators import Generator
 import pipeline.site._workers as _workers
 import pipeline.site.data as data
 from pipeline.config import Config
+from pipeline.site._budget import PaperPages
 from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.output import Output
@@ -57,11 +58,20 @@ class PaperTrailGenerator(Generator):
             site = data.compute(cfg, lib, Path(self.theme))
         finally:
             gc.enable()
-        gc.freeze()
-        try:
-            render_site(Output(site, writer, self.env))
-        finally:
-            gc.unfreeze()
+        # Pages render from has_page as the papers hold it when they render, so a second
+        # pass under [site] max_site_mb needs no second SiteData.
+        pages = PaperPages.of(lib.papers, cfg, paper.salt(site))
+        others = writer.files()  # Pelican's own pages (about), made before this generator
+        while True:
+            gc.freeze()
+            try:
+                render_site(Output(site, writer, self.env))
+            finally:
+                gc.unfreeze()
+            if pages.fit(writer):
+                break
+            writer.restart(others)
+
 
 
 def render_site(out: Output) -> None:

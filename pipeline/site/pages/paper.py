@@ -26,8 +26,8 @@ _TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot")
 def tasks(site: SiteData, out: Output) -> list[tuple[Callable, tuple]]:
     """render_chunk over spans of SiteData.paged, with what every chunk reads: the last
     build's keys and what every page depends on besides its own data."""
-    old, salt, paged = read_record(out.root / CACHE), _salt(site), site.paged
-    return [(render_chunk, (paged[a:a + CHUNK], old, salt))
+    old, common, paged = read_record(out.root / CACHE), salt(site), site.paged
+    return [(render_chunk, (paged[a:a + CHUNK], old, common))
             for a in range(0, len(paged), CHUNK)]
 
 
@@ -78,14 +78,14 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
                    atomic=True)
 
 
-def _salt(site: SiteData) -> str:
+def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
     # Math and diffs are made while a page renders, from the texts in its data.
     parts += [inspect.getsource(m) for m in (_math, _diff)]
-    # Where the site is written, by how many processes and what its feeds hold changes no
-    # paper page's bytes.
+    # Where the site is written, by how many processes, what its feeds hold and how large
+    # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
-                                   feed_max_mb=0)
+                                   feed_max_mb=0, max_site_mb=0)
     parts += [json.dumps(site.strings, sort_keys=True), repr(settings), repr(site.site_feeds)]
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()

@@ -28,7 +28,20 @@ def render(site: SiteData, out: Output) -> list[str]:
                      sources=site.home.sources,
                      per_category=sorted(_per_category(details).items()), ledger=ledger,
                      set_aside=_set_aside(runs, site.local) if not runs.empty else [],
-                     nav="sources")]
+                     paper_pages=_paper_pages(site), nav="sources")]
+
+
+def _paper_pages(site: SiteData) -> str:
+    """Which papers have a page: past paper_pages_days or under [site] max_site_mb the
+    oldest have none, and the page says from when on they do."""
+    paged, s = site.paged, site.strings
+    if len(paged) == len(site.lib.papers):
+        return s["paper_pages_all"].format(n=f"{len(paged):,}")
+    first = min((p.updated for p in paged), default=None)
+    return s["paper_pages_from"].format(
+        n=f"{len(paged):,}", date=site.local(first)[:10],
+        without=f"{len(site.lib.papers) - len(paged):,}", days=site.cfg.site.paper_pages_days,
+        mb=f"{site.cfg.site.max_site_mb:g}")
 
 
 def _per_category(details: object) -> dict[str, object]:

@@ -1,0 +1,116 @@
+"""[site] max_site_mb: the site never passes it; the oldest paper pages give way, the lists
+link those papers to arXiv, and the sources page says from when on papers have a page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+from click.testing import CliRunner
+
+from pipeline import build as build_mod
+from pipeline import config as config_mod
+from pipeline.cli import cli
+from pipeline.store import Store
+from tests.test_site import DAYS, build_at_last_run, html_files, parse, run_pipeline
+
+
+def _config(root: Path, max_site_mb: float | None = None) -> config_mod.Config:
+    limit = f"max_site_mb = {max_site_mb}\n" if max_site_mb else ""
+    path = root / "papertrail.toml"
+    path.write_text(f'[store]\npath = "data"\n[site]\noutput = "out"\n{limit}',
+                    encoding="utf-8")
+    return config_mod.load(path)
+
+
+def _resolves(page: Path, link: str) -> bool:
+    target = (page.parent / link.split("#")[0]).resolve()
+    return target.is_file() or (target / "index.html").is_file()
+
+
+def _bytes_on_disk(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def _whole_site(root: Path) -> tuple[int, int]:
+    """The site with every paper page, built again: (its bytes, its paper pages' bytes)."""
+    assert build_at_last_run(_config(root)).left_out == 0
+    return _bytes_on_disk(root / "out"), _bytes_on_disk(root / "out" / "paper")
+
+
+@pytest.fixture(scope="module")
+def store_of_a_day(tmp_path_factory) -> Path:
+    """A store of the sample's first day, and the size of its site with every page."""
+    root = tmp_path_factory.mktemp("budget")
+    cfg = _config(root)
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    return root
+
+
+def test_the_oldest_paper_pages_give_way_and_the_site_stays_within_the_limit(store_of_a_day):
+    root = store_of_a_day
+    out = root / "out"
+    whole, pages = _whole_site(root)
+    papers = {r["arxiv_id"]: r["updated"] for r in
+              Store(root / "data").read("papers").select(["arxiv_id", "updated"]).to_pylist()}
+    limit_mb = (whole - pages / 2) / 1e6
+    cfg = _config(root, limit_mb)
+
+    report = build_at_last_run(cfg)
+
+    assert _bytes_on_disk(out) <= limit_mb * 1e6
+    assert report.size_bytes <= limit_mb * 1e6
+    kept = {p.stem for p in (out / "paper").glob("*.html")}
+    left = set(papers) - kept
+    assert report.left_out == len(left) > 0
+    assert f"{len(left)} paper pages left out" in report.line()
+    # The newest keep their page: every page kept is of a paper updated no earlier than
+    # any left out.
+    assert min(papers[i] for i in kept) >= max(papers[i] for i in left)
+    # Lists link the papers left out to arXiv, and no link anywhere points at a page gone.
+    some = sorted(left)[0]
+    library = "".join(p.read_text("utf-8") for p in (out / "library").rglob("*.html"))
+    assert f"https://arxiv.org/abs/{some}v" in library
+    assert f"paper/{some}.html" not in library
+    broken = [(page, link) for page in html_files(out) for link in parse(page).links
+              if link.startswith("../") and not _resolves(page, link)]
+    assert broken == []
+    zone = ZoneInfo(cfg.site.timezone)
+    first = min(papers[i] for i in kept).astimezone(zone).strftime("%Y-%m-%d")
+    sources = (out / "sources" / "index.html").read_text("utf-8")
+    assert re.search(rf"{first} 起更新的论文。更早的 {len(left):,} 篇", sources)
+    assert f"站点不超过 {limit_mb:g} MB" in sources
+
+
+def test_a_rebuild_under_the_same_limit_writes_nothing_and_a_higher_one_brings_pages_back(
+        store_of_a_day):
+    root = store_of_a_day
+    out = root / "out"
+    whole, pages = _whole_site(root)
+    cfg = _config(root, (whole - pages / 3) / 1e6)
+    first = build_at_last_run(cfg)
+    assert first.left_out > 0
+
+    again = build_at_last_run(cfg)
+
+    assert (again.written, again.removed, again.left_out) == (0, 0, first.left_out)
+    back = build_at_last_run(_config(root))
+    assert back.left_out == 0
+    assert len(list((out / "paper").glob("*.html"))) == \
+        Store(root / "data").read("papers").num_rows
+    assert "都有单独的论文页" in (out / "sources" / "index.html").read_text("utf-8")
+
+
+def test_a_limit_too_small_for_lists_feeds_and_search_is_a_config_error(store_of_a_day):
+    cfg = _config(store_of_a_day, 1)
+    runs = Store(cfg.store_path).read("runs").to_pylist()
+    with pytest.raises(config_mod.ConfigError) as caught:
+        build_mod.build(cfg, now=max(r["finished"] for r in runs))
+    assert "site.max_site_mb = 1" in str(caught.value)
+    assert str(cfg.path) in str(caught.value)
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "build"])
+    assert result.exit_code == 2
+    assert "max_site_mb" in result.output
