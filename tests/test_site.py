@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import gzip
 import json
 import re
 import shutil
@@ -384,7 +385,9 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
 
 
 def _search_files(root: Path) -> dict[str, bytes]:
-    return {k: v for k, v in _tree(root).items() if k.startswith("search/")}
+    """The index's files, the gzipped ones inflated."""
+    return {k: gzip.decompress(v) if k.endswith(".gz") else v
+            for k, v in _tree(root).items() if k.startswith("search/")}
 
 
 def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, monkeypatch):
@@ -408,7 +411,7 @@ def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, mo
     assert "99" in (root / "paper" / f"{rows[0]['arxiv_id']}.html").read_text("utf-8")
     assert _search_files(root) == index
 
-    (root / "search" / "d" / "0.json").unlink()  # a file gone: the index is made again
+    (root / "search" / "d" / "0.json.gz").unlink()  # a file gone: the index is made again
     build_at_last_run(cfg)
     assert made == [1, 1] and _search_files(root) == index
 
@@ -443,3 +446,34 @@ def test_pelicanconf_and_publishconf_hold_the_settings_the_build_makes_in_code()
     for name, publish in (("pelicanconf.py", False), ("publishconf.py", True)):
         assert read_settings(str(repo / name)) == settings.for_pelican(cfg, publish=publish)
     assert settings.plain(cfg, publish=True)["SITEURL"] == cfg.site.base_url.rstrip("/")
+
+
+def test_a_sitemap_past_the_protocols_limit_becomes_an_index_of_gzipped_parts(tmp_path,
+                                                                             monkeypatch):
+    from pipeline.site.pages import sitemap
+    cfg = make_config(tmp_path, base_url="https://example.org/site/")
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    whole = etree.parse(cfg.output_path / "sitemap.xml").getroot()
+    urls = [loc.text for loc in whole.iter("{*}loc")]
+    assert whole.tag.endswith("urlset") and len(urls) > 200
+    monkeypatch.setattr(sitemap, "URLS_PER_FILE", 100)
+
+    build_at_last_run(cfg)
+
+    index = etree.parse(cfg.output_path / "sitemap.xml").getroot()
+    assert index.tag.endswith("sitemapindex")
+    parts = [loc.text for loc in index.iter("{*}loc")]
+    assert parts == [f"https://example.org/site/sitemap/{n}.xml.gz"
+                     for n in range(1, -(-len(urls) // 100) + 1)]
+    again = []
+    for part in parts:
+        root = etree.fromstring(gzip.decompress(
+            (cfg.output_path / part.removeprefix("https://example.org/site/")).read_bytes()))
+        again += [loc.text for loc in root.iter("{*}loc")]
+        assert len(root) <= 100
+    assert again == urls
+    assert "Sitemap: https://example.org/site/sitemap.xml" in \
+        (cfg.output_path / "robots.txt").read_text("utf-8")
+    # Byte-stable: a rebuild of the same pages writes no part again.
+    assert build_at_last_run(cfg).written == 0

@@ -65,3 +65,17 @@ def test_long_abstract_diff_marks_only_the_edit() -> None:
     assert out.count("<del>") == 1
     assert out.count("<ins>") == 1
     assert "<del>w30</del><ins>EDITED</ins>" in out
+
+
+def test_with_context_only_the_words_next_to_a_change_are_kept() -> None:
+    words = [f"w{i}" for i in range(100)]
+    new = words.copy()
+    new[50] = "EDITED"
+    out = word_diff(" ".join(words), " ".join(new), context=3)
+    assert out == "… w47 w48 w49 <del>w50</del><ins>EDITED</ins> w51 w52 w53 …"
+    # A change at the very start and end: no "…" before or after it.
+    assert word_diff("a b c d e f g h", "X b c d e f g Y", context=1) == (
+        "<del>a</del><ins>X</ins> b … g <del>h</del><ins>Y</ins>")
+    # Runs too short to elide stay whole, and the whole text without `context`.
+    assert word_diff("a b c d", "a X c d", context=1) == "a <del>b</del><ins>X</ins> c d"
+    assert "w20" in word_diff(" ".join(words), " ".join(new))

@@ -17,17 +17,20 @@ def changed(old: str, new: str) -> bool:
     return old.split() != new.split()
 
 
-def word_diff(old: str, new: str) -> Markup:
-    """``new`` escaped, with removed runs of ``old`` in ``<del>`` and added runs in ``<ins>``."""
+def word_diff(old: str, new: str, context: int | None = None) -> Markup:
+    """``new`` escaped, with removed runs of ``old`` in ``<del>`` and added runs in ``<ins>``;
+    with `context`, of each unchanged run only that many words next to a change, and "…"
+    for the rest (a reader sees what changed, not the whole abstract again)."""
     a = _TOKENS.findall(old)
     b = _TOKENS.findall(new)
     # Match on the bare words so re-wrapping diffs as unchanged; autojunk would treat
     # frequent words ("the", "of") in a long abstract as junk and miss real matches.
     matcher = difflib.SequenceMatcher(None, _words(a), _words(b), autojunk=False)
     out: list[str] = []
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    ops = matcher.get_opcodes()
+    for k, (op, i1, i2, j1, j2) in enumerate(ops):
         if op == "equal":
-            out.append(escape("".join(b[j1:j2])))
+            out.append(escape(_unchanged(b[j1:j2], context, k > 0, k < len(ops) - 1)))
             continue
         if op in ("delete", "replace"):
             removed = "".join(a[i1:i2]).strip()
@@ -42,6 +45,17 @@ def word_diff(old: str, new: str) -> Markup:
             core = added.rstrip()
             out.append(f"<ins>{escape(core)}</ins>{escape(added[len(core):])}" if core else added)
     return Markup("".join(out))
+
+
+def _unchanged(run: list[str], context: int | None, after: bool, before: bool) -> str:
+    """An unchanged run of tokens: whole, or its `context` words after the change before it
+    and before the change after it, "… " in place of the rest."""
+    if context is None:
+        return "".join(run)
+    head, tail = context if after else 0, context if before else 0
+    if head + tail + 2 >= len(run):  # "…" never stands for a word or two
+        return "".join(run)
+    return "".join(run[:head]) + ("… " if tail else "…") + "".join(run[len(run) - tail:])
 
 
 def _words(tokens: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ describes the format; theme/static/search.js reads it (its tokenizer mirrors `to
 from __future__ import annotations
 
 import datetime as dt
+import gzip
 import hashlib
 import json
 import math
@@ -91,6 +92,15 @@ def fnv1a(term: str) -> int:
 
 def minutes(t: dt.datetime | None) -> int:
     return 0 if t is None else int(t.timestamp() // 60)
+
+
+def stored(name: str, text: str) -> tuple[str, bytes]:
+    """Where an index file is written, and its bytes: the term shards, doc chunks and facet
+    blocks gzipped (GitHub Pages' 1 GB counts stored bytes, and this JSON gzips to a third;
+    search.js inflates it), with mtime 0 so the same text always makes the same bytes."""
+    if name.startswith(("search/t/", "search/d/", "search/f/")):
+        return name + ".gz", gzip.compress(text.encode(), compresslevel=6, mtime=0)
+    return name, text.encode()
 
 
 def dumps(value: object) -> str:

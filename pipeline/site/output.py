@@ -66,18 +66,18 @@ class Output:
 
     @functools.cache  # noqa: B019 (one output per process, a few depths × feed sets)
     def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:
-        """What base.html renders before and after a page's main block, with a stand-in
-        for the title: rendered through a child template exactly as pages extend it."""
+        """What a paper page renders before and after its main block, with a stand-in for
+        the title: paper.html with that block replaced, so every other block is its own."""
         template = self.env.from_string(
-            '{% extends "base.html" %}{% block main %}' + _MAIN + "{% endblock %}")
+            '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}")
         html = template.render(self.context("../" * depth, feeds, title=_TITLE))
         before, _, after = html.partition(_MAIN)
         return before, after
 
     def in_chrome(self, path: str, title: str, body: str,
                   feeds: tuple[FeedSpec, ...] = ()) -> None:
-        """A page from its main block and the chrome rendered once (identical bytes to a
-        full render of a template extending base.html; tests compare)."""
+        """A paper page from its main block and the chrome rendered once (identical bytes to
+        a full render of paper.html; tests compare)."""
         before, after = self.chrome(path.count("/"), feeds)
         html = before.replace(_TITLE, str(escape(title)), 1) + body + after
         self.writer.put(self.root / path, html.encode("utf-8"))

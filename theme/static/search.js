@@ -58,12 +58,22 @@
     return h;
   }
 
+  // Shards, chunks and facet blocks are stored gzipped (*.json.gz: a size-bound host counts
+  // stored bytes) and inflated here; a server that sent them decoded hands over plain JSON.
+  function inflate(r) {
+    return r.arrayBuffer().then(function (buf) {
+      var b = new Uint8Array(buf);
+      if (b[0] !== 0x1f || b[1] !== 0x8b) return new TextDecoder().decode(b);
+      return new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream("gzip"))).text();
+    }).then(JSON.parse);
+  }
+
   var cache = {};
   function load(path) {
     if (!cache[path]) {
       cache[path] = fetch(root + path).then(function (r) {
         if (!r.ok) throw new Error(path + ": HTTP " + r.status);
-        return r.json();
+        return /\.gz$/.test(path) ? inflate(r) : r.json();
       });
     }
     return cache[path];
@@ -83,7 +93,7 @@
     m.fields.flag.forEach(function (name, i) { out[name] = (bits & (1 << i)) !== 0; });
     return out;
   }
-  function shard(m, term) { return load("search/t/" + (fnv1a(term) % m.shards) + ".json"); }
+  function shard(m, term) { return load("search/t/" + (fnv1a(term) % m.shards) + ".json.gz"); }
 
   // One query term → {docs: Map(doc → score), capped}; a prefix takes the best expansion.
   function lookup(m, q) {
@@ -115,7 +125,7 @@
   // read(file, d's index in it).
   function holding(dir, size, list) {
     var keys = Object.keys(list.reduce(function (o, d) { o[Math.floor(d / size)] = 1; return o; }, {}));
-    return Promise.all(keys.map(function (k) { return load(dir + k + ".json"); })).then(function (files) {
+    return Promise.all(keys.map(function (k) { return load(dir + k + ".json.gz"); })).then(function (files) {
       var byKey = {};
       keys.forEach(function (k, i) { byKey[k] = files[i]; });
       return function (d, read) { return read(byKey[Math.floor(d / size)], d % size); };

@@ -38,9 +38,11 @@ def render_index(site: SiteData, out: Output) -> list[str]:
     else:
         index = _search.build_index(docs, site.lib.now, site.topic_names)
         manifest = json.loads(index.files.pop(_search.MANIFEST))
+        stamps = {}
         for name in sorted(index.files):
-            w.write_text(name, index.files[name])
-        stamps = {name: stamp(root / name) for name in index.files}
+            path, data = _search.stored(name, index.files[name])
+            w.put(root / path, data)
+            stamps[path] = stamp(root / path)
     w.write_text(_search.MANIFEST,
                  _search.dumps({**manifest, "as_of": _search.minutes(site.lib.now)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -11,21 +12,35 @@ from markupsafe import escape
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
 
+# The sitemap protocol's limit per file; past it sitemap.xml is an index of gzipped parts,
+# sitemap/1.xml.gz … (a year of cs.* is ~170,000 pages; gzip makes 14 MB of them 1 MB).
+URLS_PER_FILE = 50_000
+_XML = '<?xml version="1.0" encoding="UTF-8"?>\n'
+_NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
 
 def render(site: SiteData, out: Output, pages: Iterable[str]) -> list[str]:
     """`pages`: the site paths of every page the other renderers wrote."""
     # Sitemaps want absolute URLs: set [site] base_url; without it the paths are relative.
     base = site.cfg.site.base_url.rstrip("/")
     prefix = f"{base}/" if base else ""
-    urls = "".join(f"  <url><loc>{escape(prefix)}{escape(p.removesuffix('index.html'))}"
-                   "</loc></url>\n" for p in sorted(set(pages)))
+    urls = [f"  <url><loc>{escape(prefix)}{escape(p.removesuffix('index.html'))}</loc></url>\n"
+            for p in sorted(set(pages))]
     sitemap = f"Sitemap: {base}/sitemap.xml\n" if base else ""
     w = out.writer
     w.write_text("status.json", json.dumps(_status(site), ensure_ascii=False, indent=1,
                                            sort_keys=True) + "\n")
-    w.write_text("sitemap.xml", '<?xml version="1.0" encoding="UTF-8"?>\n'
-                 '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-                 f"\n{urls}</urlset>\n")
+    parts = [urls[i:i + URLS_PER_FILE] for i in range(0, len(urls), URLS_PER_FILE)]
+    if len(parts) <= 1:
+        w.write_text("sitemap.xml", f"{_XML}<urlset {_NS}>\n{''.join(urls)}</urlset>\n")
+    else:
+        for n, part in enumerate(parts, 1):
+            xml = f"{_XML}<urlset {_NS}>\n{''.join(part)}</urlset>\n"
+            # mtime 0: the same URLs make the same bytes, so an unchanged part is not rewritten
+            w.put(out.root / f"sitemap/{n}.xml.gz", gzip.compress(xml.encode(), mtime=0))
+        index = "".join(f"  <sitemap><loc>{escape(prefix)}sitemap/{n}.xml.gz</loc></sitemap>\n"
+                        for n in range(1, len(parts) + 1))
+        w.write_text("sitemap.xml", f"{_XML}<sitemapindex {_NS}>\n{index}</sitemapindex>\n")
     w.write_text("robots.txt", f"User-agent: *\nAllow: /\n{sitemap}")
     return []
 
