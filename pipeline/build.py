@@ -93,6 +93,8 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
         pelican.run()
     finally:
         signals.get_writer.disconnect(writer_class, sender=pelican)
+        for w in made:
+            w.close()
     out, w = cfg.output_path, made[0]
     produced = {os.path.normpath(p) for p in w.files()}
     removed = _remove_stale(out, produced)
