@@ -3,7 +3,8 @@
 Makes a store of N papers from the real sample's distributions (titles, abstracts with
 their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
 then times a full `papertrail build` in a fresh process and reports its peak memory,
-the home page's size and the site's size per 1,000 papers.
+the home page's size, the site's size per 1,000 papers and by folder, and how many paper
+pages [site] max_site_mb left out.
 Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M] [N ...]
 (default: 20000; J sets [site] build_jobs, default 0 = one worker process per CPU; R full
 builds, median; M sets [site] max_site_mb, default 100000 so every paper page is kept and
