@@ -477,3 +477,18 @@ def test_a_sitemap_past_the_protocols_limit_becomes_an_index_of_gzipped_parts(tm
         (cfg.output_path / "robots.txt").read_text("utf-8")
     # Byte-stable: a rebuild of the same pages writes no part again.
     assert build_at_last_run(cfg).written == 0
+
+
+def test_the_home_pages_next_link_lands_on_the_paper_after_the_last_shown(built):
+    root = out(built)
+    home = lxml_html.parse(str(root / "index.html"))
+    shown = [a.get("id") for a in home.iter("article")]
+    [link] = [a.get("href") for a in home.iter("a") if a.text == i18n.strings("zh-CN")["next"]]
+    page, _, anchor = link.partition("#")
+    assert page == "library/updated/all/"
+    library = [a.get("id") for a in lxml_html.parse(str(root / page / "index.html"))
+               .iter("article")]
+    # The library lists the same papers in the same order: the link skips exactly the
+    # cards the home page showed, and lands on the next one (not on page 2, card 51).
+    assert library[:len(shown)] == shown
+    assert anchor == library[len(shown)]

@@ -110,6 +110,11 @@ class Paper:
         return f"paper/{self.arxiv_id}.html"
 
     @property
+    def anchor(self) -> str:
+        """The id of the paper's card in a list (old ids' slash is not an id character)."""
+        return "p-" + self.arxiv_id.replace("/", "-")
+
+    @property
     def abstract_html(self) -> Markup:
         """Made when a page shows it (a paper page, the home page's few cards), in the
         worker that renders it: a fifth of the library's load otherwise, and lists show no

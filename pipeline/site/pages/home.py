@@ -5,13 +5,16 @@ from __future__ import annotations
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
 
-HOME_CARDS = 20
+HOME_CARDS = 20  # fewer than a list page's 50, so the next one is on the library's first
 
 
 def render(site: SiteData, out: Output) -> list[str]:
     h, papers = site.home, site.lib.papers
-    latest = site.newest["updated"][:HOME_CARDS]
+    newest = site.newest["updated"]
+    latest = newest[:HOME_CARDS]
     last_arxiv = next((x for x in h.sources if x.source == "arxiv"), None)
     return [out.page("", "index.html", h=h, cards=out.cards_html(latest, "", full=True),
                      count=len(papers), last_arxiv=last_arxiv, nav="home",
+                     # "Next" goes to the library's card of the paper after the last shown
+                     more=newest[HOME_CARDS] if len(newest) > HOME_CARDS else None,
                      last_ingest=max((p.version_seen_at for p in papers), default=None))]
