@@ -492,3 +492,20 @@ def test_the_home_pages_next_link_lands_on_the_paper_after_the_last_shown(built)
     # cards the home page showed, and lands on the next one (not on page 2, card 51).
     assert library[:len(shown)] == shown
     assert anchor == library[len(shown)]
+
+
+def test_each_brief_says_the_clock_it_is_sorted_by(built):
+    root, s = out(built), i18n.strings("zh-CN")
+    day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
+    for kind, clock in {"new": "first_seen", "ai": "first_seen", "revised": "revision",
+                        "digests": "digest"}.items():
+        for folder in (f"brief/{day}/{kind}", f"brief/24h/{kind}"):
+            page = lxml_html.parse(str(root / folder / "index.html"))
+            [found] = [p.text_content() for p in page.iter("p") if p.get("class") == "found"]
+            assert found.endswith(f"按{s['clock_' + clock]}排序"), (folder, found)
+    # The day's new papers in the order the label says: newest ingestion first.
+    seen = {r["arxiv_id"]: r["first_seen"] for r in built[1].read("papers").to_pylist()}
+    page = lxml_html.parse(str(root / f"brief/{day}/new/index.html"))
+    ids = [a.get("id")[2:] for a in page.iter("article")]
+    assert len(ids) > 1
+    assert [seen[i] for i in ids] == sorted((seen[i] for i in ids), reverse=True)

@@ -10,6 +10,9 @@ from pipeline.site.data import BRIEF_KINDS as KINDS
 from pipeline.site.data import SiteData, by_day
 from pipeline.site.output import Output
 
+# What each kind's list is sorted by (data.by_day and _last_24h), as its page says.
+ORDER = {"new": "first_seen", "ai": "first_seen", "revised": "revision", "digests": "digest"}
+
 
 def render(site: SiteData, out: Output) -> list[str]:
     s = site.strings
@@ -17,12 +20,13 @@ def render(site: SiteData, out: Output) -> list[str]:
     written = []
     for kind, papers in _last_24h(site).items():
         title = s["brief_24h"].format(kind=s[f"brief_{kind}"])
-        written += out.listing(f"brief/24h/{kind}/", title, papers, nav="briefs")
+        written += out.listing(f"brief/24h/{kind}/", title, papers, order=ORDER[kind],
+                               nav="briefs")
     for date, kinds in days.items():
         for kind in KINDS:
             title = s["brief_title"].format(date=date, kind=s[f"brief_{kind}"])
             written += out.listing(f"brief/{date}/{kind}/", title, kinds.get(kind, []),
-                                   nav="briefs")
+                                   order=ORDER[kind], nav="briefs")
     archive = [(d, {k: len(days[d].get(k, [])) for k in KINDS})
                for d in sorted(days, reverse=True)]
     written.append(out.page("brief/", "briefs.html", title=s["briefs"], archive=archive,
@@ -40,4 +44,4 @@ def _last_24h(site: SiteData) -> dict[str, list[Paper]]:
     return {"new": new, "ai": [p for p in new if p.ai_related],
             "revised": list({p.arxiv_id: p for p, _, w in site.revisions
                              if inside(w)}.values()),
-            "digests": [p for p in site.newest["updated"] if inside(p.digest_created)]}
+            "digests": [p for p in site.digested if inside(p.digest_created)]}
