@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pytest
@@ -251,3 +252,12 @@ def test_hostile_text_shows_as_text_and_runs_nothing(page, site):
         assert page.evaluate(injected) == 0, path
     page.wait_for_timeout(300)  # time for an injected image's onerror to have fired
     assert dialogs == []
+
+
+def test_result_times_are_in_the_sites_zone_with_its_label(page, site):
+    other = sorted(site["papers"])[7]
+    assert search(page, site, other)[0] == other
+    meta = page.locator("#results li .meta").first.text_content()
+    updated = site["papers"][other]["updated"].astimezone(ZoneInfo("Asia/Shanghai"))
+    assert f" · {updated:%Y-%m-%d %H:%M} 北京时间 · " in meta, meta
+    assert "UTC" not in meta

@@ -262,7 +262,7 @@
           docs.forEach(function (d, i) {
             var x = items[i];
             list.appendChild(api.card(d, { fresh: x.entry.first_seen > since, meta: "arXiv:" +
-              d.id + " · " + api.utc(x.entry.first_seen) + " · " +
+              d.id + " · " + api.local(x.entry.first_seen) + " · " +
               x.why.map(function (f) { return f.value; }).join(", ") }));
           });
           list.dataset.ready = "1";

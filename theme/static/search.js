@@ -78,7 +78,15 @@
     }
     return cache[path];
   }
-  function manifest() { return load("search/manifest.json"); }
+  // Times show in the site's zone, with its label, as every built page does; the manifest
+  // names the zone, and is read before any result is shown.
+  var zone = { id: "UTC", label: "UTC" };
+  function manifest() {
+    return load("search/manifest.json").then(function (m) {
+      if (m.timezone) zone = { id: m.timezone, label: m.tz_label || m.timezone };
+      return m;
+    });
+  }
 
   // Records are arrays in the order the manifest's "fields" names (docs/SEARCH.md): read
   // by name here, so neither this file nor follow.js knows a position.
@@ -216,8 +224,14 @@
     return doc.is.page ? root + "paper/" + doc.id + ".html" : "https://arxiv.org/abs/" + doc.id;
   }
 
-  function utc(minutes) {
-    return new Date(minutes * 60000).toISOString().slice(0, 16).replace("T", " ") + " UTC";
+  var formats = {};
+  function local(minutes) {
+    var f = formats[zone.id] || (formats[zone.id] = new Intl.DateTimeFormat("en-CA", {
+      timeZone: zone.id, year: "numeric", month: "2-digit", day: "2-digit",
+      hour: "2-digit", minute: "2-digit", hourCycle: "h23" }));
+    var p = {};
+    f.formatToParts(new Date(minutes * 60000)).forEach(function (x) { p[x.type] = x.value; });
+    return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + " " + zone.label;
   }
 
   // A result card (the search page's and the follow page's): the meta line given, the
@@ -301,7 +315,7 @@
   }
 
   window.PTSearch = { search: search, docs: docs, tokens: tokens, normalise: normalise,
-    manifest: manifest, record: record, paperUrl: paperUrl, utc: utc, card: card,
+    manifest: manifest, record: record, paperUrl: paperUrl, local: local, card: card,
     highlight: highlight, arxivTarget: arxivTarget };
 
   // -- header quick search: an id jumps, anything else opens the search page ------------
@@ -402,7 +416,7 @@
         var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
         records.forEach(function (d) {
           list.appendChild(card(d, { terms: current.terms, tldr: true, meta: "arXiv:" + d.id +
-            " · v" + d.version + " · " + utc(d[clock]) + " · " + d.categories.join(" ") }));
+            " · v" + d.version + " · " + local(d[clock]) + " · " + d.categories.join(" ") }));
         });
         delete form.dataset.busy;  // tests and scripts wait on this: results are on screen
       });

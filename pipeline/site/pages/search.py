@@ -43,8 +43,10 @@ def render_index(site: SiteData, out: Output) -> list[str]:
             path, data = _search.stored(name, index.files[name])
             w.put(root / path, data)
             stamps[path] = stamp(root / path)
-    w.write_text(_search.MANIFEST,
-                 _search.dumps({**manifest, "as_of": _search.minutes(site.lib.now)}))
+    # The site's zone, for the times search.js and follow.js show.
+    w.write_text(_search.MANIFEST, _search.dumps({
+        **manifest, "as_of": _search.minutes(site.lib.now),
+        "timezone": site.cfg.site.timezone, "tz_label": site.tz_label}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
                                    sort_keys=True).encode(), atomic=True)
     return []
