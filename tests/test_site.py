@@ -509,3 +509,16 @@ def test_each_brief_says_the_clock_it_is_sorted_by(built):
     ids = [a.get("id")[2:] for a in page.iter("article")]
     assert len(ids) > 1
     assert [seen[i] for i in ids] == sorted((seen[i] for i in ids), reverse=True)
+
+
+def test_chinese_sentences_use_chinese_punctuation_and_counts_one_format(built):
+    cjk = re.compile(r"[\u4e00-\u9fff]")
+    ascii_in_chinese = {k: v for k, v in i18n.strings("zh-CN").items()
+                        if cjk.search(v) and re.search(r"[,:;()]", v)}
+    assert ascii_in_chinese == {}
+    root, total = out(built), built[1].read("papers").num_rows
+    assert total >= 1000
+    library = (root / "library/updated/all/index.html").read_text("utf-8")
+    home = (root / "index.html").read_text("utf-8")
+    assert f"找到 {total:,} 篇论文" in library and f"{total:,}" in home
+    assert f"找到 {total} 篇" not in library
