@@ -522,3 +522,18 @@ def test_chinese_sentences_use_chinese_punctuation_and_counts_one_format(built):
     home = (root / "index.html").read_text("utf-8")
     assert f"找到 {total:,} 篇论文" in library and f"{total:,}" in home
     assert f"找到 {total} 篇" not in library
+
+
+def test_why_a_paper_matched_reads_in_the_sites_language(built):
+    assert i18n.reason("zh-CN", "keyword 'diffusion' in abstract; category cs.CV") == \
+        "摘要含“diffusion”；分类 cs.CV"
+    assert i18n.reason("zh-CN", "author Ling Yang (as L. Yang)") == "作者 Ling Yang（署名 L. Yang）"
+    assert i18n.reason("zh-CN", "all of 'world model', 'robot'") == "同时含“world model”、“robot”"
+    assert i18n.reason("zh-CN", "something new") == "something new"
+    assert i18n.reason("en", "category cs.CV") == "category cs.CV"
+    root = out(built)
+    paper = next(p for p in built[1].read("papers").to_pylist()
+                 if p["ai_reason"] and p["ai_reason"].startswith("category "))
+    page = (root / "paper" / f"{paper['arxiv_id']}.html").read_text("utf-8")
+    assert f"AI 相关：分类 {paper['ai_reason'].removeprefix('category ')}" in page
+    assert "AI 相关：category" not in page

@@ -21,7 +21,7 @@ from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
-from pipeline.site import _history
+from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._history import Reading
@@ -230,6 +230,13 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     def local(t: dt.datetime) -> str:
         return t.astimezone(tz).strftime("%Y-%m-%d %H:%M")
 
+    def said(why: str) -> str:
+        return i18n.reason(cfg.site.language, why)
+
+    def reason_of(value: object) -> str | None:
+        why = _str_or_none(value)
+        return None if why is None else said(why)
+
     out: list[Paper] = []
     for row in _records(papers_df, _PAPER_COLUMNS):
         topics = list(zip(row["topics"] if row["topics"] is not None else [],
@@ -248,8 +255,8 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             first_seen=row["first_seen"].to_pydatetime(),
             version_seen_at=row["version_seen_at"].to_pydatetime(),
             ai_related=bool(_opt(row["ai_related"]) or False),
-            ai_reason=_str_or_none(row["ai_reason"]),
-            topics=[(clean(str(s)), clean(str(r))) for s, r in topics],
+            ai_reason=reason_of(row["ai_reason"]),
+            topics=[(clean(str(s)), said(clean(str(r)))) for s, r in topics],
             hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
             hf_repo=_str_or_none(row["hf_repo"]),
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],

@@ -3,6 +3,9 @@ fails when a key is missing in either. Values may hold {placeholders} (str.forma
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
+
 CATALOGUE: dict[str, dict[str, str]] = {
     "zh-CN": {
         "skip": "跳到正文",
@@ -417,3 +420,33 @@ def strings(language: str) -> dict[str, str]:
 
 def tz_label(language: str, timezone: str) -> str:
     return TZ_LABELS[language].get(timezone, timezone)
+
+
+# Why a paper is AI-related or in a topic, as classify and topics write it (English, parts
+# joined by "; "), in Chinese for zh builds; a part of another shape is shown as it is.
+_ZH_WHERE = {"title": "标题", "abstract": "摘要"}
+_ZH_REASONS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    (re.compile(r"category (\S+)"), lambda m: f"分类 {m[1]}"),
+    (re.compile(r"(?:phrase|keyword) '(.+)' in (title|abstract)"),
+     lambda m: f"{_ZH_WHERE[m[2]]}含“{m[1]}”"),
+    (re.compile(r"author (.+) \(as (.+)\)"), lambda m: f"作者 {m[1]}（署名 {m[2]}）"),
+    (re.compile(r"author (.+)"), lambda m: f"作者 {m[1]}"),
+    (re.compile(r"all of (.+)"),
+     lambda m: "同时含" + "、".join(f"“{x}”" for x in re.findall(r"'([^']*)'", m[1]))),
+    (re.compile(r"(\d+) upvotes"), lambda m: f"HF {m[1]} 赞"),
+)
+
+
+def reason(language: str, text: str) -> str:
+    """A stored reason in the site's language."""
+    if language != "zh-CN":
+        return text
+    parts = []
+    for part in text.split("; "):
+        for pattern, say in _ZH_REASONS:
+            if m := pattern.fullmatch(part):
+                parts.append(say(m))
+                break
+        else:
+            parts.append(part)
+    return "；".join(parts)

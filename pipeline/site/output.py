@@ -99,8 +99,9 @@ class Output:
         for p in papers:
             html = str(self.card(p, full))
             if notes and p.arxiv_id in notes:
-                note = f'<p class="reason">{escape(self.site.strings["topic_reason"])}: ' \
-                       f"{escape(notes[p.arxiv_id])}</p></article>"
+                strings = self.site.strings
+                note = f'<p class="reason">{escape(strings["topic_reason"])}' \
+                       f'{escape(strings["colon"])}{escape(notes[p.arxiv_id])}</p></article>'
                 html = html.removesuffix("</article>\n").removesuffix("</article>") + note
             parts.append(html)
         return Markup("".join(parts).replace(_ROOT, root))
