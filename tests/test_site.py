@@ -537,3 +537,17 @@ def test_why_a_paper_matched_reads_in_the_sites_language(built):
     page = (root / "paper" / f"{paper['arxiv_id']}.html").read_text("utf-8")
     assert f"AI 相关：分类 {paper['ai_reason'].removeprefix('category ')}" in page
     assert "AI 相关：category" not in page
+
+
+def test_sources_are_named_in_the_sites_language(built):
+    root = out(built)
+    rows = lxml_html.parse(str(root / "sources" / "index.html")).xpath(
+        "//table[@class='sources']//th[@scope='row']")
+    names = {th.getparent().get("id"): th.text_content() for th in rows}
+    assert names["arxiv"] == "arXiv"  # the code is "arxiv"
+    for language in ("zh-CN", "en"):  # every source a run can record has a name
+        assert all(f"source_{code}" in i18n.strings(language)
+                   for code in ("arxiv", "hf", "digest"))
+    home = lxml_html.parse(str(root / "index.html"))
+    assert "arXiv" in [a.text_content() for a in home.iter("a")
+                       if (a.get("href") or "").endswith("sources/#arxiv")]
