@@ -551,3 +551,16 @@ def test_sources_are_named_in_the_sites_language(built):
     home = lxml_html.parse(str(root / "index.html"))
     assert "arXiv" in [a.text_content() for a in home.iter("a")
                        if (a.get("href") or "").endswith("sources/#arxiv")]
+
+
+def test_a_hugging_face_pick_says_so_in_words(tmp_path):
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:1])
+    table = store.read("papers")
+    rows = table.to_pylist()
+    rows[0]["hf_day"], rows[0]["hf_upvotes"] = at(DAYS[0]).date(), 1234
+    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    build_at_last_run(cfg)
+    library = (cfg.output_path / "library/updated/all/index.html").read_text("utf-8")
+    assert '<span class="hf">HF 推荐 · 1,234 赞</span>' in library
+    assert "▲" not in library
