@@ -119,6 +119,7 @@ def test_the_snippet_follows_unfollow_import_and_clear(page, sites, tmp_path):
                            ".includes('topics')")
     assert parsed(page)["topics"] == ["llm-agents"]
 
+    page.once("dialog", lambda d: d.accept())
     page.click("#follow-clear")
     assert page.locator("#follow-fork-none").is_visible()
     assert snippet(page) == ""

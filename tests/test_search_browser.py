@@ -188,6 +188,12 @@ def test_export_clear_import_restores_follows(page, site, tmp_path):
     saved = tmp_path / "follows.json"
     dl.value.save_as(saved)
     assert json.loads(saved.read_text())["follows"] == [{"kind": "query", "value": "diffusion"}]
+    asked: list[str] = []
+    page.once("dialog", lambda d: asked.append(d.message) or d.dismiss())
+    page.click("#follow-clear")  # asks first; dismissed, nothing is cleared
+    assert asked == ["清除全部 1 项关注？此操作无法撤销，可先导出。"]
+    assert page.locator("#follow-list li").count() == 1
+    page.once("dialog", lambda d: d.accept())
     page.click("#follow-clear")
     assert page.locator("#follow-list li").count() == 0
     page.set_input_files("#follow-import", str(saved))

@@ -303,7 +303,10 @@
         return render();
       }).catch(function (err) { status.textContent = String(err.message || err); });
     });
-    document.getElementById("follow-clear").addEventListener("click", function () {
+    var clear = document.getElementById("follow-clear");
+    clear.addEventListener("click", function () {
+      var n = read().length;  // asked first: nothing brings the follows back but an export
+      if (n && !window.confirm(clear.dataset.confirm.replace("{n}", n))) return;
       write([]);
       render();
     });
