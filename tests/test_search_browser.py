@@ -267,3 +267,21 @@ def test_result_times_are_in_the_sites_zone_with_its_label(page, site):
     updated = site["papers"][other]["updated"].astimezone(ZoneInfo("Asia/Shanghai"))
     assert f" · {updated:%Y-%m-%d %H:%M} 北京时间 · " in meta, meta
     assert "UTC" not in meta
+
+
+def _luminance(rgb: str) -> float:
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = (float(x) for x in re.findall(r"[\d.]+", rgb)[:3])
+    return 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_highlighted_words_are_readable_in_both_schemes(page, site, scheme):
+    page.emulate_media(color_scheme=scheme)
+    search(page, site, "diffusion")
+    color, background = page.eval_on_selector(
+        "#results li mark", "m => [getComputedStyle(m).color, getComputedStyle(m).backgroundColor]")
+    light, dark = sorted((_luminance(color), _luminance(background)), reverse=True)
+    assert (light + 0.05) / (dark + 0.05) >= 4.5, (scheme, color, background)
