@@ -285,3 +285,17 @@ def test_highlighted_words_are_readable_in_both_schemes(page, site, scheme):
         "#results li mark", "m => [getComputedStyle(m).color, getComputedStyle(m).backgroundColor]")
     light, dark = sorted((_luminance(color), _luminance(background)), reverse=True)
     assert (light + 0.05) / (dark + 0.05) >= 4.5, (scheme, color, background)
+
+
+def test_a_query_arriving_in_the_url_or_from_the_header_box_can_be_followed(page, site):
+    page.goto(site["url"] + "search/?q=diffusion")
+    results(page)
+    assert page.locator("#follow-query").is_visible()
+    page.goto(site["url"] + "index.html")
+    page.fill("header form.quick input[name=q]", "transformer")
+    page.press("header form.quick input[name=q]", "Enter")
+    page.wait_for_url("**/search/?q=transformer")
+    results(page)
+    assert page.locator("#follow-query").is_visible()
+    page.click("#follow-query")
+    assert page.locator("#follow-query").get_attribute("aria-pressed") == "true"

@@ -484,6 +484,9 @@
     fromUrl();
     manifest().catch(function () { /* the first query reports the failure */ });
     run();
+    // follow.js runs after this file (both deferred, in order): a query that came in the
+    // URL shows its follow button once follow.js is there, before DOMContentLoaded.
+    document.addEventListener("DOMContentLoaded", syncFollow);
     input.focus();
   }
 })();
