@@ -564,3 +564,14 @@ def test_a_hugging_face_pick_says_so_in_words(tmp_path):
     library = (cfg.output_path / "library/updated/all/index.html").read_text("utf-8")
     assert '<span class="hf">HF 推荐 · 1,234 赞</span>' in library
     assert "▲" not in library
+
+
+def test_every_page_names_the_sites_icon(built):
+    root = out(built)
+    for page in [root / "index.html", *sorted((root / "paper").glob("*.html"))[:3],
+                 root / "search/index.html", root / "follow/index.html"]:
+        icons = [d.get("href") for tag, d in parse(page).tags
+                 if tag == "link" and d.get("rel") == "icon"]
+        assert len(icons) == 1, page
+        assert (page.parent / icons[0]).resolve() == (root / "theme/favicon.svg").resolve()
+    assert (root / "theme/favicon.svg").read_text("utf-8").startswith("<svg")
