@@ -299,3 +299,10 @@ def test_a_query_arriving_in_the_url_or_from_the_header_box_can_be_followed(page
     assert page.locator("#follow-query").is_visible()
     page.click("#follow-query")
     assert page.locator("#follow-query").get_attribute("aria-pressed") == "true"
+
+
+def test_the_sources_table_keeps_its_columns_and_fits_a_phone(page, site):
+    page.set_viewport_size({"width": 320, "height": 640})
+    page.goto(site["url"] + "sources/")
+    assert page.eval_on_selector("table.sources", "t => getComputedStyle(t).display") == "table"
+    assert page.evaluate("document.documentElement.scrollWidth") <= 320
