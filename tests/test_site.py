@@ -575,3 +575,20 @@ def test_every_page_names_the_sites_icon(built):
         assert len(icons) == 1, page
         assert (page.parent / icons[0]).resolve() == (root / "theme/favicon.svg").resolve()
     assert (root / "theme/favicon.svg").read_text("utf-8").startswith("<svg")
+
+
+def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built, tmp_path):
+    root = out(built)
+    some = sorted((root / "paper").glob("*.html"))[0]
+    page = lxml_html.parse(str(some))
+    assert page.getroot().get("lang") == "zh-CN"
+    assert page.find(".//h1").get("lang") == "en"
+    assert page.find(".//p[@class='abstract']").get("lang") == "en"
+    card = lxml_html.parse(str(root / "library/updated/all/index.html")).find(".//h3//bdi")
+    assert card.get("lang") == "en"
+    cfg = make_config(tmp_path, language="en")
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    english = next((cfg.output_path / "paper").glob("*.html")).read_text("utf-8")
+    assert 'lang="en"' in english  # the <html> element's
+    assert '<h1 lang="en">' not in english and "<h1>" in english
