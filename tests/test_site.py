@@ -592,3 +592,11 @@ def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built
     english = next((cfg.output_path / "paper").glob("*.html")).read_text("utf-8")
     assert 'lang="en"' in english  # the <html> element's
     assert '<h1 lang="en">' not in english and "<h1>" in english
+
+
+def test_the_home_pages_sort_chips_mark_the_clock_it_lists_by(built):
+    home = lxml_html.parse(str(out(built) / "index.html"))
+    chips = [(a.get("href"), a.get("aria-current")) for a in
+             home.xpath("//nav[@aria-label='sort']/a")]
+    assert chips == [("library/updated/all/", "true"), ("library/first_seen/all/", None),
+                     ("library/published/all/", None)]
