@@ -600,3 +600,21 @@ def test_the_home_pages_sort_chips_mark_the_clock_it_lists_by(built):
              home.xpath("//nav[@aria-label='sort']/a")]
     assert chips == [("library/updated/all/", "true"), ("library/first_seen/all/", None),
                      ("library/published/all/", None)]
+
+
+def test_lists_hold_only_list_items(tmp_path):
+    cfg = make_config(tmp_path)
+    with cfg.path.open("a", encoding="utf-8") as fh:
+        fh.write('[[topics]]\nslug = "vision"\nname = { zh = "视觉", en = "Vision" }\n'
+                 'description = "d"\nkeywords = ["image", "vision"]\n')
+    cfg = config_mod.load(cfg.path)
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    pages = html_files(cfg.output_path)
+    with_topics = [p for p in pages if "/paper/" in str(p) and 'class="topics"' in
+                   p.read_text("utf-8")]
+    assert with_topics
+    bad = [(str(p), child.tag) for p in pages
+           for lst in lxml_html.parse(str(p)).xpath("//ul|//ol")
+           for child in lst if child.tag not in ("li", "script", "template")]
+    assert bad == []
