@@ -127,6 +127,39 @@ def test_a_build_killed_midway_leaves_no_page_the_next_build_keeps(tmp_path, par
     assert _site(en.output_path) == _site(clean.output_path)
 
 
+def _limited(root: Path, output: str, max_site_mb: float) -> config_mod.Config:
+    path = root / f"papertrail-{output}.toml"
+    path.write_text(f'[store]\npath = "data"\n[site]\noutput = "{output}"\nbuild_jobs = 1\n'
+                    f"max_site_mb = {max_site_mb}\n", encoding="utf-8")
+    return config_mod.load(path)
+
+
+# Killed after the first pass's record (before it measured), after the second pass's
+# sitemap (its lists rewritten, the dropped pages not yet removed), and after the second
+# pass's record.
+@pytest.mark.parametrize("part, n", [("budget.json", 1), ("sitemap.xml", 2), ("budget.json", 2)])
+def test_a_build_killed_while_fitting_max_site_mb_leaves_what_an_uninterrupted_one_makes(
+        tmp_path, part, n):
+    full = _limited(tmp_path, "full", 10_000)
+    store = run_pipeline(full, DAYS[:1])
+    now = _last_run(store)
+    build_mod.build(full, now=now)
+    whole = sum(len(v) for v in _files(full.output_path).values())
+    pages = sum(len(v) for k, v in _files(full.output_path).items() if k.startswith("paper/"))
+    limit = (whole - pages / 2) / 1e6
+    killed = _limited(tmp_path, "out", limit)
+    child = subprocess.run([sys.executable, "-c", _KILLER, str(killed.path), now.isoformat(),
+                            part, str(n)], cwd=REPO, capture_output=True, text=True,
+                           timeout=300)
+    assert child.returncode == 9, child.stderr
+
+    report = build_mod.build(killed, now=now)
+    clean = _limited(tmp_path, "clean", limit)
+    assert build_mod.build(clean, now=now).left_out == report.left_out > 0
+    assert _site(killed.output_path) == _site(clean.output_path)
+    assert sum(len(v) for v in _files(killed.output_path).values()) <= limit * 1e6
+
+
 def test_a_page_only_a_killed_build_made_is_removed_by_the_next_build(tmp_path):
     en = _config(tmp_path, "en")
     store = run_pipeline(en, DAYS[:1])
