@@ -618,3 +618,24 @@ def test_lists_hold_only_list_items(tmp_path):
            for lst in lxml_html.parse(str(p)).xpath("//ul|//ol")
            for child in lst if child.tag not in ("li", "script", "template")]
     assert bad == []
+
+
+# Pages whose text keeps a LaTeX command no rule renders: none on the bundled sample now.
+KNOWN_UNRENDERABLE: list[str] = []
+
+
+def test_paper_pages_show_no_latex_commands(built):
+    """What a reader sees of each paper page (formulas are MathML, so left out): no
+    backslash command, escaped special or TeX quote is left, and the measure the site
+    promises, at most 0.5% of pages with one, holds with room."""
+    pages = sorted((out(built) / "paper").glob("*.html"))
+    assert len(pages) > 1000
+    left = []
+    for path in pages:
+        main = lxml_html.parse(str(path)).getroot().find(".//main")
+        for el in list(main.iter("math")):
+            el.drop_tree()  # keeps the text after it
+        if re.search(r"\\[A-Za-z]+|\\[%&_#$]|``", main.text_content()):
+            left.append(path.stem)
+    assert left == KNOWN_UNRENDERABLE
+    assert len(left) <= 0.005 * len(pages)

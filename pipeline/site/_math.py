@@ -1,10 +1,7 @@
-"""Render arXiv plain text with inline LaTeX as escaped HTML plus MathML, or (for feed
-readers, which render no MathML) as plain Unicode text.
+"""One LaTeX formula as sanitised MathML (`formula`) or as readable Unicode (`formula_text`).
 
-Titles and abstracts are untrusted: everything outside a formula is escaped, and each
-formula's MathML is rebuilt from an allow-list, so nothing the converter passes through
-(``\\href``, raw ``<`` in ``\\text``) can reach the page. A formula that cannot be
-converted cleanly stays as its escaped source, dollars included.
+Formulas are untrusted: each one's MathML is rebuilt from an allow-list, so nothing the
+converter passes through (``\\href``, raw ``<`` in ``\\text``) can reach the page.
 """
 
 from __future__ import annotations
@@ -19,23 +16,7 @@ from markupsafe import Markup, escape
 from pylatexenc.latex2text import LatexNodes2Text
 
 MAX_FORMULA_CHARS = 2000  # longer "formulas" are almost always a stray dollar, not math
-MAX_FORMULAS = 200  # per text; bounds the work one hostile abstract can cause
 MAX_BRACE_DEPTH = 64  # deeper nesting risks recursion limits in the converter
-
-# One pass over the text. Inline `$` follows pandoc's rule (no space just inside the
-# dollars, no digit right after the closing one) so "$5 and $10" stays prose. No body can
-# run past its own kind of delimiter, so a failed opener scans only to the next one and
-# the pass stays linear even on a text of ten thousand unclosed openers.
-_TOKEN = re.compile(
-    r"""
-      (?P<esc>\\\$)
-    | \$\$(?P<display>(?:\\.|[^\\$])+)\$\$
-    | \$(?!\s)(?P<inline>(?:\\.|[^\\$])+)(?<!\s)\$(?!\d)
-    | \\\((?P<paren>(?:\\[^()]|[^\\])+)\\\)
-    | \\\[(?P<bracket>(?:\\[^\[\]]|[^\\])+)\\\]
-    """,
-    re.VERBOSE,
-)
 
 # The one standard LaTeX operator name latex2mathml does not know (it echoes "\\arg" back).
 _ARG = re.compile(r"\\arg(?![A-Za-z])")
@@ -78,26 +59,6 @@ _VARIANT_PREFIX = {
 
 class _Rejected(Exception):
     """The converter's output holds something outside the allow-list."""
-
-
-def render_math(text: str) -> Markup:
-    """Escape ``text``; turn each ``$..$``, ``$$..$$``, ``\\(..\\)``, ``\\[..\\]`` into MathML."""
-    out: list[str] = []
-    pos = 0
-    formulas = 0
-    for m in _TOKEN.finditer(text):
-        out.append(escape(text[pos : m.start()]))
-        pos = m.end()
-        if m["esc"]:
-            out.append("$")
-            continue
-        formulas += 1
-        tex = m["display"] or m["inline"] or m["paren"] or m["bracket"]
-        display = m["display"] is not None or m["bracket"] is not None
-        mathml = formula(tex, display=display) if formulas <= MAX_FORMULAS else None
-        out.append(mathml if mathml is not None else escape(m[0]))
-    out.append(escape(text[pos:]))
-    return Markup("".join(out))
 
 
 @lru_cache(maxsize=4096)  # the same symbols ($n$, $\epsilon$) recur across abstracts
@@ -182,33 +143,19 @@ def _styled(ch: str, variant: str) -> str:
 _TO_TEXT = LatexNodes2Text(math_mode="text")
 # An unescaped % starts a TeX comment: pylatexenc would drop the rest of the formula.
 _PERCENT = re.compile(r"(?<!\\)%")
-
-
-def plain_math(text: str) -> str:
-    """``text`` with each formula as readable Unicode (``$\\alpha\\in[0,\\infty]$`` →
-    ``α∈[0,∞]``), for feed readers; not escaped. A formula pylatexenc cannot read stays as
-    its source."""
-    out: list[str] = []
-    pos = 0
-    for n, m in enumerate(_TOKEN.finditer(text)):
-        out.append(text[pos : m.start()])
-        pos = m.end()
-        if m["esc"]:
-            out.append("$")
-            continue
-        tex = m["display"] or m["inline"] or m["paren"] or m["bracket"]
-        unicode = _unicode(tex) if n < MAX_FORMULAS else None
-        out.append(m[0] if unicode is None else unicode)
-    out.append(text[pos:])
-    return "".join(out)
+# "\overlineδ": TeX reads the command, then δ as its argument; pylatexenc refuses it.
+_GLUED = re.compile(r"(\\[A-Za-z]+)([^\x00-\x7f])")
 
 
 @lru_cache(maxsize=4096)
-def _unicode(tex: str) -> str | None:
+def formula_text(tex: str) -> str | None:
+    """One formula as readable Unicode (``\\alpha\\in[0,\\infty]`` → ``α∈[0,∞]``), for readers
+    that show no MathML; None when pylatexenc cannot read it."""
     if len(tex) > MAX_FORMULA_CHARS or not _braces_ok(tex):
         return None
     try:
-        text = _TO_TEXT.latex_to_text(_PERCENT.sub(r"\\%", tex)).strip()
+        tex = _GLUED.sub(r"\1{\2}", _PERCENT.sub(r"\\%", tex))
+        text = _TO_TEXT.latex_to_text(tex).strip()
     # pylatexenc raises IndexError and others on a command missing its arguments.
     except Exception:
         return None

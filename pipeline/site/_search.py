@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from pipeline.site._tex import plain_tex
 from pipeline.site._views import CLOCKS, Paper
 
 VERSION = 1
@@ -121,15 +122,15 @@ class Index:
 
 
 def _digest_text(p: Paper) -> str:
-    return " ".join(v for v in (p.digest or {}).values() if v)
+    return plain_tex(" ".join(v for v in (p.digest or {}).values() if v))
 
 
 def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
     digest = _digest_text(p)
     topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
-    return {"id": p.arxiv_id, "title": p.title, "authors": " ".join(p.authors),
+    return {"id": p.arxiv_id, "title": plain_tex(p.title), "authors": " ".join(p.authors),
             "categories": " ".join(p.categories), "topics": topics,
-            "abstract": p.abstract_text, "digest": digest}
+            "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
 
 
 def _postings(docs: Sequence[Paper], names: dict[str, str]
@@ -291,12 +292,12 @@ def _doc(p: Paper) -> list:
 # The records the index holds, by field: declared once here, named in the manifest
 # ("fields"), read by name in search.js and follow.js.
 _DOC: dict[str, Callable[[Paper], object]] = {
-    "id": lambda p: p.arxiv_id, "title": lambda p: p.title,
+    "id": lambda p: p.arxiv_id, "title": lambda p: plain_tex(p.title),
     "authors": lambda p: p.authors[:12], "n_authors": lambda p: len(p.authors),
     "categories": lambda p: p.categories, "topics": lambda p: [s for s, _ in p.topics],
     "flags": _flags, **{clock: _clock(clock) for clock in CLOCKS},
     "version": lambda p: p.version,
-    "tldr": lambda p: ((p.digest or {}).get("tldr") or "")[:TLDR_CHARS],
+    "tldr": lambda p: plain_tex((p.digest or {}).get("tldr") or "")[:TLDR_CHARS],
 }
 _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
     "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),

@@ -2,7 +2,7 @@
 
 All untrusted text (titles, abstracts, names, digests) leaves here either as a
 plain str (Jinja autoescapes it) or as Markup built by escaping first
-(`render_math`, `word_diff`), never as raw HTML.
+(`render_tex`, `word_diff`), never as raw HTML.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._history import Reading
-from pipeline.site._math import render_math
 from pipeline.site._safe import clean, clean_opt
+from pipeline.site._tex import plain_tex, render_tex
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
@@ -70,7 +70,8 @@ class Version:
         if not self._changed(i):
             return None
         # A title whole; an abstract by what changed (it is shown whole above).
-        return word_diff(self.previous[i], self.texts[i],  # type: ignore[index]
+        # Compared as read (Unicode, no TeX commands), as the feeds compare them.
+        return word_diff(plain_tex(self.previous[i]), plain_tex(self.texts[i]),  # type: ignore[index]
                          None if i == 0 else DIFF_CONTEXT)
 
 
@@ -119,7 +120,7 @@ class Paper:
         """Made when a page shows it (a paper page, the home page's few cards), in the
         worker that renders it: a fifth of the library's load otherwise, and lists show no
         abstract."""
-        return render_math(self.abstract_text)
+        return render_tex(self.abstract_text)
 
     @property
     def _ref(self) -> str:
@@ -246,7 +247,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
         paper = Paper(
             arxiv_id=arxiv_id, version=int(row["version"]), title=title,
-            title_html=render_math(title), abstract_text=clean(row["abstract"]),
+            title_html=render_tex(title), abstract_text=clean(row["abstract"]),
             authors=[clean(a) for a in row["authors"]],
             categories=[clean(c) for c in row["categories"]],
             primary=clean(row["primary_category"]), comment=_str_or_none(row["comment"]),

@@ -13,6 +13,7 @@ import pipeline.site.i18n as i18n
 from pipeline._ids import is_category
 from pipeline.config import Config
 from pipeline.site._feeds import SITE_FEEDS
+from pipeline.site._tex import render_tex
 from pipeline.site._views import DIGEST_FIELDS
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +29,8 @@ _FIXED: dict[str, object] = {
     "JINJA_ENVIRONMENT": {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True},
     # `c is category`: only a code of arXiv's taxonomy links to a category page.
     "JINJA_TESTS": {"category": is_category},
+    # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML.
+    "JINJA_FILTERS": {"tex": render_tex},
     "ARTICLE_PATHS": [], "PAGE_PATHS": ["pages"], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",

@@ -26,7 +26,7 @@ import pipeline.site._feeds as _feeds
 from pipeline.site._diff import changes
 from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event, at_version
-from pipeline.site._math import plain_math
+from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
 from pipeline.site.output import Output
@@ -97,7 +97,7 @@ class _Entries:
                title: str = "", before: str = "") -> Entry:
         head = f"<p>{escape(self.s['feed_why'].format(why=why))}</p>" if why else ""
         return Entry(
-            key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_math(p.title),
+            key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_tex(p.title),
             link=p.path if p.has_page else p.abs_url, updated=when,
             content=head + before + self._content(p.arxiv_id, self.prefix),
             authors=tuple(p.authors), categories=tuple(p.categories),
@@ -113,14 +113,15 @@ class _Entries:
         if p.digest:
             parts.append(f"<p><strong>{escape(s['feed_machine'].format(model=p.digest_model))}"
                          "</strong></p>")
-            parts += [f"<p><strong>{escape(s[k])}</strong>{c}{escape(p.digest[k])}</p>"
-                      for k in DIGEST_FIELDS if p.digest.get(k)]
+            parts += [f"<p><strong>{escape(s[k])}</strong>{c}{escape(plain_tex(text))}</p>"
+                      for k in DIGEST_FIELDS if (text := p.digest.get(k))]
         parts.append(f"<p><strong>{escape(s['feed_abstract'])}</strong></p>"
-                     f"<p>{escape(plain_math(p.abstract_text))}</p>")
+                     f"<p>{escape(plain_tex(p.abstract_text))}</p>")
         facts = [f"{escape(s['authors'])}{c}{escape(', '.join(p.authors))}",
                  f"{escape(s['categories'])}{c}{escape(', '.join(p.categories))}"]
         for key in ("comment", "journal_ref", "doi"):
             if value := getattr(p, key):
+                value = plain_tex(value) if key == "comment" else value  # authors' TeX
                 facts.append(f"{escape(s[key])}{c}{escape(value)}")
         if p.hf_upvotes is not None:
             facts.append(escape(s["feed_upvotes"].format(n=p.hf_upvotes)))
@@ -134,7 +135,7 @@ class _Entries:
         return "".join(parts)
 
     def _revision(self, p: Paper, version: int, when: dt.datetime) -> Entry:
-        return self._paper(p, when, f"v{version}", title=f"[v{version}] {plain_math(p.title)}",
+        return self._paper(p, when, f"v{version}", title=f"[v{version}] {plain_tex(p.title)}",
                            before=self._changes(p, version))
 
     def _changes(self, p: Paper, version: int) -> str:
@@ -165,7 +166,7 @@ class _Entries:
                          content="", day=self._day(e.seen))
         note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
         entry = self._paper(p, e.seen, title=s[f"watch_{e.kind}"].format(
-            title=plain_math(p.title), version=e.version),
+            title=plain_tex(p.title), version=e.version),
             before=f"<p><strong>{escape(note)}</strong></p>"
             + (self._changes(p, e.version) if e.kind == "version" else ""))
         return dataclasses.replace(entry, key=f"watch/{e.arxiv_id}/{e.key}")
@@ -205,8 +206,8 @@ class _Entries:
         for p in papers:
             link = self.prefix + p.path if p.has_page else p.abs_url
             tldr = (p.digest or {}).get("tldr")
-            items.append(f'<li><a href="{escape(link)}">{escape(plain_math(p.title))}</a>'
-                         + (f" — {escape(tldr)}" if tldr else "") + "</li>")
+            items.append(f'<li><a href="{escape(link)}">{escape(plain_tex(p.title))}</a>'
+                         + (f" — {escape(plain_tex(tldr))}" if tldr else "") + "</li>")
         return f"<ol>{''.join(items)}</ol>"
 
     def _when(self, kind: str, p: Paper) -> dt.datetime:
@@ -255,7 +256,7 @@ def _newest(entries: Iterable[Entry]) -> list[Entry]:
 def _text_changes(v: Version | None, i: int) -> list[tuple[str, str]]:
     if v is None or v.texts is None or v.previous is None:
         return []
-    return changes(plain_math(v.previous[i]), plain_math(v.texts[i]))
+    return changes(plain_tex(v.previous[i]), plain_tex(v.texts[i]))
 
 
 def _change(removed: str, added: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pipeline.site._diff as _diff
 import pipeline.site._math as _math
+import pipeline.site._tex as _tex
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
 from pipeline.site._writer import read_record, stamp
@@ -81,8 +82,8 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
 def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # Math and diffs are made while a page renders, from the texts in its data.
-    parts += [inspect.getsource(m) for m in (_math, _diff)]
+    # TeX, math and diffs are made while a page renders, from the texts in its data.
+    parts += [inspect.getsource(m) for m in (_tex, _math, _diff)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,

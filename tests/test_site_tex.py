@@ -1,0 +1,146 @@
+"""render_tex and plain_tex on LaTeX's text mode: the commands authors write in abstracts,
+titles and comments (the cases come from the bundled sample's real abstracts)."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from lxml import etree
+
+from pipeline.replay import sample
+from pipeline.site._tex import MAX_ARGUMENT_CHARS, plain_tex, render_tex
+
+# (source, HTML, plain Unicode)
+CASES = [
+    (r"we propose \textbf{GRACE} and \emph{what is optimal?}",
+     "we propose <b>GRACE</b> and <em>what is optimal?</em>",
+     "we propose GRACE and what is optimal?"),
+    (r"\textit{a} \texttt{b} \textsc{LedgerAgent} \underline{G}ranularity",
+     '<i>a</i> <code>b</code> <span class="sc">LedgerAgent</span> <u>G</u>ranularity',
+     "a b LedgerAgent Granularity"),
+    (r"called {\it Envy-free Contracts} when we know the {\em fraction}",
+     "called <i>Envy-free Contracts</i> when we know the <em>fraction</em>",
+     "called Envy-free Contracts when we know the fraction"),
+    (r"Code at~\url{https://github.com/a/b}.",
+     'Code at <a href="https://github.com/a/b" rel="nofollow">https://github.com/a/b</a>.',
+     "Code at https://github.com/a/b."),
+    (r"see \href{https://x.org/p?a=1&b=2}{our page}",
+     'see <a href="https://x.org/p?a=1&amp;b=2" rel="nofollow">our page</a>',
+     "see our page (https://x.org/p?a=1&b=2)"),
+    ("available at https://github.com/a/b-c.",
+     'available at <a href="https://github.com/a/b-c" rel="nofollow">https://github.com/a/b-c</a>.',
+     "available at https://github.com/a/b-c."),
+    (r"available at \https://github.com/Funny0101/ReA-OVCD",
+     'available at <a href="https://github.com/Funny0101/ReA-OVCD" rel="nofollow">'
+     "https://github.com/Funny0101/ReA-OVCD</a>",
+     "available at https://github.com/Funny0101/ReA-OVCD"),
+    (r"While DialNav~\cite{han2025dialnav} provides, as in \citep{a,b}.",
+     "While DialNav provides, as in.", "While DialNav provides, as in."),
+    (r"a 50\% cut on S\&P 500, snake\_case \#1",
+     "a 50% cut on S&amp;P 500, snake_case #1", "a 50% cut on S&P 500, snake_case #1"),
+    ("4B--671B parameters -- the same --- models; not --flag, <-- or -->",
+     "4B–671B parameters – the same — models; not --flag, &lt;-- or --&gt;",
+     "4B–671B parameters – the same — models; not --flag, <-- or -->"),
+    ("a ``Recency Effect'' and ``what is degradation\" and ''epistemic blindness''",
+     "a “Recency Effect” and “what is degradation” and “epistemic blindness”",
+     "a “Recency Effect” and “what is degradation” and “epistemic blindness”"),
+    (r"differs by \approx 7.4\times, pass\textasciicircum{}k, \eg, \ie \ldots",
+     "differs by ≈ 7.4×, pass^k, e.g., i.e. …", "differs by ≈ 7.4×, pass^k, e.g., i.e. …"),
+    (r"comprises \num{33000} tiles of \qtyproduct{128 x 128}{\m}, \qty{5}{\percent}",
+     "comprises 33000 tiles of 128 × 128 m, 5%", "comprises 33000 tiles of 128 × 128 m, 5%"),
+    (r"we introduce \sevra, a \blue{clinical reward} and \openbiorq{}, a",
+     "we introduce sevra, a clinical reward and openbiorq, a",
+     "we introduce sevra, a clinical reward and openbiorq, a"),
+    (r"text\footnote{a note} goes on",
+     "text (a note) goes on", "text (a note) goes on"),
+    (r"\textbf{$\alpha$-fair} models",
+     "<b><math", "α-fair models"),
+]
+
+
+@pytest.mark.parametrize(("tex", "html", "plain"), CASES)
+def test_text_commands_render_as_tex_prints_them(tex: str, html: str, plain: str) -> None:
+    assert str(render_tex(tex)).startswith(html)
+    assert plain_tex(tex) == plain
+
+
+def test_display_environments_become_block_math() -> None:
+    out = str(render_tex(r"flow \begin{equation*} g(t)=(1-4t)g_{\mathrm{BH}}, \end{equation*} so"))
+    assert out.startswith('flow <math display="block"')
+    assert out.endswith("</math> so")
+    assert "begin" not in out
+    assert plain_tex(r"\begin{align} a = b \end{align}") == "a = b"
+
+
+@pytest.mark.parametrize("text", [
+    r"C:\Users\me and a\b",  # a path, a backslash inside a word: no macro
+    r"\textbf{unclosed and \emph",  # missing arguments
+    r"\undefined{",
+])
+def test_what_is_not_a_command_stays_as_written(text: str) -> None:
+    assert plain_tex(text) == text
+    assert render_tex(text) == str(render_tex.__globals__["escape"](text))
+
+
+@pytest.mark.parametrize("text", [
+    r"\url{javascript:alert(1)}",
+    r"\href{javascript:alert(1)}{click}",
+    r"\href{https://a.org/\" onmouseover=\"x}{click}",
+    r"\href{data:text/html,<script>alert(1)</script>}{<b>x</b>}",
+    r"\textbf{<script>alert(1)</script>} \emph{<img src=x onerror=alert(1)>}",
+    r"{\bf <iframe>} ``<svg onload=alert(1)>''",
+    "https://a.org/\"><script>alert(1)</script>",
+])
+def test_hostile_text_commands_make_no_active_markup(text: str) -> None:
+    out = str(render_tex(text))
+    root = etree.fromstring(f"<div>{out}</div>")
+    for el in root.iter():
+        assert el.tag in {"div", "a", "b", "i", "em", "code", "u", "span"}
+        if el.tag == "a":
+            assert set(el.attrib) == {"href", "rel"}
+            assert re.fullmatch(r"https?://[^\s\"<>]+", el.attrib["href"])
+        else:
+            assert set(el.attrib) <= {"class"}
+    assert "<script" not in out and "<img" not in out and "<iframe" not in out
+
+
+def test_nesting_past_the_limit_stays_as_source() -> None:
+    text = r"\textbf{" * 10 + "x" + "}" * 10
+    out = str(render_tex(text))
+    assert out.count("<b>") == 4  # MAX_DEPTH wrappers, then the rest as written
+    assert r"\textbf" in out
+
+
+@pytest.mark.parametrize("opener", [r"\textbf{", r"{\it ", "``", r"\begin{equation}", r"\url{"])
+def test_unclosed_text_commands_take_linear_time(opener: str) -> None:
+    text = f"{opener}x " * 20000
+    t0 = time.perf_counter()
+    plain_tex(text)
+    render_tex(text)
+    assert time.perf_counter() - t0 < 2.0
+
+
+def test_an_argument_past_its_limit_is_no_argument() -> None:
+    long = "x" * MAX_ARGUMENT_CHARS
+    assert plain_tex(r"\textbf{" + long + "}") == r"\textbf{" + long + "}"
+
+
+def test_search_words_need_no_formula_conversion() -> None:
+    assert plain_tex(r"\textbf{Fast} $\alpha$", math=False) == r"Fast $\alpha$"
+
+
+def _texts() -> list[str]:
+    """Every title, abstract and comment of the bundled sample."""
+    rows = [row for day in sample.days() for row in sample.listing(day)]
+    return [t for row in rows for t in (row["title"], row["summary"], row.get("comment")) if t]
+
+
+def test_no_backslash_command_is_left_in_the_sample() -> None:
+    """The measure of the site's paper pages (tests/test_site.py counts them on a build),
+    here on the texts themselves: no backslash command and no TeX quote is left."""
+    texts = _texts()
+    assert len(texts) > 3000
+    left = [t for t in texts if re.search(r"\\[A-Za-z]+|``", plain_tex(t))]
+    assert left == []
