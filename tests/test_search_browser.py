@@ -306,3 +306,30 @@ def test_the_sources_table_keeps_its_columns_and_fits_a_phone(page, site):
     page.goto(site["url"] + "sources/")
     assert page.eval_on_selector("table.sources", "t => getComputedStyle(t).display") == "table"
     assert page.evaluate("document.documentElement.scrollWidth") <= 320
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1366, 900)])
+def test_a_paper_page_leads_with_its_digest(page, site, width, height, scheme):
+    """The digest's one line is on the first screen, its digest above the abstract; on a
+    phone the abstract is folded (one tap away), on a desktop open. A paper without a
+    digest keeps its abstract open and says why there is none."""
+    page.set_viewport_size({"width": width, "height": height})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(site["url"] + f"paper/{site['digest_id']}.html")
+    lead = page.locator("p.lead")
+    assert DIGEST in lead.text_content()
+    assert lead.bounding_box()["y"] + lead.bounding_box()["height"] / 2 < height
+    digest_y = page.locator("section.digest").bounding_box()["y"]
+    assert digest_y < page.locator("details.abstract").bounding_box()["y"]
+    phone = width < 640
+    assert page.locator("details.abstract").evaluate("d => d.open") is (not phone)
+    if phone:
+        page.locator("details.abstract summary").click()
+        assert page.locator("details.abstract p").is_visible()
+    other = next(i for i, p in site["papers"].items()
+                 if i not in (site["digest_id"], XSS_ID) and p["ai_related"])
+    page.goto(site["url"] + f"paper/{other}.html")
+    assert page.locator("details.abstract").evaluate("d => d.open") is True
+    assert page.locator("p.digest-why").is_visible()
+    assert "排队中" in page.locator("p.digest-why").text_content()

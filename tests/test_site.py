@@ -583,7 +583,7 @@ def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built
     page = lxml_html.parse(str(some))
     assert page.getroot().get("lang") == "zh-CN"
     assert page.find(".//h1").get("lang") == "en"
-    assert page.find(".//p[@class='abstract']").get("lang") == "en"
+    assert page.find(".//details[@class='abstract']/p").get("lang") == "en"
     card = lxml_html.parse(str(root / "library/updated/all/index.html")).find(".//h3//bdi")
     assert card.get("lang") == "en"
     cfg = make_config(tmp_path, language="en")
@@ -639,3 +639,82 @@ def test_paper_pages_show_no_latex_commands(built):
             left.append(path.stem)
     assert left == KNOWN_UNRENDERABLE
     assert len(left) <= 0.005 * len(pages)
+
+
+def test_cards_show_the_time_their_list_is_sorted_by(built):
+    """Each card's time is on its list's clock, labelled: ingestion in a day's new papers,
+    the new version's arrival among revisions, the version update in the library."""
+    root, s = out(built), i18n.strings("zh-CN")
+    papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
+    for folder, label, column in ((f"brief/{day}/new", s["first_seen"], "first_seen"),
+                                  (f"brief/{day}/revised", s["at_revision"], "version_seen_at"),
+                                  ("library/published/all", s["published"], "published"),
+                                  ("library/updated/all", s["updated"], "updated")):
+        page = lxml_html.parse(str(root / folder / "index.html"))
+        cards = list(page.iter("article"))
+        assert cards, folder
+        for card in cards[:10]:
+            [clock] = [e for e in card.iter("span") if e.get("class") == "clock"]
+            assert clock.text_content().startswith(label + " "), (folder, clock.text_content())
+            when = dt.datetime.fromisoformat(clock.find("time").get("datetime"))
+            assert when == papers[card.get("id")[2:]][column], folder
+
+
+def test_a_card_without_a_digest_shows_the_abstracts_first_lines(built):
+    root = out(built)
+    page = lxml_html.parse(str(root / "library/updated/all/index.html"))
+    papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    cards = list(page.iter("article"))
+    excerpts = 0
+    for card in cards:
+        [excerpt] = [e for e in card.iter("p") if e.get("class") == "excerpt"] or [None]
+        if excerpt is None:
+            continue
+        excerpts += 1
+        text = excerpt.text_content()
+        abstract = papers[card.get("id")[2:]]["abstract"]
+        assert 0 < len(text) <= 170
+        if "$" not in abstract and "\\" not in abstract:
+            assert abstract.startswith(text.removesuffix(" …").rstrip(",;: ")), text
+    assert excerpts == len(cards) - sum(1 for c in cards for e in c.iter("p")
+                                        if e.get("class") == "tldr")
+    assert excerpts > 40
+
+
+def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(built):
+    root, s = out(built), i18n.strings("zh-CN")
+    page = lxml_html.parse(str(root / f"paper/{XSS_ID}.html")).getroot()
+    main = page.find(".//main/article")
+    order = [e.get("class") or e.tag for e in main]
+    assert order.index("lead") == order.index("h1") + 1  # the one line under the title
+    assert order.index("digest") < order.index("abstract") < order.index("follows")
+    assert "onerror" in main.find(".//p[@class='lead']").text_content()  # as text, escaped
+    assert main.find(".//p[@class='lead']").find(".//img") is None
+    # No digest: the page says why, in the site's language.
+    papers = [p for p in built[1].read("papers").to_pylist() if p["arxiv_id"] != XSS_ID]
+    for ai_related, key in ((True, "digest_why_queued"), (False, "digest_why_ai")):
+        paper = next(p for p in papers if bool(p["ai_related"]) == ai_related)
+        page = lxml_html.parse(str(root / f"paper/{paper['arxiv_id']}.html")).getroot()
+        [why] = [e.text_content() for e in page.iter("p")
+                 if "digest-why" in (e.get("class") or "")]
+        assert why == s[key].format(n="100")
+    assert page.find(".//section[@class='digest']") is None
+    assert page.find(".//p[@class='lead']") is None
+
+
+@pytest.mark.parametrize(("settings", "attempts", "key"), [
+    ({"enabled": False}, None, "digest_why_off"),
+    ({"selection": "topics"}, None, "digest_why_topics"),
+    ({}, None, "digest_why_queued"),
+    ({}, 1, "digest_why_retrying"),
+    ({}, 3, "digest_why_failed"),
+])
+def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
+    from pipeline.site._views import _why_no_digest
+
+    cfg = make_config(tmp_path)
+    cfg = dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **settings))
+    s = i18n.strings("zh-CN")
+    said = _why_no_digest(cfg, s, ai_related=True, in_topics=False, attempts=attempts)
+    assert said == s[key].format(n="100", attempts=attempts)

@@ -96,6 +96,31 @@ def plain_tex(text: str, *, math: bool = True) -> str:
     return "".join(_render(text, html=False, math=math, depth=0))
 
 
+def excerpt(text: str, chars: int) -> str:
+    """The start of ``text``, cut at the last space before ``chars`` that is outside every
+    formula and braced argument, with "…"; the whole text when it is that short."""
+    if len(text) <= chars:
+        return text
+    spans = []
+    for m in _TOKEN.finditer(text):
+        if m.start() >= chars:
+            break
+        spans.append((m.start(), m.end()))
+    cut = chars
+    while (cut := text.rfind(" ", 0, cut)) > 0:
+        head = text[:cut]
+        if not any(a < cut < b for a, b in spans) and _depth(head) == 0:
+            return head.rstrip(" ,;:") + " …"
+    return ""
+
+
+def _depth(text: str) -> int:
+    depth = 0
+    for m in _BRACE.finditer(text):
+        depth += {"{": 1, "}": -1}.get(m[0], 0)
+    return depth
+
+
 def _render(text: str, *, html: bool, math: bool, depth: int) -> list[str]:
     def out(s: str) -> str:
         return str(escape(s)) if html else s

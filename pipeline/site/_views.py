@@ -26,10 +26,13 @@ from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._history import Reading
 from pipeline.site._safe import clean, clean_opt
-from pipeline.site._tex import plain_tex, render_tex
+from pipeline.site._tex import excerpt, plain_tex, render_tex
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
+# Two lines of a card on a phone, most of two at 1366 px (CSS clamps to two lines at any
+# width). A paper is in many lists: at 20,000 papers 200 characters cost 22 MB, 160 19 MB.
+EXCERPT_CHARS = 160
 DIGEST_FIELDS = tuple(digest_prompt.FIELDS)  # as the digest step asks the model for them
 DIFF_CONTEXT = 12  # words kept on each side of a change to an abstract
 
@@ -101,6 +104,7 @@ class Paper:
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_created: dt.datetime | None = None
+    digest_why: str | None = None  # why there is no digest, for a reader
     versions: list[Version] = field(default_factory=list)
     has_page: bool = True
 
@@ -114,6 +118,21 @@ class Paper:
     def anchor(self) -> str:
         """The id of the paper's card in a list (old ids' slash is not an id character)."""
         return "p-" + self.arxiv_id.replace("/", "-")
+
+    def at(self, clock: str) -> dt.datetime:
+        """The paper's time on ``clock``: a list's sort key (CLOCKS, "revision" when this
+        version came in, "digest" when its digest was written)."""
+        if clock == "revision":
+            return self.version_seen_at
+        if clock == "digest":
+            return self.digest_created or self.version_seen_at
+        return getattr(self, clock)
+
+    @property
+    def excerpt_html(self) -> Markup:
+        """A card's text when the paper has no digest: the abstract's first two lines (made
+        when a card renders, and not kept: a paper page's key is its fields)."""
+        return render_tex(excerpt(self.abstract_text, EXCERPT_CHARS))
 
     @property
     def abstract_html(self) -> Markup:
@@ -222,6 +241,8 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
 
     digest_by_id = _latest_digests(digests_df, cfg.digest_language)
+    failed_digests = _failed_digests(digests_df, cfg.digest_language)
+    strings = i18n.strings(cfg.site.language)
     versions_by_id: dict[str, list[dict]] = {}
     ordered = versions_df.sort_values(["arxiv_id", "version"], kind="stable")
     for row in _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
@@ -264,6 +285,9 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
             digest_model=_str_or_none(d["model"]) if d else None,
             digest_created=d["created"].to_pydatetime() if d else None,
+            digest_why=None if d else _why_no_digest(
+                cfg, strings, bool(_opt(row["ai_related"])), bool(topics),
+                failed_digests.get(row["arxiv_id"])),
             # Only an id of arXiv's grammar becomes a path (paper/<id>.html).
             has_page=row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
         )
@@ -309,6 +333,33 @@ def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict]:
 
 def _str_or_none(value: object) -> str | None:
     return clean_opt(_opt(value))  # type: ignore[arg-type]
+
+
+def _why_no_digest(cfg: Config, s: dict[str, str], ai_related: bool, in_topics: bool,
+                   attempts: int | None) -> str:
+    """What a reader is told instead of a digest: never silence."""
+    d = cfg.digest
+    if not d.enabled:
+        return s["digest_why_off"]
+    if d.selection == "ai" and not ai_related:
+        return s["digest_why_ai"]
+    if d.selection == "topics" and not in_topics:
+        return s["digest_why_topics"]
+    if attempts:
+        key = "digest_why_failed" if attempts >= d.max_attempts else "digest_why_retrying"
+        return s[key].format(attempts=attempts)
+    return s["digest_why_queued"].format(n=f"{d.max_per_run:,}")
+
+
+def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
+    """Attempts so far, by paper, of the digests that have not succeeded yet."""
+    if digests.empty:
+        return {}
+    rows = digests[digests["language"] == language]
+    rows = rows.sort_values(["arxiv_id", "version", "created"], kind="stable")
+    last = rows.drop_duplicates("arxiv_id", keep="last")
+    last = last[last["status"] != "ok"]
+    return dict(zip(last["arxiv_id"], last["attempts"].fillna(0).astype(int), strict=True))
 
 
 def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict]:

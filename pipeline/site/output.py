@@ -28,7 +28,7 @@ class Output:
     def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment) -> None:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
-        self.cards: dict[str, Markup] = {}
+        self.cards: dict[tuple[str, str], Markup] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -82,22 +82,26 @@ class Output:
         html = before.replace(_TITLE, str(escape(title)), 1) + body + after
         self.writer.put(self.root / path, html.encode("utf-8"))
 
-    def card(self, paper: Paper, full: bool = False) -> Markup:
-        """A paper's card, rendered once; lists show it compact (the abstract lives on the
-        paper page), the home page in full."""
-        if not full and paper.arxiv_id in self.cards:
-            return self.cards[paper.arxiv_id]
+    def card(self, paper: Paper, full: bool = False, clock: str = "updated") -> Markup:
+        """A paper's card showing the time its list is sorted by, rendered once per clock;
+        lists show it compact (the abstract lives on the paper page), the home page in
+        full."""
+        key = (paper.arxiv_id, clock)
+        if not full and key in self.cards:
+            return self.cards[key]
         html = Markup(self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
-                                                   local=self.site.local, full=full))
+                                                   local=self.site.local, full=full,
+                                                   clock=clock))
         if not full:
-            self.cards[paper.arxiv_id] = html
+            self.cards[key] = html
         return html
 
     def cards_html(self, papers: Iterable[Paper], root: str,
-                   notes: dict[str, str] | None = None, full: bool = False) -> Markup:
+                   notes: dict[str, str] | None = None, full: bool = False,
+                   clock: str = "updated") -> Markup:
         parts = []
         for p in papers:
-            html = str(self.card(p, full))
+            html = str(self.card(p, full, clock))
             if notes and p.arxiv_id in notes:
                 strings = self.site.strings
                 note = f'<p class="reason">{escape(strings["topic_reason"])}' \
@@ -112,6 +116,7 @@ class Output:
         """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES."""
         total = len(papers)
         pages = max(1, min(MAX_LIST_PAGES, -(-total // PER_PAGE)))
+        clock = str(ctx.get("order") or ctx.get("clock") or "updated")  # what cards show
         written = []
         for n in range(1, pages + 1):
             here = path if n == 1 else f"{path}page/{n}/"
@@ -119,7 +124,7 @@ class Output:
             chunk = papers[(n - 1) * PER_PAGE:n * PER_PAGE]
             written.append(self.page(
                 here, "list.html", feeds, title=title, intro=intro, count=total,
-                cards=self.cards_html(chunk, root, notes), page_n=n, pages=pages,
+                cards=self.cards_html(chunk, root, notes, clock=clock), page_n=n, pages=pages,
                 prev=None if n == 1 else (path if n == 2 else f"{path}page/{n - 1}/"),
                 next=None if n == pages else f"{path}page/{n + 1}/",
                 truncated=total > pages * PER_PAGE, **ctx))

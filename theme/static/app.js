@@ -1,5 +1,6 @@
-// PaperTrail: refresh the home page's numbers every minute from status.json, no reload.
-// Reading works without this script; it only keeps an open tab current.
+// PaperTrail: refresh the home page's numbers every minute from status.json, no reload;
+// on a phone, fold a paper page's abstract under its digest. Reading works without this
+// script (the abstract then stays open); it only keeps an open tab current.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -35,4 +36,10 @@
   }
 
   if (document.querySelector("[data-stat]")) setInterval(refresh, REFRESH_MS);
+
+  // The digest is what a phone reader came for; the abstract is one tap away.
+  if (window.matchMedia("(max-width: 40rem)").matches) {
+    var folds = document.querySelectorAll("details[data-fold-narrow]");
+    for (var i = 0; i < folds.length; i++) folds[i].open = false;
+  }
 })();
