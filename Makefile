@@ -3,6 +3,8 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# axe-core for the accessibility tests: a file from the npm registry, injected into pages.
+AXE := tests/axe/node_modules/axe-core/axe.min.js
 
 .PHONY: demo test lint bench clean
 
@@ -12,12 +14,16 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
+$(AXE): tests/axe/package.json tests/axe/package-lock.json
+	npm ci --prefix tests/axe --no-audit --no-fund --loglevel=error
+	touch $(AXE)
+
 ## demo: set up, then run the real pipeline offline against the bundled sample
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
 ## test: set up, then lint, type-check pipeline/ and run the whole test suite
-test: $(STAMP)
+test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q

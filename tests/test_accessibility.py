@@ -1,0 +1,59 @@
+"""axe-core in a real browser on the pages a reader uses most: home, a paper, search, the
+follow page and sources, in the zh and en builds, desktop and phone, light and dark. No
+violation of serious or critical impact may remain.
+
+axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
+and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed
+for the injection only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import serve
+from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
+
+AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/")
+VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
+
+
+@pytest.fixture(scope="module", params=["zh-CN", "en"])
+def site(request, tmp_path_factory):
+    cfg = make_config(tmp_path_factory.mktemp(f"a11y-{request.param}"), request.param)
+    store = run_pipeline(cfg, DAYS[:2])
+    paper = store.read("papers").to_pylist()[0]["arxiv_id"]
+    add_digest(store, paper, 1, at(DAYS[1]) - dt.timedelta(minutes=5), "一句话导读。")
+    build_at_last_run(cfg)
+    with serve(cfg.output_path) as url:
+        yield url, paper
+
+
+@pytest.fixture
+def axe_page(browser):
+    # The pages allow scripts from 'self' only; bypassing CSP lets the injected file run.
+    context = browser.new_context(bypass_csp=True)
+    yield context.new_page()
+    context.close()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("path", PAGES)
+def test_no_serious_or_critical_accessibility_violation(axe_page, site, path, viewport, scheme):
+    url, paper = site
+    width, height = VIEWPORTS[viewport]
+    axe_page.set_viewport_size({"width": width, "height": height})
+    axe_page.emulate_media(color_scheme=scheme)
+    axe_page.goto(url + path.format(paper=paper))
+    axe_page.wait_for_load_state("networkidle")
+    axe_page.add_script_tag(path=str(AXE))
+    result = axe_page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    serious = [(v["id"], v["impact"], [n["target"] for n in v["nodes"][:3]])
+               for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    assert serious == []
+    assert result["testEngine"]["version"].startswith("4.")
