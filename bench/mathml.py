@@ -1,9 +1,9 @@
 """Math and diff benchmarks for the site. Prints figures; asserts nothing.
 
-1. render_math over every real abstract of the bundled sample (five days of arXiv CS
+1. render_tex over every real abstract of the bundled sample (five days of arXiv CS
    listings): median and p95 ms per distinct abstract,
-   cold (formula cache cleared before every abstract) and warm, and the share of
-   formulas that fell back to escaped source;
+   cold (formula caches cleared before every abstract) and warm, and the share of
+   formulas MathML could not take (they fall back to Unicode, else to their source);
 2. word_diff on a 2,000-word abstract with 20 edits, and against an unrelated text.
 Run: .venv/bin/python bench/mathml.py   (or `make bench`; `--smoke`: 100 abstracts)
 """
@@ -16,9 +16,9 @@ import statistics
 import time
 
 from pipeline.replay import sample
-from pipeline.site import _math
+from pipeline.site import _math, _tex
 from pipeline.site._diff import word_diff
-from pipeline.site._math import render_math
+from pipeline.site._tex import render_tex
 
 
 def abstracts() -> list[str]:
@@ -30,8 +30,9 @@ def timed(texts: list[str], *, cold: bool) -> list[float]:
     for text in texts:
         if cold:
             _math.formula.cache_clear()
+            _math.formula_text.cache_clear()
         t0 = time.perf_counter()
-        render_math(text)
+        render_tex(text)
         times.append((time.perf_counter() - t0) * 1000)
     return times
 
@@ -41,17 +42,17 @@ def bench_math(texts: list[str]) -> None:
     timed(texts, cold=False)  # fill the cache
     warm = timed(texts, cold=False)
     with_math = [t for t, text in zip(times, texts, strict=True) if "$" in text]
-    # Count formulas exactly as render_math finds them, then which of them fell back.
+    # Count formulas exactly as render_tex finds them, then which of them fell back.
     found = [
-        (m["display"] or m["inline"] or m["paren"] or m["bracket"],
-         m["display"] is not None or m["bracket"] is not None)
+        (m["display"] or m["inline"] or m["paren"] or m["bracket"] or m["body"],
+         m["inline"] is None and m["paren"] is None)
         for text in texts
-        for m in _math._TOKEN.finditer(text)
-        if not m["esc"]
+        for m in _tex._TOKEN.finditer(text)
+        if m["display"] or m["inline"] or m["paren"] or m["bracket"] or m["body"]
     ]
     failed = [tex for tex, display in found if _math.formula(tex, display=display) is None]
     q = statistics.quantiles(times, n=20)
-    print(f"render_math: {len(texts)} abstracts, {len(with_math)} with '$'")
+    print(f"render_tex: {len(texts)} abstracts, {len(with_math)} with '$'")
     print(f"  cold: median {statistics.median(times):.3f} ms/abstract, p95 {q[18]:.3f} ms, "
           f"max {max(times):.2f} ms, total {sum(times):.0f} ms")
     print(f"  cold, abstracts with '$' only: median {statistics.median(with_math):.3f} ms, "

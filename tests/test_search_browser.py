@@ -333,3 +333,17 @@ def test_a_paper_page_leads_with_its_digest(page, site, width, height, scheme):
     assert page.locator("details.abstract").evaluate("d => d.open") is True
     assert page.locator("p.digest-why").is_visible()
     assert "排队中" in page.locator("p.digest-why").text_content()
+
+
+def test_the_bibtex_copy_button_copies_the_entry(page, site):
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(site["url"] + f"paper/{site['digest_id']}.html")
+    page.locator("details.cite summary").click()
+    button = page.locator("button[data-copy]")
+    assert button.is_visible()
+    button.click()
+    page.wait_for_function("() => document.querySelector('button[data-copy]').textContent"
+                           " === '已复制'")
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied == page.locator("#bibtex").text_content()
+    assert copied.startswith("@misc{") and f"eprint={{{site['digest_id']}}}" in copied

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.site._tex import MAX_ARGUMENT_CHARS, plain_tex, render_tex
+from pipeline.site._tex import MAX_ARGUMENT_CHARS, excerpt, plain_tex, render_tex
 
 # (source, HTML, plain Unicode)
 CASES = [
@@ -144,3 +144,15 @@ def test_no_backslash_command_is_left_in_the_sample() -> None:
     assert len(texts) > 3000
     left = [t for t in texts if re.search(r"\\[A-Za-z]+|``", plain_tex(t))]
     assert left == []
+
+
+@pytest.mark.parametrize(("text", "chars", "cut"), [
+    ("one two three four", 100, "one two three four"),
+    ("one two three four", 12, "one two …"),
+    (r"we use $a + b$ here and there", 10, "we use …"),  # never inside a formula
+    (r"a \textbf{bold words here} end", 20, "a …"),  # nor inside an argument
+    ("本文提出一种方法，用于连续图像重建。", 10, "本文提出一种方法，用…"),  # no spaces in Chinese
+    ("x" * 50, 10, ""),
+])
+def test_an_excerpt_ends_at_a_word(text: str, chars: int, cut: str) -> None:
+    assert excerpt(text, chars) == cut

@@ -79,6 +79,7 @@ _SWITCH = {"it": "i", "em": "em", "sl": "i", "bf": "b", "tt": "code", "sc": "spa
 _ARITY = {**dict.fromkeys(_WRAP, 1), **dict.fromkeys(_DROP, 1), "textcolor": 2, "url": 1,
           "href": 2, "footnote": 1, "qty": 2, "SI": 2, "qtyproduct": 2, "SIrange": 3}
 _UNITS = {"percent": "%", "degree": "°", "celsius": "°C", "micro": "µ", "ohm": "Ω"}
+_CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef]")  # no spaces between words
 _BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
 _DASHES = {"--": "–", "---": "—"}
 _URL = re.compile(r"https?://[^\s<>\"'`{}\\]+")
@@ -97,8 +98,9 @@ def plain_tex(text: str, *, math: bool = True) -> str:
 
 
 def excerpt(text: str, chars: int) -> str:
-    """The start of ``text``, cut at the last space before ``chars`` that is outside every
-    formula and braced argument, with "…"; the whole text when it is that short."""
+    """The start of ``text``, cut at the last word boundary before ``chars`` (a space, or
+    anywhere in Chinese) that is outside every formula and braced argument, with "…"; the
+    whole text when it is that short."""
     if len(text) <= chars:
         return text
     spans = []
@@ -106,11 +108,12 @@ def excerpt(text: str, chars: int) -> str:
         if m.start() >= chars:
             break
         spans.append((m.start(), m.end()))
-    cut = chars
-    while (cut := text.rfind(" ", 0, cut)) > 0:
-        head = text[:cut]
-        if not any(a < cut < b for a, b in spans) and _depth(head) == 0:
-            return head.rstrip(" ,;:") + " …"
+    for cut in range(chars, 0, -1):
+        if not (text[cut] == " " or _CJK.match(text[cut - 1]) or _CJK.match(text[cut])):
+            continue
+        head = text[:cut].rstrip(" ,;:，；：、")
+        if head and not any(a < cut < b for a, b in spans) and _depth(head) == 0:
+            return head + ("…" if _CJK.match(head[-1]) else " …")
     return ""
 
 

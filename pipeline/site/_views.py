@@ -129,6 +129,18 @@ class Paper:
         return getattr(self, clock)
 
     @property
+    def title_text(self) -> str:
+        """The title as read (LaTeX as Unicode), for places that take no markup."""
+        return plain_tex(self.title)
+
+    @property
+    def description(self) -> str:
+        """What a search result or a link preview shows: the digest's line, else the
+        abstract's start."""
+        text = (self.digest or {}).get("tldr") or self.abstract_text
+        return plain_tex(excerpt(text, EXCERPT_CHARS))
+
+    @property
     def excerpt_html(self) -> Markup:
         """A card's text when the paper has no digest: the abstract's first two lines (made
         when a card renders, and not kept: a paper page's key is its fields)."""

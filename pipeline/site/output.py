@@ -20,6 +20,7 @@ MAX_LIST_PAGES = 100  # older papers stay reachable by date (briefs), category a
 _ROOT = "\ue000root\ue000"  # stands for the relative root in cards rendered once
 _TITLE = "\ue000title\ue000"  # stands for the page title in the chrome rendered once
 _MAIN = "\ue000main\ue000"  # stands for the main block in the chrome rendered once
+_META = "\ue000meta\ue000"  # stands for the head's per-page tags
 
 
 class Output:
@@ -69,17 +70,19 @@ class Output:
         """What a paper page renders before and after its main block, with a stand-in for
         the title: paper.html with that block replaced, so every other block is its own."""
         template = self.env.from_string(
-            '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}")
+            '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}"
+            "{% block meta %}" + _META + "{% endblock %}")
         html = template.render(self.context("../" * depth, feeds, title=_TITLE))
         before, _, after = html.partition(_MAIN)
         return before, after
 
-    def in_chrome(self, path: str, title: str, body: str,
+    def in_chrome(self, path: str, title: str, meta: str, body: str,
                   feeds: tuple[FeedSpec, ...] = ()) -> None:
-        """A paper page from its main block and the chrome rendered once (identical bytes to
-        a full render of paper.html; tests compare)."""
+        """A paper page from its meta and main blocks and the chrome rendered once
+        (identical bytes to a full render of paper.html; tests compare)."""
         before, after = self.chrome(path.count("/"), feeds)
-        html = before.replace(_TITLE, str(escape(title)), 1) + body + after
+        before = before.replace(_TITLE, str(escape(title)), 1).replace(_META, meta, 1)
+        html = before + body + after
         self.writer.put(self.root / path, html.encode("utf-8"))
 
     def card(self, paper: Paper, full: bool = False, clock: str = "updated") -> Markup:

@@ -1,6 +1,6 @@
 // PaperTrail: refresh the home page's numbers every minute from status.json, no reload;
-// on a phone, fold a paper page's abstract under its digest. Reading works without this
-// script (the abstract then stays open); it only keeps an open tab current.
+// on a paper page, copy its BibTeX and, on a phone, fold its abstract under its digest.
+// Reading works without this script (the abstract then stays open, the BibTeX selectable).
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -36,6 +36,19 @@
   }
 
   if (document.querySelector("[data-stat]")) setInterval(refresh, REFRESH_MS);
+
+  // A copy button per block it copies (the BibTeX entry); without a script it stays hidden.
+  var copies = document.querySelectorAll("button[data-copy]");
+  for (var c = 0; c < copies.length; c++) {
+    copies[c].hidden = !navigator.clipboard;
+    copies[c].addEventListener("click", function (e) {
+      var button = e.currentTarget;
+      var source = document.getElementById(button.dataset.copy);
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        button.textContent = button.dataset.copied;
+      });
+    });
+  }
 
   // The digest is what a phone reader came for; the abstract is one tap away.
   if (window.matchMedia("(max-width: 40rem)").matches) {

@@ -10,6 +10,7 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+import pipeline.site._cite as _cite
 import pipeline.site._diff as _diff
 import pipeline.site._math as _math
 import pipeline.site._tex as _tex
@@ -56,11 +57,20 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
     """The page's main block into the chrome rendered once."""
     feeds = page_feeds(out, paper)
     if not paper.title:  # base.html leaves out the title's separator then
-        out.page(paper.path, "paper.html", feeds, p=paper, title=paper.title)
+        out.page(paper.path, "paper.html", feeds, p=paper, title=paper.title_text,
+                 page_url=page_url(site, paper))
         return
     template = out.template("paper")
-    ctx = template.new_context(out.context("../" * paper.path.count("/"), feeds, p=paper))
-    out.in_chrome(paper.path, paper.title, "".join(template.blocks["main"](ctx)), feeds)
+    ctx = template.new_context(out.context("../" * paper.path.count("/"), feeds, p=paper,
+                                           page_url=page_url(site, paper)))
+    meta, main = ("".join(template.blocks[b](ctx)) for b in ("meta", "main"))
+    out.in_chrome(paper.path, paper.title_text, meta, main, feeds)
+
+
+def page_url(site: SiteData, paper: Paper) -> str | None:
+    """The page's address for link previews, when the site knows where it is served."""
+    base = site.cfg.site.base_url
+    return f"{base.rstrip('/')}/{paper.path}" if base else None
 
 
 def page_feeds(out: Output, paper: Paper) -> tuple[FeedSpec, ...]:
@@ -82,8 +92,8 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
 def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # TeX, math and diffs are made while a page renders, from the texts in its data.
-    parts += [inspect.getsource(m) for m in (_tex, _math, _diff)]
+    # TeX, math, diffs and citations are made while a page renders, from its data.
+    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _cite)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
