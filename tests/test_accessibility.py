@@ -1,6 +1,6 @@
 """axe-core in a real browser on the pages a reader uses most: home, a paper, search, the
-follow page and sources, in the zh and en builds, desktop and phone, light and dark. No
-violation of serious or critical impact may remain.
+follow page, sources and the HF board, in the zh and en builds, desktop and phone, light
+and dark. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
 and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed
@@ -18,7 +18,7 @@ from tests.conftest import serve
 from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/")
+PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/", "hf/")
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 

@@ -347,3 +347,19 @@ def test_the_bibtex_copy_button_copies_the_entry(page, site):
     copied = page.evaluate("navigator.clipboard.readText()")
     assert copied == page.locator("#bibtex").text_content()
     assert copied.startswith("@misc{") and f"eprint={{{site['digest_id']}}}" in copied
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_home_page_shows_a_paper_on_its_first_screen(page, site, scheme):
+    page.set_viewport_size({"width": 1366, "height": 900})
+    page.emulate_media(color_scheme=scheme)
+    page.goto(site["url"])
+    first = page.locator("section.library article.card").first
+    assert first.bounding_box()["y"] + 60 < 900  # its meta line and title are in view
+    ranges = page.eval_on_selector_all(
+        "nav[aria-label='range'] a", "els => els.map(e => [e.getAttribute('href'), "
+        "e.getAttribute('aria-current')])")
+    assert ranges == [["library/updated/24h/", None], ["library/updated/7d/", None],
+                      ["library/updated/all/", "true"]]
+    page.locator("nav[aria-label='range'] a").first.click()
+    assert page.url.endswith("library/updated/24h/")

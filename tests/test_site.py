@@ -721,3 +721,37 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
     s = i18n.strings("zh-CN")
     said = _why_no_digest(cfg, s, ai_related=True, in_topics=False, attempts=attempts)
     assert said == s[key].format(n="100", attempts=attempts)
+
+
+def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:2])
+    table = store.read("papers")
+    papers = table.to_pylist()
+    days = [at(DAYS[0]).date(), at(DAYS[1]).date()]
+    picks = papers[:12]
+    for i, p in enumerate(picks):  # the HF step is not part of this store
+        p["hf_day"], p["hf_upvotes"] = days[i % 2], (i * 7) % 11
+        p["hf_repo"] = f"https://github.com/o/r{i}" if i % 3 == 0 else None
+        p["hf_stars"] = i * 10 if i % 3 == 0 else None
+        p["hf_project_page"] = "javascript:alert(1)" if i == 1 else None
+    store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
+    build_at_last_run(cfg)
+    root = cfg.output_path
+    for day, path in ((days[1], "hf/index.html"), (days[1], f"hf/{days[1]}/index.html"),
+                      (days[0], f"hf/{days[0]}/index.html")):
+        page = lxml_html.parse(str(root / path))
+        items = page.xpath("//ol[@class='board']/li")
+        ids = [li.xpath(".//article/@id")[0][2:] for li in items]
+        expected = sorted((p for p in picks if p["hf_day"] == day),
+                          key=lambda p: (-p["hf_upvotes"], p["arxiv_id"]))
+        assert ids == [p["arxiv_id"] for p in expected], path
+        votes = [int(v.text_content().strip("▲ ")) for v in page.xpath("//p[@class='votes']")]
+        assert votes == sorted(votes, reverse=True)
+        for li, p in zip(items, expected, strict=True):
+            links = li.xpath(".//p[@class='hf-links']//a/@href")
+            assert f"https://huggingface.co/papers/{p['arxiv_id']}" in links
+            assert (p["hf_repo"] in links) == (p["hf_repo"] is not None)
+            assert not any(h.startswith("javascript:") for h in links)
+    home = lxml_html.parse(str(root / "index.html"))
+    assert home.xpath("//ul[@class='totals']//a/@href") == ["hf/"]

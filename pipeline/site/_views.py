@@ -101,6 +101,8 @@ class Paper:
     hf_upvotes: int | None
     hf_repo: str | None
     hf_day: dt.date | None
+    hf_stars: int | None = None  # the code repository's, as Hugging Face reports them
+    hf_project: str | None = None  # the project page Hugging Face links
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_created: dt.datetime | None = None
@@ -294,6 +296,8 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
             hf_repo=_str_or_none(row["hf_repo"]),
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],
+            hf_stars=None if pd.isna(row["hf_stars"]) else int(row["hf_stars"]),
+            hf_project=_http_or_none(row["hf_project_page"]),
             digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
             digest_model=_str_or_none(d["model"]) if d else None,
             digest_created=d["created"].to_pydatetime() if d else None,
@@ -333,7 +337,8 @@ def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
 _PAPER_COLUMNS = ("arxiv_id", "version", "title", "abstract", "authors", "categories",
                   "primary_category", "comment", "journal_ref", "doi", "published", "updated",
                   "first_seen", "version_seen_at", "ai_related", "ai_reason", "topics",
-                  "topic_reasons", "hf_upvotes", "hf_repo", "hf_day")
+                  "topic_reasons", "hf_upvotes", "hf_repo", "hf_day", "hf_stars",
+                  "hf_project_page")
 
 
 def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict]:
@@ -345,6 +350,12 @@ def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict]:
 
 def _str_or_none(value: object) -> str | None:
     return clean_opt(_opt(value))  # type: ignore[arg-type]
+
+
+def _http_or_none(value: object) -> str | None:
+    """A link from upstream data, kept only when it is an http(s) URL."""
+    url = _str_or_none(value)
+    return url if url and url.startswith(("https://", "http://")) else None
 
 
 def _why_no_digest(cfg: Config, s: dict[str, str], ai_related: bool, in_topics: bool,

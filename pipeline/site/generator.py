@@ -25,6 +25,7 @@ from pipeline.site.pages import (
     briefs,
     categories,
     feeds,
+    hf,
     home,
     lists,
     me,
@@ -40,8 +41,9 @@ from pipeline.store import Store
 log = logging.getLogger(__name__)
 
 # Rendered in this process while the workers run; each reads only the SiteData.
-_IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, sources.render,
-               home.render, feeds.render, me.render, search.render_pages, static.render)
+_IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
+               sources.render, home.render, feeds.render, me.render, search.render_pages,
+               static.render)
 
 
 class PaperTrailGenerator(Generator):
