@@ -755,3 +755,13 @@ def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
             assert not any(h.startswith("javascript:") for h in links)
     home = lxml_html.parse(str(root / "index.html"))
     assert home.xpath("//ul[@class='totals']//a/@href") == ["hf/"]
+
+
+def test_version_history_links_each_version_on_arxiv(built):
+    revised = next(r for r in built[1].read("papers").to_pylist()
+                   if r["version"] > 1 and r["arxiv_id"] != XSS_ID)
+    page = lxml_html.parse(str(out(built) / f"paper/{revised['arxiv_id']}.html"))
+    links = page.xpath("//section[@class='timeline']//li/p[1]/a")
+    assert [(a.text, a.get("href")) for a in links] == [
+        (f"v{n}", f"https://arxiv.org/abs/{revised['arxiv_id']}v{n}")
+        for n in range(1, revised["version"] + 1)]

@@ -163,7 +163,11 @@ class Paper:
 
     @property
     def abs_url(self) -> str:
-        return f"https://arxiv.org/abs/{self._ref}v{self.version}"
+        return self.version_url(self.version)
+
+    def version_url(self, version: int) -> str:
+        """arXiv's page of one version (each stays readable there after the next)."""
+        return f"https://arxiv.org/abs/{self._ref}v{version}"
 
     @property
     def pdf_url(self) -> str:
