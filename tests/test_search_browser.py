@@ -12,6 +12,7 @@ from zoneinfo import ZoneInfo
 import pyarrow as pa
 import pytest
 
+from pipeline import config as config_mod
 from pipeline.site import _search
 from tests.conftest import serve
 from tests.test_site import (
@@ -161,6 +162,14 @@ def test_follow_an_author_then_my_feed_lists_their_papers(page, site):
     button.click()
     assert button.get_attribute("aria-pressed") == "true"
     badge = page.locator("[data-follow-badge]")
+    page.wait_for_timeout(500)
+    assert badge.is_hidden()  # nothing is new since the follow was made, a moment ago
+    # As if followed before the papers came in: each of them is new.
+    firsts = [_search.minutes(site["papers"][i]["first_seen"]) for i in ids]
+    page.evaluate("since => { const f = JSON.parse(localStorage.getItem('papertrail.follows'));"
+                  " f[0].since = since; localStorage.setItem('papertrail.follows',"
+                  " JSON.stringify(f)); }", min(firsts) - 1)
+    page.reload()
     badge.wait_for(state="visible")
     assert badge.text_content() == str(len(ids))
 
@@ -187,7 +196,9 @@ def test_export_clear_import_restores_follows(page, site, tmp_path):
         page.click("#follow-export")
     saved = tmp_path / "follows.json"
     dl.value.save_as(saved)
-    assert json.loads(saved.read_text())["follows"] == [{"kind": "query", "value": "diffusion"}]
+    [saved_follow] = json.loads(saved.read_text())["follows"]
+    assert (saved_follow["kind"], saved_follow["value"]) == ("query", "diffusion")
+    assert saved_follow["since"] > 0  # when it was made: the badge counts from there
     asked: list[str] = []
     page.once("dialog", lambda d: asked.append(d.message) or d.dismiss())
     page.click("#follow-clear")  # asks first; dismissed, nothing is cleared
@@ -363,3 +374,35 @@ def test_the_home_page_shows_a_paper_on_its_first_screen(page, site, scheme):
                       ["library/updated/all/", "true"]]
     page.locator("nav[aria-label='range'] a").first.click()
     assert page.url.endswith("library/updated/24h/")
+
+
+@pytest.fixture(scope="module")
+def site_with_a_topic(tmp_path_factory):
+    root = tmp_path_factory.mktemp("topic-site")
+    cfg = make_config(root)
+    cfg.path.write_text(cfg.path.read_text("utf-8") + (
+        '[[topics]]\nslug = "diffusion"\nname = { zh = "扩散模型", en = "Diffusion" }\n'
+        'keywords = ["diffusion"]\n'), encoding="utf-8")
+    cfg = config_mod.load(cfg.path)
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    with serve(cfg.output_path) as url:
+        yield url
+
+
+@pytest.mark.parametrize(("kind", "path", "value", "shown"), [
+    ("category", "category/cs.CV/", "cs.CV", "cs.CV"),
+    ("topic", "topic/diffusion/", "diffusion", "扩散模型"),
+])
+def test_a_category_or_topic_page_has_its_own_follow_button(page, site_with_a_topic, kind,
+                                                           path, value, shown):
+    page.goto(site_with_a_topic + path)
+    button = page.locator(f"button[data-follow-kind={kind}]")
+    assert button.is_visible()
+    assert button.get_attribute("data-follow-value") == value
+    assert button.text_content().endswith(" · " + shown)
+    button.click()
+    assert button.get_attribute("aria-pressed") == "true"
+    follows = page.evaluate("JSON.parse(localStorage.getItem('papertrail.follows'))")
+    assert [(f["kind"], f["value"]) for f in follows] == [(kind, value)]
+    assert follows[0]["since"] > _search.minutes(dt.datetime(2026, 1, 1, tzinfo=dt.UTC))

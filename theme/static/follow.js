@@ -1,7 +1,7 @@
 // PaperTrail following (关注): follows live in this browser's localStorage only.
 // Authors, categories and topics match the newest papers in search/recent.json; keywords
-// run through the search index (window.PTSearch). The nav badge counts matches newer
-// than the last visit to the feed page.
+// run through the search index (window.PTSearch). The nav badge counts matches stored
+// after the follow was made and after the last visit to the feed page.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -22,18 +22,27 @@
   // for the follow's link nor written as TOML for a fork: such a value is no follow.
   function valid(f) {
     return f && KINDS.indexOf(f.kind) >= 0 && typeof f.value === "string" && f.value.length > 0 &&
-      !/\p{Cs}/u.test(f.value);
+      !/\p{Cs}/u.test(f.value) && (f.since === undefined || Number.isFinite(f.since));
   }
+  // Minutes since 1970, the unit of the index's clocks: when a follow was made.
+  function nowMinutes() { return Math.floor(Date.now() / 60000); }
   function write(list) { localStorage.setItem(KEY, JSON.stringify(list)); changed(); }
   function has(kind, value) { return read().some(function (f) { return f.kind === kind && f.value === value; }); }
   function toggle(kind, value) {
     var list = read();
     var rest = list.filter(function (f) { return !(f.kind === kind && f.value === value); });
-    if (rest.length === list.length) rest.push({ kind: kind, value: value });
+    if (rest.length === list.length) rest.push({ kind: kind, value: value, since: nowMinutes() });
     write(rest);
     return rest.length > list.length;
   }
   function seen() { return Number(localStorage.getItem(SEEN) || 0); }
+  // New to the reader: stored after the last visit to the feed page and after a follow it
+  // matched was made (a first follow does not count the paper's whole past).
+  function fresh(x, since) {
+    return x.entry.first_seen > since && x.why.some(function (f) {
+      return x.entry.first_seen > (f.since || 0);
+    });
+  }
 
   var recentP = null;
   function recent() {
@@ -80,10 +89,10 @@
     if (!nodes.length) return;
     feed().then(function (items) {
       var since = seen();
-      var fresh = items.filter(function (x) { return x.entry.first_seen > since; }).length;
+      var count = items.filter(function (x) { return fresh(x, since); }).length;
       nodes.forEach(function (n) {
-        n.textContent = fresh ? String(fresh) : "";
-        n.hidden = !fresh;
+        n.textContent = count ? String(count) : "";
+        n.hidden = !count;
       });
     }).catch(function (err) { console.warn("follow badge:", err.message || err); });
   }
@@ -150,9 +159,9 @@
 
   // -- follow buttons on paper pages -------------------------------------------------------
   // A paper page carries an empty [data-follows] box with the buttons' labels; the buttons
-  // are made here from what the page already shows (its first ten authors, its category
+  // are made here from what the page already shows (its authors, its category
   // links, its topic links), so the page itself does not repeat every name a second time.
-  var MAX_AUTHORS = 10;
+  var MAX_AUTHORS = 50;  // every author of nearly every paper (the last is often the lab's head)
 
   function topicSlug(a) {
     var m = /topic\/([^/]+)\/$/.exec(a.getAttribute("href") || "");
@@ -187,6 +196,8 @@
     });
   }
   document.querySelectorAll("[data-follows]").forEach(makeButtons);
+  // A topic's or category's page has its own button, shown once it can work.
+  document.querySelectorAll("button[data-follow-kind][hidden]").forEach(function (b) { b.hidden = false; });
   // One handler for every follow button, those made above and any made later.
   document.addEventListener("click", function (ev) {
     var b = ev.target.closest && ev.target.closest("button[data-follow-kind]");
@@ -254,14 +265,14 @@
         return Promise.resolve();
       }
       return feed().then(function (items) {
-        var fresh = items.filter(function (x) { return x.entry.first_seen > since; }).length;
-        status.textContent = items.length ? box.dataset.new.replace("{n}", fresh) : box.dataset.empty;
+        var count = items.filter(function (x) { return fresh(x, since); }).length;
+        status.textContent = items.length ? box.dataset.new.replace("{n}", count) : box.dataset.empty;
         var api = window.PTSearch;
         return api.docs(items.map(function (x) { return x.entry.doc; })).then(function (docs) {
           list.textContent = "";
           docs.forEach(function (d, i) {
             var x = items[i];
-            list.appendChild(api.card(d, { fresh: x.entry.first_seen > since, meta: "arXiv:" +
+            list.appendChild(api.card(d, { fresh: fresh(x, since), meta: "arXiv:" +
               d.id + " · " + api.local(x.entry.first_seen) + " · " +
               x.why.map(function (f) { return f.value; }).join(", ") }));
           });
@@ -293,7 +304,7 @@
       file.text().then(function (text) {
         var data = JSON.parse(text);
         var incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
-          .map(function (f) { return { kind: f.kind, value: f.value }; });
+          .map(function (f) { return { kind: f.kind, value: f.value, since: f.since || nowMinutes() }; });
         var list = read();
         incoming.forEach(function (f) {
           if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
