@@ -406,3 +406,39 @@ def test_a_category_or_topic_page_has_its_own_follow_button(page, site_with_a_to
     follows = page.evaluate("JSON.parse(localStorage.getItem('papertrail.follows'))")
     assert [(f["kind"], f["value"]) for f in follows] == [(kind, value)]
     assert follows[0]["since"] > _search.minutes(dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+
+
+def test_the_follow_page_lists_follows_first_then_pages_matches_with_their_digests(page, site):
+    cv = sorted(i for i, p in site["papers"].items() if "cs.CV" in p["categories"])
+    assert len(cv) > 60 and site["digest_id"] in cv
+    page.goto(site["url"] + "category/cs.CV/")
+    page.locator("button[data-follow-kind=category]").click()
+    page.goto(site["url"] + "follow/")
+    page.wait_for_selector("#feed[data-ready]")
+    headings = page.eval_on_selector_all("#follow-page h2", "els => els.map(e => e.textContent)")
+    assert headings.index("关注列表") < headings.index("关注的论文")
+    shown = page.eval_on_selector_all("#feed li", "els => els.map(e => e.dataset.id)")
+    assert len(shown) == 50
+    more = page.locator("#feed-more")
+    assert more.text_content() == f"再显示 {min(50, len(cv) - 50)} 篇"
+    more.click()
+    page.wait_for_function("n => document.querySelectorAll('#feed li').length === n",
+                           arg=min(100, len(cv)))
+    shown = page.eval_on_selector_all("#feed li", "els => els.map(e => e.dataset.id)")
+    assert len(set(shown)) == len(shown) and set(shown) <= set(cv)
+    while more.is_visible():
+        more.click()
+        page.wait_for_timeout(200)
+    shown = page.eval_on_selector_all("#feed li", "els => els.map(e => e.dataset.id)")
+    assert sorted(shown) == cv
+    card = page.locator(f"#feed li[data-id='{site['digest_id']}'] .tldr")
+    assert card.text_content() == DIGEST
+
+
+def test_a_followed_topic_is_listed_by_its_name(page, site_with_a_topic):
+    page.goto(site_with_a_topic + "topic/diffusion/")
+    page.locator("button[data-follow-kind=topic]").click()
+    page.goto(site_with_a_topic + "follow/")
+    item = page.locator("#follow-list li a").first
+    assert item.text_content() == "扩散模型"
+    assert item.get_attribute("href").endswith("topic/diffusion/")

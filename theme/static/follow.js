@@ -214,7 +214,10 @@
     var status = document.getElementById("follow-status");
     var list = document.getElementById("feed");
     var follows = document.getElementById("follow-list");
+    var more = document.getElementById("feed-more");
     var since = seen();
+    var topicNames = JSON.parse(box.dataset.topicNames || "{}");
+    var PAGE = 50;  // cards fetched and shown at a time
 
     function link(href, text) {
       var a = document.createElement("a");
@@ -234,7 +237,8 @@
         li.appendChild(kind);
         li.appendChild(document.createTextNode(" "));
         if (f.kind === "topic") {
-          li.appendChild(link(root + "topic/" + encodeURIComponent(f.value) + "/", f.value));
+          li.appendChild(link(root + "topic/" + encodeURIComponent(f.value) + "/",
+            topicNames[f.value] || f.value));
           li.appendChild(document.createTextNode(" · "));
           li.appendChild(link(root + "feeds/topic/" + encodeURIComponent(f.value) + ".atom.xml", "Atom"));
           li.appendChild(document.createTextNode(" "));
@@ -261,21 +265,15 @@
       if (!read().length) {
         status.textContent = box.dataset.none;
         list.textContent = "";
+        more.hidden = true;
         badge();
         return Promise.resolve();
       }
       return feed().then(function (items) {
         var count = items.filter(function (x) { return fresh(x, since); }).length;
         status.textContent = items.length ? box.dataset.new.replace("{n}", count) : box.dataset.empty;
-        var api = window.PTSearch;
-        return api.docs(items.map(function (x) { return x.entry.doc; })).then(function (docs) {
-          list.textContent = "";
-          docs.forEach(function (d, i) {
-            var x = items[i];
-            list.appendChild(api.card(d, { fresh: fresh(x, since), meta: "arXiv:" +
-              d.id + " · " + api.local(x.entry.first_seen) + " · " +
-              x.why.map(function (f) { return f.value; }).join(", ") }));
-          });
+        list.textContent = "";
+        return showFrom(items, 0).then(function () {
           list.dataset.ready = "1";
           // This visit has seen everything listed: the badge counts from here on.
           var newest = items.reduce(function (m, x) { return Math.max(m, x.entry.first_seen); }, since);
@@ -283,6 +281,25 @@
           badge();
         });
       }).catch(function (err) { status.textContent = String(err.message || err); });
+    }
+
+    // The next PAGE of matches as cards (digest line included), and a button for the rest.
+    function showFrom(items, start) {
+      var api = window.PTSearch;
+      var page = items.slice(start, start + PAGE);
+      return api.docs(page.map(function (x) { return x.entry.doc; })).then(function (docs) {
+        docs.forEach(function (d, i) {
+          var x = page[i];
+          list.appendChild(api.card(d, { tldr: true, fresh: fresh(x, since), meta: "arXiv:" +
+            d.id + " · " + api.local(x.entry.first_seen) + " · " + x.why.map(function (f) {
+              return f.kind === "topic" ? topicNames[f.value] || f.value : f.value;
+            }).join(", ") }));
+        });
+        var left = items.length - start - page.length;
+        more.hidden = left <= 0;
+        more.textContent = box.dataset.more.replace("{n}", Math.min(left, PAGE));
+        more.onclick = function () { showFrom(items, start + PAGE); };
+      });
     }
 
     document.getElementById("follow-toml-copy").addEventListener("click", copyFork);
