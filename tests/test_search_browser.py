@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from zoneinfo import ZoneInfo
 
+import bibtexparser
 import pyarrow as pa
 import pytest
 
@@ -442,3 +443,67 @@ def test_a_followed_topic_is_listed_by_its_name(page, site_with_a_topic):
     item = page.locator("#follow-list li a").first
     assert item.text_content() == "扩散模型"
     assert item.get_attribute("href").endswith("topic/diffusion/")
+
+
+def test_save_a_paper_with_a_note_list_it_and_export_it(page, site, tmp_path):
+    paper = site["digest_id"]
+    page.goto(site["url"] + f"paper/{paper}.html")
+    save = page.locator(".save button")
+    assert save.get_attribute("aria-pressed") == "false"
+    assert page.locator(".save textarea").is_hidden()
+    save.click()
+    assert save.get_attribute("aria-pressed") == "true" and save.text_content() == "已收藏"
+    note = "复现：表 2 的 <b>76.3</b> 用了 {额外} 数据\n第二行"
+    page.locator(".save textarea").fill(note)
+    page.reload()  # kept in this browser
+    assert page.locator(".save textarea").input_value() == note
+
+    page.goto(site["url"] + "follow/")
+    item = page.locator(f"#saved-list li[data-id='{paper}']")
+    item.wait_for()
+    assert item.locator("a").get_attribute("href").endswith(f"paper/{paper}.html")
+    assert item.locator(".note-text").text_content() == note  # text, never markup
+    assert item.locator("b").count() == 0
+    assert "北京时间" in item.locator("small").text_content()
+
+    with page.expect_download() as dl:
+        page.click("#saved-bibtex")
+    bib = tmp_path / "saved.bib"
+    dl.value.save_as(bib)
+    [entry] = bibtexparser.parse_string(bib.read_text("utf-8")).entries
+    fields = {f.key: f.value for f in entry.fields}
+    assert fields["eprint"] == paper
+    assert fields["annote"] == "复现：表 2 的 <b>76.3</b> 用了 额外 数据 第二行"
+
+    with page.expect_download() as dl:
+        page.click("#follow-export")
+    saved = tmp_path / "follows.json"
+    dl.value.save_as(saved)
+    exported = json.loads(saved.read_text("utf-8"))
+    assert [(x["id"], x["note"]) for x in exported["saved"]] == [(paper, note)]
+
+    # Gone from this browser, then back from the export.
+    item.locator("button").click()
+    assert page.locator("#saved-list li").count() == 0
+    assert page.locator("#saved-none").text_content().startswith("还没有收藏")
+    page.set_input_files("#follow-import", str(saved))
+    page.locator(f"#saved-list li[data-id='{paper}']").wait_for()
+    page.goto(site["url"] + f"paper/{paper}.html")
+    assert page.locator(".save button").get_attribute("aria-pressed") == "true"
+    assert page.locator(".save textarea").input_value() == note
+
+
+def test_a_hand_made_saved_list_cannot_inject_links_or_markup(page, site):
+    page.goto(site["url"] + "follow/")
+    hostile = [{"id": "2606.00001", "title": "<img src=x onerror=alert(1)>", "url":
+                "paper/2606.00001.html", "bibtex": "", "note": "<script>x</script>", "saved": 1},
+               {"id": "x", "title": "t", "url": "javascript:alert(1)", "bibtex": "", "note": "",
+                "saved": 1},
+               {"id": "../../etc", "title": "t", "url": "paper/x.html", "bibtex": "",
+                "note": "", "saved": 1}]
+    page.evaluate("v => localStorage.setItem('papertrail.saved', v)", json.dumps(hostile))
+    page.reload()
+    page.locator("#saved-list li").first.wait_for()
+    hrefs = page.eval_on_selector_all("#saved-list a", "els => els.map(e => e.href)")
+    assert hrefs == [site["url"] + "paper/2606.00001.html"]
+    assert page.locator("#saved-list img, #saved-list script").count() == 0

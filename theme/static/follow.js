@@ -1,4 +1,5 @@
-// PaperTrail following (关注): follows live in this browser's localStorage only.
+// PaperTrail following (关注) and saved papers (收藏与笔记): both live in this browser's
+// localStorage only.
 // Authors, categories and topics match the newest papers in search/recent.json; keywords
 // run through the search index (window.PTSearch). The nav badge counts matches stored
 // after the follow was made and after the last visit to the feed page.
@@ -204,7 +205,136 @@
     if (b) toggle(b.dataset.followKind, b.dataset.followValue);
   });
 
-  window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed };
+  // -- saved papers and notes --------------------------------------------------------------
+  // A saved paper keeps what its page's citation tags and BibTeX entry say, so the follow
+  // page lists it and exports BibTeX without fetching anything.
+  var SAVED = "papertrail.saved";
+  var MAX_NOTE = 20000;  // characters; localStorage holds ~5 MB for the whole site
+
+  function validSaved(x) {
+    // The id and the page's path stay inside paper/: a hand-made storage or import file
+    // must not make a link elsewhere (javascript:, ../).
+    return x && typeof x.id === "string" && /^[A-Za-z0-9./-]{1,64}$/.test(x.id) &&
+      typeof x.url === "string" && /^paper\/[A-Za-z0-9./-]+\.html$/.test(x.url) &&
+      (x.id + x.url).indexOf("..") < 0 && typeof x.title === "string" &&
+      typeof x.bibtex === "string" && typeof x.note === "string" && Number.isFinite(x.saved);
+  }
+  function readSaved() {
+    try {
+      var data = JSON.parse(localStorage.getItem(SAVED) || "[]");
+      return Array.isArray(data) ? data.filter(validSaved) : [];
+    } catch (e) {
+      return [];
+    }
+  }
+  function writeSaved(list) { localStorage.setItem(SAVED, JSON.stringify(list)); }
+  function savedOne(id) { return readSaved().filter(function (x) { return x.id === id; })[0]; }
+
+  function meta(name) {
+    var m = document.querySelector('meta[name="' + name + '"]');
+    return m ? m.content : "";
+  }
+
+  function saveBox(box) {
+    var id = meta("citation_arxiv_id");
+    var here = location.href.split("#")[0];
+    if (!id || here.indexOf(root) !== 0) return;
+    var button = document.createElement("button");
+    button.type = "button";
+    var label = document.createElement("label");
+    var note = document.createElement("textarea");
+    note.rows = 3;
+    note.maxLength = MAX_NOTE;
+    label.append(box.dataset.note, note);
+    box.append(button, label);
+
+    function sync() {
+      var x = savedOne(id);
+      button.setAttribute("aria-pressed", x ? "true" : "false");
+      button.textContent = x ? box.dataset.saved : box.dataset.save;
+      label.hidden = !x;
+      if (x && document.activeElement !== note) note.value = x.note;
+    }
+    button.addEventListener("click", function () {
+      var rest = readSaved().filter(function (x) { return x.id !== id; });
+      if (rest.length === readSaved().length) {
+        rest.unshift({ id: id, title: meta("citation_title"), url: here.slice(root.length),
+          bibtex: (document.getElementById("bibtex") || {}).textContent || "", note: "",
+          saved: nowMinutes() });
+      }
+      writeSaved(rest);
+      sync();
+    });
+    note.addEventListener("input", function () {
+      writeSaved(readSaved().map(function (x) {
+        if (x.id === id) x.note = note.value.slice(0, MAX_NOTE);
+        return x;
+      }));
+    });
+    sync();
+    box.hidden = false;
+  }
+  document.querySelectorAll("[data-save]").forEach(saveBox);
+
+  // BibTeX of every saved paper, its note as the annote field Zotero and JabRef import.
+  function savedBibtex() {
+    return readSaved().filter(function (x) { return x.bibtex; }).map(function (x) {
+      var note = x.note.replace(/[{}\\]/g, "").replace(/\s+/g, " ").trim();
+      return note ? x.bibtex.replace(/\n\}\s*$/, "\n      annote={" + note + "},\n}") : x.bibtex;
+    }).join("\n\n") + "\n";
+  }
+
+  function download(name, type, text) {
+    var a = document.createElement("a");
+    a.href = URL.createObjectURL(new Blob([text], { type: type }));
+    a.download = name;
+    document.body.appendChild(a);
+    a.click();
+    a.remove();
+    setTimeout(function () { URL.revokeObjectURL(a.href); }, 1000);
+  }
+
+  function renderSaved() {
+    var section = document.getElementById("saved");
+    if (!section) return;
+    var list = document.getElementById("saved-list");
+    // Times in the site's zone, which the search index's manifest names.
+    window.PTSearch.manifest().catch(function () {}).then(function () { showSaved(section, list); });
+  }
+
+  function showSaved(section, list) {
+    var saved = readSaved();
+    list.textContent = "";
+    document.getElementById("saved-none").textContent = saved.length ? "" : section.dataset.none;
+    document.getElementById("saved-bibtex").hidden = !saved.length;
+    saved.forEach(function (x) {
+      var li = document.createElement("li");
+      li.dataset.id = x.id;
+      var a = document.createElement("a");
+      a.href = root + x.url;
+      a.textContent = x.title || x.id;  // never markup: titles are text
+      var when = document.createElement("small");
+      when.textContent = " · arXiv:" + x.id + " · " +
+        section.dataset.on.replace("{time}", window.PTSearch.local(x.saved));
+      var rm = document.createElement("button");
+      rm.type = "button";
+      rm.textContent = section.dataset.remove;
+      rm.addEventListener("click", function () {
+        writeSaved(readSaved().filter(function (y) { return y.id !== x.id; }));
+        renderSaved();
+      });
+      li.append(a, when, " ", rm);
+      if (x.note) {
+        var p = document.createElement("p");
+        p.className = "note-text";
+        p.textContent = x.note;
+        li.appendChild(p);
+      }
+      list.appendChild(li);
+    });
+  }
+
+  window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed, saved: readSaved };
 
   var box = document.getElementById("follow-page");
   if (box) feedPage(box);
@@ -305,16 +435,13 @@
     document.getElementById("follow-toml-copy").addEventListener("click", copyFork);
     syncFork();
     document.getElementById("follow-export").addEventListener("click", function () {
-      var blob = new Blob([JSON.stringify({ papertrail_follows: 1, follows: read() }, null, 1)],
-        { type: "application/json" });
-      var a = document.createElement("a");
-      a.href = URL.createObjectURL(blob);
-      a.download = "papertrail-follows.json";
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(function () { URL.revokeObjectURL(a.href); }, 1000);
+      download("papertrail-follows.json", "application/json", JSON.stringify(
+        { papertrail_follows: 1, follows: read(), saved: readSaved() }, null, 1));
     });
+    document.getElementById("saved-bibtex").addEventListener("click", function () {
+      download("papertrail-saved.bib", "application/x-bibtex", savedBibtex());
+    });
+    renderSaved();
     document.getElementById("follow-import").addEventListener("change", function (ev) {
       var file = ev.target.files[0];
       if (!file) return;
@@ -327,6 +454,12 @@
           if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
         });
         write(list);
+        var saved = readSaved();
+        (Array.isArray(data.saved) ? data.saved : []).filter(validSaved).forEach(function (x) {
+          if (!saved.some(function (y) { return y.id === x.id; })) saved.push(x);
+        });
+        writeSaved(saved);
+        renderSaved();
         ev.target.value = "";
         return render();
       }).catch(function (err) { status.textContent = String(err.message || err); });
