@@ -507,3 +507,43 @@ def test_a_hand_made_saved_list_cannot_inject_links_or_markup(page, site):
     hrefs = page.eval_on_selector_all("#saved-list a", "els => els.map(e => e.href)")
     assert hrefs == [site["url"] + "paper/2606.00001.html"]
     assert page.locator("#saved-list img, #saved-list script").count() == 0
+
+
+def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
+    """The HF picks, or a category's AI papers, listed with no query: newest first."""
+    picks = [i for i, p in site["papers"].items() if p["hf_day"] is not None]
+    page.goto(site["url"] + "search/?hf=1")
+    shown = results(page)
+    assert found_count(page) == len(picks) > 10
+    while page.locator("#more").is_visible():
+        page.click("#more")
+        page.wait_for_function("n => document.querySelectorAll('#results li').length > n",
+                               arg=len(shown))
+        shown = results(page)
+    assert sorted(shown) == sorted(picks)
+    updated = [site["papers"][i]["updated"] for i in shown]
+    assert updated == sorted(updated, reverse=True)
+    page.goto(site["url"] + "search/?cat=cs.CV&ai=1")
+    results(page)
+    expected = [i for i, p in site["papers"].items()
+                if "cs.CV" in p["categories"] and p["ai_related"]]
+    assert found_count(page) == len(expected) > 0
+    page.goto(site["url"] + "search/")  # nothing asked: nothing listed
+    page.wait_for_timeout(300)
+    assert page.locator("#results li").count() == 0
+
+
+def test_an_author_is_searched_as_a_phrase(page, site):
+    name, ids = by_author(site)
+    found = search(page, site, f'au:"{name}"')
+    while page.locator("#more").is_visible():
+        page.click("#more")
+        page.wait_for_function("n => document.querySelectorAll('#results li').length > n",
+                               arg=len(found))
+        found = results(page)
+    assert sorted(found) == ids  # only theirs
+    quoted = search(page, site, f'"{name}" ')
+    assert sorted(quoted[:len(ids)]) == ids  # theirs first
+    count = found_count(page)
+    search(page, site, f"{name} ")  # then the rest the words find, none lost
+    assert found_count(page) == count

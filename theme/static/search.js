@@ -158,10 +158,57 @@
 
   // Terms whose postings were capped can't be required (their list is partial): they
   // only add score, unless every term is capped.
+  function filtering(opts) {
+    return !!(opts.cat || opts.topic || opts.ai || opts.rev || opts.hf || RANGES[opts.range]);
+  }
+
+  // An author as a phrase: au:"Ling Yang" (or au:Yang) keeps only papers with that author,
+  // a quoted "Ling Yang" ranks them first; either way exact names come before names that
+  // only contain it. Checked on the best-scored candidates' records, which it fetches.
+  var AUTHOR = /(?:^|\s)au:\s*(?:"([^"]*)"?|(\S+))|"([^"]+)"/i;
+  var PHRASE_CANDIDATES = 300;
+
   function search(query, opts) {
+    var phrase = AUTHOR.exec(query);
+    var name = phrase && (phrase[1] || phrase[2] || phrase[3] || "").trim();
+    if (name) return byAuthor(query.replace(phrase[0], " ") + " " + name + " ", name,
+                              !phrase[3], opts || {});
+    return words(query, opts);
+  }
+
+  function byAuthor(query, name, only, opts) {
+    var want = normalise(name).split(/\s+/).join(" ");
+    return words(query, opts).then(function (r) {
+      var head = r.docs.slice(0, PHRASE_CANDIDATES);
+      return docs(head).then(function (records) {
+        var rank = new Map();
+        records.forEach(function (d, i) {
+          var names = d.authors.map(function (a) { return normalise(a).split(/\s+/).join(" "); });
+          var exact = names.indexOf(want) >= 0;
+          var within = !exact && names.some(function (a) {
+            return (" " + a + " ").indexOf(" " + want + " ") >= 0;
+          });
+          rank.set(head[i], exact ? 0 : within ? 1 : 2);
+        });
+        var kept = only ? head.filter(function (d) { return rank.get(d) < 2; })
+          : head.concat(r.docs.slice(PHRASE_CANDIDATES));
+        // A stable sort: within a rank, the order the scores or the clock gave.
+        var order = new Map(kept.map(function (d, i) { return [d, i]; }));
+        kept.sort(function (a, b) {
+          return (rank.has(a) ? rank.get(a) : 2) - (rank.has(b) ? rank.get(b) : 2) ||
+            order.get(a) - order.get(b);
+        });
+        return { docs: kept, terms: r.terms };
+      });
+    });
+  }
+
+  function words(query, opts) {
     opts = opts || {};
     var terms = queryTerms(query);
-    if (!terms.length) return Promise.resolve({ docs: [], terms: [] });
+    if (!terms.length) {
+      return filtering(opts) ? browse(opts) : Promise.resolve({ docs: [], terms: [] });
+    }
     return manifest().then(function (m) {
       return Promise.all(terms.map(function (t) { return lookup(m, t); })).then(function (found) {
         var required = found.filter(function (f) { return !f.capped; });
@@ -189,6 +236,21 @@
             : function (a, b) { return scores.get(b) - scores.get(a) || b - a; });
           return { docs: docs, terms: terms };
         });
+      });
+    });
+  }
+
+  // No words, only filters: every paper that passes them, newest first on the chosen clock
+  // (the HF picks, a category's AI papers of the week…). Reads every facet block once.
+  function browse(opts) {
+    return manifest().then(function (m) {
+      var all = [];
+      for (var d = 0; d < m.docs; d++) all.push(d);
+      return facets(m, all).then(function (fx) {
+        var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : "updated";
+        var docs = applyFilters(m, all, fx, opts);
+        docs.sort(function (a, b) { return fx(b)[col] - fx(a)[col] || b - a; });
+        return { docs: docs, terms: [] };
       });
     });
   }
@@ -378,7 +440,7 @@
       var st = state();
       var mine = ++seq;
       syncFollow();
-      if (!st.q.trim()) {
+      if (!st.q.trim() && !filtering(st)) {
         list.textContent = "";
         status.textContent = "";
         more.hidden = true;
