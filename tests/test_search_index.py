@@ -137,3 +137,17 @@ def test_docs_recent_entries_and_facets_are_read_by_the_names_the_manifest_gives
     block = json.loads(index.files["search/f/0.json"])
     assert sorted(block) == sorted(manifest["fields"]["facet"])
     assert block["first_seen"] == [_search.minutes(p.first_seen) for p in docs]
+
+
+def test_the_glossary_holds_the_topics_names_and_the_built_in_terms():
+    from pathlib import Path
+
+    from pipeline import config as config_mod
+    from pipeline.site._glossary import BUILT_IN, glossary
+
+    cfg = config_mod.load(Path(__file__).resolve().parents[1] / "papertrail.toml")
+    terms = glossary(cfg.topics)
+    assert terms["大模型智能体"] == "LLM agents"
+    assert terms["扩散模型"] == "diffusion model"
+    assert len(terms) == len(BUILT_IN | {t.name.zh: t.name.en for t in cfg.topics})
+    assert all(k and v and k != v for k, v in terms.items())

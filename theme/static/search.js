@@ -173,7 +173,44 @@
     var name = phrase && (phrase[1] || phrase[2] || phrase[3] || "").trim();
     if (name) return byAuthor(query.replace(phrase[0], " ") + " " + name + " ", name,
                               !phrase[3], opts || {});
-    return words(query, opts);
+    return manifest().then(function (m) {
+      var english = translated(query, m.glossary || {});
+      if (english === query) return words(query, opts);
+      return Promise.all([words(query, opts), words(english, opts)]).then(function (found) {
+        return union(found, CLOCKS.indexOf((opts || {}).sort) < 0);
+      });
+    });
+  }
+
+  // A Chinese query also runs with its known terms in English (扩散模型 → diffusion model):
+  // the abstracts are English, and only digests are Chinese. The manifest's glossary holds
+  // the site's topic names and a built-in list of common CS terms.
+  function translated(query, glossary) {
+    var keys = Object.keys(glossary).sort(function (a, b) { return b.length - a.length; });
+    var out = query;
+    keys.forEach(function (k) {
+      if (out.indexOf(k) >= 0) out = out.split(k).join(" " + glossary[k] + " ");
+    });
+    return out === query ? query : out.replace(/\s+/g, " ").replace(/^ /, "");
+  }
+
+  // Papers either form finds, each ranked by the better of its two ranks; by relevance,
+  // those the reader's own words find come first.
+  function union(found, relevance) {
+    var best = new Map();
+    found.forEach(function (r) {
+      r.docs.forEach(function (d) {
+        var v = r.rank(d);
+        if (!best.has(d) || v > best.get(d)) best.set(d, v);
+      });
+    });
+    var own = new Set(found[0].docs);
+    var docs = Array.from(best.keys());
+    docs.sort(function (a, b) {
+      return (relevance ? own.has(b) - own.has(a) : 0) || best.get(b) - best.get(a) || b - a;
+    });
+    return { docs: docs, terms: found[0].terms.concat(found[1].terms),
+             rank: function (d) { return best.get(d); } };
   }
 
   function byAuthor(query, name, only, opts) {
@@ -198,7 +235,7 @@
           return (rank.has(a) ? rank.get(a) : 2) - (rank.has(b) ? rank.get(b) : 2) ||
             order.get(a) - order.get(b);
         });
-        return { docs: kept, terms: r.terms };
+        return { docs: kept, terms: r.terms, rank: r.rank };
       });
     });
   }
@@ -232,9 +269,10 @@
         return ready.then(function (fx) {
           if (fx) docs = applyFilters(m, docs, fx, opts);
           var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : null;
-          docs.sort(col ? function (a, b) { return fx(b)[col] - fx(a)[col] || b - a; }
-            : function (a, b) { return scores.get(b) - scores.get(a) || b - a; });
-          return { docs: docs, terms: terms };
+          var rank = col ? function (d) { return fx(d)[col]; }
+            : function (d) { return scores.get(d); };
+          docs.sort(function (a, b) { return rank(b) - rank(a) || b - a; });
+          return { docs: docs, terms: terms, rank: rank };
         });
       });
     });
@@ -249,8 +287,9 @@
       return facets(m, all).then(function (fx) {
         var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : "updated";
         var docs = applyFilters(m, all, fx, opts);
-        docs.sort(function (a, b) { return fx(b)[col] - fx(a)[col] || b - a; });
-        return { docs: docs, terms: [] };
+        var rank = function (d) { return fx(d)[col]; };
+        docs.sort(function (a, b) { return rank(b) - rank(a) || b - a; });
+        return { docs: docs, terms: [], rank: rank };
       });
     });
   }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pipeline.site._search as _search
+from pipeline.site._glossary import glossary
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
@@ -43,10 +44,12 @@ def render_index(site: SiteData, out: Output) -> list[str]:
             path, data = _search.stored(name, index.files[name])
             w.put(root / path, data)
             stamps[path] = stamp(root / path)
-    # The site's zone, for the times search.js and follow.js show.
+    # The site's zone, for the times search.js and follow.js show; the glossary, for the
+    # English form of a Chinese query.
     w.write_text(_search.MANIFEST, _search.dumps({
         **manifest, "as_of": _search.minutes(site.lib.now),
-        "timezone": site.cfg.site.timezone, "tz_label": site.tz_label}))
+        "timezone": site.cfg.site.timezone, "tz_label": site.tz_label,
+        "glossary": glossary(site.cfg.topics)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
                                    sort_keys=True).encode(), atomic=True)
     return []
