@@ -547,3 +547,14 @@ def test_an_author_is_searched_as_a_phrase(page, site):
     count = found_count(page)
     search(page, site, f"{name} ")  # then the rest the words find, none lost
     assert found_count(page) == count
+
+
+@pytest.mark.parametrize("typo", ["difusion", "diffusoin", "diffusionn", "diffuson"])
+def test_a_word_one_edit_off_finds_what_the_word_finds(page, site, typo):
+    """Typos after the first three letters, found through the index's completions."""
+    right = search(page, site, "diffusion ")
+    count = found_count(page)
+    assert count > 5
+    assert search(page, site, typo + " ") == right
+    assert found_count(page) == count
+    assert search(page, site, "lern ") == []  # below five letters nothing is guessed

@@ -151,3 +151,12 @@ def test_the_glossary_holds_the_topics_names_and_the_built_in_terms():
     assert terms["扩散模型"] == "diffusion model"
     assert len(terms) == len(BUILT_IN | {t.name.zh: t.name.en for t in cfg.topics})
     assert all(k and v and k != v for k, v in terms.items())
+
+
+def test_a_long_digest_line_is_cut_at_a_word_with_an_ellipsis():
+    line = "We propose " + "a careful method " * 20
+    index = _search.build_index([paper(0, digest=line)], T0)
+    tldr = record(index, "doc", json.loads(index.files["search/d/0.json"])[0])["tldr"]
+    assert tldr.endswith(" …") and len(tldr) <= _search.TLDR_CHARS + 2
+    assert line.startswith(tldr.removesuffix(" …"))
+    assert tldr.removesuffix(" …").split()[-1] in ("a", "careful", "method")

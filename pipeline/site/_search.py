@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.site._tex import plain_tex
+from pipeline.site._tex import excerpt, plain_tex
 from pipeline.site._views import CLOCKS, Paper
 
 VERSION = 1
@@ -297,7 +297,7 @@ _DOC: dict[str, Callable[[Paper], object]] = {
     "categories": lambda p: p.categories, "topics": lambda p: [s for s, _ in p.topics],
     "flags": _flags, **{clock: _clock(clock) for clock in CLOCKS},
     "version": lambda p: p.version,
-    "tldr": lambda p: plain_tex((p.digest or {}).get("tldr") or "")[:TLDR_CHARS],
+    "tldr": lambda p: excerpt(plain_tex((p.digest or {}).get("tldr") or ""), TLDR_CHARS),
 }
 _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
     "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),

@@ -104,14 +104,23 @@
   function shard(m, term) { return load("search/t/" + (fnv1a(term) % m.shards) + ".json.gz"); }
 
   // One query term → {docs: Map(doc → score), capped}; a prefix takes the best expansion.
+  // A word of FUZZY_MIN letters or more that the index lacks (and nothing completes) takes
+  // the indexed words one edit away: "difusion" finds diffusion.
+  var FUZZY_MIN = 5;
   function lookup(m, q) {
     return shard(m, q.term).then(function (s) {
       var names = [q.term];
       if (q.prefix) (s.prefixes[q.term] || []).forEach(function (t) { if (names.indexOf(t) < 0) names.push(t); });
-      return Promise.all(names.map(function (t) {
-        return t === q.term ? s.terms[t] : shard(m, t).then(function (x) { return x.terms[t]; });
-      }));
-    }).then(function (entries) {
+      if (names.length > 1 || s.terms[q.term] || q.term.length < FUZZY_MIN ||
+          !/^[a-z]+$/.test(q.term)) return postings(m, names);
+      return near(m, q.term).then(function (close) { return postings(m, close); });
+    });
+  }
+
+  function postings(m, names) {
+    return Promise.all(names.map(function (t) {
+      return shard(m, t).then(function (x) { return x.terms[t]; });
+    })).then(function (entries) {
       var docs = new Map();
       var capped = false;
       entries.forEach(function (row) {
@@ -127,6 +136,33 @@
       });
       return { docs: docs, capped: capped };
     });
+  }
+
+  // Indexed words one edit (a letter added, dropped, changed, or two swapped) from `term`,
+  // among the completions the index keeps for its prefixes: three more shards at most.
+  function near(m, term) {
+    var heads = [3, 4, term.length - 1].map(function (n) { return term.slice(0, n); })
+      .filter(function (h, i, all) { return all.indexOf(h) === i; });
+    return Promise.all(heads.map(function (h) { return shard(m, h); })).then(function (shards) {
+      var out = [];
+      shards.forEach(function (s, i) {
+        (s.prefixes[heads[i]] || []).forEach(function (t) {
+          if (out.indexOf(t) < 0 && oneEdit(term, t)) out.push(t);
+        });
+      });
+      return out;
+    });
+  }
+
+  function oneEdit(a, b) {
+    if (a === b || Math.abs(a.length - b.length) > 1) return false;
+    var i = 0;
+    while (i < a.length && a[i] === b[i]) i++;
+    if (a.length === b.length) {
+      return a.slice(i + 1) === b.slice(i + 1) ||  // changed
+        (a[i] === b[i + 1] && a[i + 1] === b[i] && a.slice(i + 2) === b.slice(i + 2));  // swapped
+    }
+    return a.length < b.length ? a.slice(i) === b.slice(i + 1) : a.slice(i + 1) === b.slice(i);
   }
 
   // The files under `dir` (`size` docs each) holding these docs, loaded → at(d, read):
