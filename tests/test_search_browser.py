@@ -254,7 +254,7 @@ def test_hostile_text_shows_as_text_and_runs_nothing(page, site):
 
     assert XSS_ID in search(page, site, "mallory")
     card = page.locator(f'#results li[data-id="{XSS_ID}"]')
-    assert card.locator("h3").text_content() == XSS_TITLE
+    assert card.locator("h2").text_content() == XSS_TITLE
     assert "<b>Mallory</b>" in card.locator(".authors").text_content()
     assert card.locator(".tldr").text_content() == HOSTILE_DIGEST
     assert page.evaluate(injected) == 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import gzip
+import itertools
 import json
 import re
 import shutil
@@ -584,7 +585,7 @@ def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built
     assert page.getroot().get("lang") == "zh-CN"
     assert page.find(".//h1").get("lang") == "en"
     assert page.find(".//details[@class='abstract']/p").get("lang") == "en"
-    card = lxml_html.parse(str(root / "library/updated/all/index.html")).find(".//h3//bdi")
+    card = lxml_html.parse(str(root / "library/updated/all/index.html")).find(".//h2//bdi")
     assert card.get("lang") == "en"
     cfg = make_config(tmp_path, language="en")
     run_pipeline(cfg, DAYS[:1])
@@ -765,3 +766,18 @@ def test_version_history_links_each_version_on_arxiv(built):
     assert [(a.text, a.get("href")) for a in links] == [
         (f"v{n}", f"https://arxiv.org/abs/{revised['arxiv_id']}v{n}")
         for n in range(1, revised["version"] + 1)]
+
+
+def test_headings_go_down_one_level_at_a_time(built):
+    """Screen readers navigate by headings: no page skips a level on the way down."""
+    root = out(built)
+    paper = sorted((root / "paper").glob("*.html"))[0]
+    day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
+    for path in (root / "index.html", paper, root / "library/updated/all/index.html",
+                 root / f"brief/{day}/new/index.html", root / "category/cs.CV/index.html",
+                 root / "sources/index.html", root / "search/index.html",
+                 root / "follow/index.html", root / "about/index.html"):
+        levels = [int(h.tag[1]) for h in lxml_html.parse(str(path)).getroot().iter(
+            "h1", "h2", "h3", "h4", "h5", "h6")]
+        assert levels and levels[0] == 1, path
+        assert all(b <= a + 1 for a, b in itertools.pairwise(levels)), (path, levels)

@@ -309,7 +309,7 @@ def test_names_and_titles_shown_inline_are_isolated_from_the_text_around_them(bi
     assert "<bdi>Eve</bdi>, <bdi>Null</bdi>" in page
     listing = (out / "library" / "updated" / "all" / "index.html").read_text("utf-8")
     card = listing[listing.index(f'id="p-{target}"'):]
-    assert re.search(r'<h3><a [^>]+><bdi lang="en">Hostile title</bdi></a></h3>', card)
+    assert re.search(r'<h2><a [^>]+><bdi lang="en">Hostile title</bdi></a></h2>', card)
     assert '<p class="authors"><bdi>Eve</bdi>, <bdi>Null</bdi></p>' in card
 
 

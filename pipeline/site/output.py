@@ -29,7 +29,7 @@ class Output:
     def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment) -> None:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
-        self.cards: dict[tuple[str, str], Markup] = {}
+        self.cards: dict[tuple[str, str, str], Markup] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -85,26 +85,28 @@ class Output:
         html = before + body + after
         self.writer.put(self.root / path, html.encode("utf-8"))
 
-    def card(self, paper: Paper, full: bool = False, clock: str = "updated") -> Markup:
-        """A paper's card showing the time its list is sorted by, rendered once per clock;
-        lists show it compact (the abstract lives on the paper page), the home page in
-        full."""
-        key = (paper.arxiv_id, clock)
+    def card(self, paper: Paper, full: bool = False, clock: str = "updated",
+             heading: str = "h3") -> Markup:
+        """A paper's card showing the time its list is sorted by, its title a `heading`
+        (h2 right under a page's h1, h3 under a section's h2), rendered once per clock and
+        heading; lists show it compact (the abstract lives on the paper page), the home
+        page in full."""
+        key = (paper.arxiv_id, clock, heading)
         if not full and key in self.cards:
             return self.cards[key]
         html = Markup(self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
                                                    local=self.site.local, full=full,
-                                                   clock=clock))
+                                                   clock=clock, heading=heading))
         if not full:
             self.cards[key] = html
         return html
 
     def cards_html(self, papers: Iterable[Paper], root: str,
                    notes: dict[str, str] | None = None, full: bool = False,
-                   clock: str = "updated") -> Markup:
+                   clock: str = "updated", heading: str = "h3") -> Markup:
         parts = []
         for p in papers:
-            html = str(self.card(p, full, clock))
+            html = str(self.card(p, full, clock, heading))
             if notes and p.arxiv_id in notes:
                 strings = self.site.strings
                 note = f'<p class="reason">{escape(strings["topic_reason"])}' \
@@ -127,7 +129,8 @@ class Output:
             chunk = papers[(n - 1) * PER_PAGE:n * PER_PAGE]
             written.append(self.page(
                 here, "list.html", feeds, title=title, intro=intro, count=total,
-                cards=self.cards_html(chunk, root, notes, clock=clock), page_n=n, pages=pages,
+                cards=self.cards_html(chunk, root, notes, clock=clock, heading="h2"),
+                page_n=n, pages=pages,
                 prev=None if n == 1 else (path if n == 2 else f"{path}page/{n - 1}/"),
                 next=None if n == pages else f"{path}page/{n + 1}/",
                 truncated=total > pages * PER_PAGE, **ctx))

@@ -382,7 +382,7 @@
     var meta = document.createElement("p");
     meta.className = "meta";
     meta.textContent = o.meta;
-    var h = document.createElement("h3");
+    var h = document.createElement(o.heading || "h3");  // under the page's h1 or an h2
     var a = document.createElement("a");
     a.href = paperUrl(d);
     highlight(a, d.title, terms);
@@ -552,7 +552,7 @@
         var sort = form.elements.sort.value;
         var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
         records.forEach(function (d) {
-          list.appendChild(card(d, { terms: current.terms, tldr: true, meta: "arXiv:" + d.id +
+          list.appendChild(card(d, { heading: "h2", terms: current.terms, tldr: true, meta: "arXiv:" + d.id +
             " · v" + d.version + " · " + local(d[clock]) + " · " + d.categories.join(" ") }));
         });
         delete form.dataset.busy;  // tests and scripts wait on this: results are on screen
@@ -598,7 +598,7 @@
     more.addEventListener("click", function () { showMore(seq); });
     // Arrow keys walk from the box through the result links and back; Escape clears.
     form.parentNode.addEventListener("keydown", function (ev) {
-      var links = Array.prototype.slice.call(list.querySelectorAll("h3 a"));
+      var links = Array.prototype.slice.call(list.querySelectorAll("h2 a"));
       var at = links.indexOf(document.activeElement);
       if (ev.key === "ArrowDown" && (ev.target === input || at >= 0) && links[at + 1]) {
         links[at + 1].focus();

@@ -23,7 +23,7 @@ def render(site: SiteData, out: Output) -> list[str]:
         ranked = sorted(by_day[day], key=lambda p: (-(p.hf_upvotes or 0), p.arxiv_id))
         for path in (["hf/"] if i == 0 else []) + [f"hf/{day.isoformat()}/"]:
             root = "../" * path.count("/")
-            picks = [(p, out.cards_html([p], root)) for p in ranked]
+            picks = [(p, out.cards_html([p], root, heading="h2")) for p in ranked]
             written.append(out.page(path, "hf.html", title=s["hf_board_title"].format(
                 date=day.isoformat()), picks=picks, day=day, days=days, nav="hf"))
     if not days:
