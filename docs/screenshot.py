@@ -1,7 +1,8 @@
-"""Take the README's screenshot of the demo site's home page with headless Chromium.
+"""Take the README's screenshots of the demo site with headless Chromium: the home page,
+a paper page (digest first) and a search.
 
 Run after `make demo` (or `papertrail demo --no-serve`):
-    .venv/bin/python docs/screenshot.py [.demo/output] [docs/home.png]
+    .venv/bin/python docs/screenshot.py [.demo/output] [docs]
 Uses Debian's /usr/bin/chromium through Playwright; nothing is downloaded.
 """
 
@@ -17,6 +18,11 @@ from playwright.sync_api import sync_playwright
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
+PAPER = "2606.20936"  # a sample paper with a real digest and a formula-free abstract
+# (file, path and what to do there, viewport)
+SHOTS = [("home.png", "", None, (1200, 1500)),
+         ("paper.png", f"paper/{PAPER}.html", None, (1200, 1400)),
+         ("search.png", "search/", "扩散模型", (1200, 1100))]
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -24,21 +30,28 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
-def main(site: Path, target: Path) -> None:
+def main(site: Path, folder: Path) -> None:
     handler = functools.partial(_Quiet, directory=str(site))
     with ThreadingHTTPServer(("127.0.0.1", 0), handler) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = f"http://127.0.0.1:{server.server_address[1]}/"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1200, "height": 1500})
-            page.goto(f"http://127.0.0.1:{server.server_address[1]}/")
-            page.screenshot(path=str(target))
+            for name, path, query, (width, height) in SHOTS:
+                page = browser.new_page(viewport={"width": width, "height": height})
+                page.goto(base + path)
+                if query:
+                    page.locator("#q").press_sequentially(query, delay=30)
+                    page.wait_for_function(
+                        "() => document.querySelectorAll('#results li').length > 0 && "
+                        "!document.getElementById('search').dataset.busy")
+                page.screenshot(path=str(folder / name))
+                page.close()
+                print(f"wrote {folder / name}")
             browser.close()
         server.shutdown()
-    print(f"wrote {target}")
 
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    main(Path(args[0] if args else ".demo/output"), Path(args[1] if len(args) > 1
-                                                        else "docs/home.png"))
+    main(Path(args[0] if args else ".demo/output"), Path(args[1] if len(args) > 1 else "docs"))
