@@ -261,7 +261,7 @@ def test_revision_shows_both_versions_and_the_change(built):
     cfg, store, _ = built
     v2 = next(p for p in store.read("papers").to_pylist() if p["version"] == 2)
     text = (cfg.output_path / "paper" / f"{v2['arxiv_id']}.html").read_text("utf-8")
-    assert "v1 · arXiv" in text and "v2 · arXiv" in text
+    assert ">v1</a> · arXiv" in text and ">v2</a> · arXiv" in text
     assert "<ins>" in text and "release our code" in text
 
 
@@ -333,7 +333,7 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     assert revised_now
     for arxiv_id in revised_now:  # the page cache must not hide a new version
         page = root / "paper" / f"{arxiv_id}.html"
-        assert before[page][0] != page.read_bytes() and "v2 · arXiv" in page.read_text("utf-8")
+        assert before[page][0] != page.read_bytes() and ">v2</a> · arXiv" in page.read_text("utf-8")
     assert before[root / "index.html"][0] != (root / "index.html").read_bytes()
     assert 0 < report.written < len(before) / 2
 
