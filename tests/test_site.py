@@ -781,3 +781,19 @@ def test_headings_go_down_one_level_at_a_time(built):
             "h1", "h2", "h3", "h4", "h5", "h6")]
         assert levels and levels[0] == 1, path
         assert all(b <= a + 1 for a, b in itertools.pairwise(levels)), (path, levels)
+
+
+def test_the_about_page_is_written_in_the_sites_language(built, tmp_path):
+    def text(root: Path) -> str:
+        return lxml_html.parse(str(root / "about/index.html")).getroot().find(
+            ".//main").text_content()
+
+    zh = text(out(built))
+    assert "三个时钟" in zh and "统计口径" in zh
+    assert not re.search(r"[A-Za-z]+(?: [A-Za-z,]+){6,}", zh)  # no English sentence
+    cfg = make_config(tmp_path, language="en")
+    run_pipeline(cfg, DAYS[:1])
+    build_at_last_run(cfg)
+    en = text(cfg.output_path)
+    assert "The three clocks" in en
+    assert re.findall(r"[\u4e00-\u9fff]+", en) == ["研踪"]  # the brand, and no other Chinese

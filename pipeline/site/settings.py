@@ -33,7 +33,7 @@ _FIXED: dict[str, object] = {
     # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML;
     # `paper | bibtex`: how to cite it.
     "JINJA_FILTERS": {"tex": render_tex, "bibtex": bibtex},
-    "ARTICLE_PATHS": [], "PAGE_PATHS": ["pages"], "STATIC_PATHS": [],
+    "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",
                      "AUTHORS_SAVE_AS", "CATEGORIES_SAVE_AS", "TAGS_SAVE_AS",
@@ -57,6 +57,8 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
     return {
         **_FIXED, "SITENAME": cfg.site.title, "TIMEZONE": cfg.site.timezone,
         "DEFAULT_LANG": cfg.site.language, "OUTPUT_PATH": str(cfg.output_path),
+        # The prose pages (about) are written in each site language: content/pages/<lang>/.
+        "PAGE_PATHS": [f"pages/{cfg.site.language}"],
         "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
         "PLUGINS": ["pipeline.site", *(["pipeline.site._writer"] if writer_plugin else [])],
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
