@@ -273,6 +273,9 @@ class Topic:
                       "lowercase letters, digits and dashes, e.g. llm-agents")
     name: TopicName = field(default_factory=TopicName)
     description: str = _spec("", allowed="text shown on the topic page", multiline=True)
+    # The same in Chinese, for a zh-CN site (which shows `description` when this is empty).
+    description_zh: str = _spec("", allowed="text shown on a zh-CN site's topic page",
+                                multiline=True)
     # any of these phrases
     keywords: tuple[str, ...] = _spec((), _phrases, "an array of phrases")
     # groups: a paper matches a group when every phrase of the group is in it

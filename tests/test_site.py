@@ -797,3 +797,18 @@ def test_the_about_page_is_written_in_the_sites_language(built, tmp_path):
     en = text(cfg.output_path)
     assert "The three clocks" in en
     assert re.findall(r"[\u4e00-\u9fff]+", en) == ["研踪"]  # the brand, and no other Chinese
+
+
+def test_a_topic_page_shows_its_description_in_the_sites_language(tmp_path):
+    topic = ('[[topics]]\nslug = "diffusion"\nname = { zh = "扩散模型", en = "Diffusion" }\n'
+             'description = "Diffusion models."\ndescription_zh = "扩散模型。"\n'
+             'keywords = ["diffusion"]\n')
+    for language, shown in (("zh-CN", "扩散模型。"), ("en", "Diffusion models.")):
+        (tmp_path / language).mkdir()
+        cfg = make_config(tmp_path / language, language)
+        cfg.path.write_text(cfg.path.read_text("utf-8") + topic, encoding="utf-8")
+        cfg = config_mod.load(cfg.path)
+        run_pipeline(cfg, DAYS[:1])
+        build_at_last_run(cfg)
+        page = lxml_html.parse(str(cfg.output_path / "topic/diffusion/index.html"))
+        assert [p.text_content() for p in page.xpath("//p[@class='intro']")] == [shown]

@@ -152,5 +152,6 @@ def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[
             if p.arxiv_id not in reasons[slug]:
                 members[slug].append(p)
             reasons[slug][p.arxiv_id] = reason
-    return [Topic(t.slug, names[t.slug], t.description, members[t.slug], reasons[t.slug])
-            for t in cfg.topics]
+    zh = cfg.site.language == "zh-CN"
+    return [Topic(t.slug, names[t.slug], (zh and t.description_zh) or t.description,
+                  members[t.slug], reasons[t.slug]) for t in cfg.topics]
