@@ -64,7 +64,7 @@ class _Rejected(Exception):
 @lru_cache(maxsize=4096)  # the same symbols ($n$, $\epsilon$) recur across abstracts
 def formula(tex: str, *, display: bool = False) -> Markup | None:
     """Sanitised MathML for one formula, or None when it cannot be converted cleanly."""
-    if len(tex) > MAX_FORMULA_CHARS or not _braces_ok(tex):
+    if len(tex) > MAX_FORMULA_CHARS or not balanced(tex):
         return None
     try:
         tex = _ARG.sub(r"\\operatorname{arg}", tex)
@@ -77,7 +77,9 @@ def formula(tex: str, *, display: bool = False) -> Markup | None:
         return None
 
 
-def _braces_ok(tex: str) -> bool:
+def balanced(tex: str) -> bool:
+    """Every "{" of ``tex`` closed, none closed before it opens (escaped braces aside),
+    nesting at most MAX_BRACE_DEPTH deep."""
     # latex2mathml silently closes an unbalanced "{", rendering something the author
     # did not write; reject it here instead.
     depth = 0
@@ -151,7 +153,7 @@ _GLUED = re.compile(r"(\\[A-Za-z]+)([^\x00-\x7f])")
 def formula_text(tex: str) -> str | None:
     """One formula as readable Unicode (``\\alpha\\in[0,\\infty]`` → ``α∈[0,∞]``), for readers
     that show no MathML; None when pylatexenc cannot read it."""
-    if len(tex) > MAX_FORMULA_CHARS or not _braces_ok(tex):
+    if len(tex) > MAX_FORMULA_CHARS or not balanced(tex):
         return None
     try:
         tex = _GLUED.sub(r"\1{\2}", _PERCENT.sub(r"\\%", tex))

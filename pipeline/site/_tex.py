@@ -16,7 +16,7 @@ import unicodedata
 
 from markupsafe import Markup, escape
 
-from pipeline.site._math import formula, formula_text
+from pipeline.site._math import balanced, formula, formula_text
 
 MAX_FORMULAS = 200  # per text; bounds the work one hostile abstract can cause
 # Deeper nesting of text commands (\textbf{\emph{…}}) is rendered as its source: bounds the
@@ -112,16 +112,9 @@ def excerpt(text: str, chars: int) -> str:
         if not (text[cut] == " " or _CJK.match(text[cut - 1]) or _CJK.match(text[cut])):
             continue
         head = text[:cut].rstrip(" ,;:，；：、")
-        if head and not any(a < cut < b for a, b in spans) and _depth(head) == 0:
+        if head and not any(a < cut < b for a, b in spans) and balanced(head):
             return head + ("…" if _CJK.match(head[-1]) else " …")
     return ""
-
-
-def _depth(text: str) -> int:
-    depth = 0
-    for m in _BRACE.finditer(text):
-        depth += {"{": 1, "}": -1}.get(m[0], 0)
-    return depth
 
 
 def _render(text: str, *, html: bool, math: bool, depth: int) -> list[str]:

@@ -256,8 +256,9 @@
       if (x && document.activeElement !== note) note.value = x.note;
     }
     button.addEventListener("click", function () {
-      var rest = readSaved().filter(function (x) { return x.id !== id; });
-      if (rest.length === readSaved().length) {
+      var all = readSaved();
+      var rest = all.filter(function (x) { return x.id !== id; });
+      if (rest.length === all.length) {
         rest.unshift({ id: id, title: meta("citation_title"), url: here.slice(root.length),
           bibtex: (document.getElementById("bibtex") || {}).textContent || "", note: "",
           saved: nowMinutes() });

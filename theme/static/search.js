@@ -299,8 +299,7 @@
           scores.set(d, sum);
         });
         var docs = Array.from(scores.keys());
-        var filtered = opts.cat || opts.topic || opts.ai || opts.rev || opts.hf || opts.range ||
-          opts.sort;
+        var filtered = filtering(opts) || opts.sort;
         var ready = filtered ? facets(m, docs) : Promise.resolve(null);
         return ready.then(function (fx) {
           if (fx) docs = applyFilters(m, docs, fx, opts);
