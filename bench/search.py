@@ -6,7 +6,8 @@ the vocabulary grows with N as a real corpus's does, author names mix first and 
 names across papers and every abstract carries one rare made-up name. Then, in a fresh
 process: index build time and peak memory (VmHWM), total size, the largest shard; then in
 headless chromium against the index served on 127.0.0.1: gzip bytes transferred before the
-first result of a typical query, and ms from keystroke to rendered results (median).
+first result of a typical query, ms from keystroke to rendered results (median), and
+each query typed as a person types (a key every 30 ms, cold cache): gzip bytes and requests.
 Run: .venv/bin/python bench/search.py [N ...]   (default: 20000 200000; `--smoke`: 300)
 """
 
@@ -150,11 +151,31 @@ def browser(out: Path) -> tuple[list[tuple[str, int, int]], list[float]]:
                 for query in QUERIES[1:]:
                     timings.append(page.evaluate(MEASURE, query))
                 page.close()
+            typed = [(q, *_typed(b, url, out, q)) for q in QUERIES]
             b.close()
     finally:
         server.shutdown()
         server.server_close()
-    return first, timings
+    return first, timings, typed
+
+
+def _typed(b, url: str, out: Path, query: str) -> tuple[int, int]:
+    """Gzip bytes and requests of one query typed into a cold page, a key every 30 ms,
+    the page itself included; counted once the results of the whole query are on screen
+    and the network is quiet."""
+    context = b.new_context()  # a cold cache
+    page = context.new_page()
+    got: list[str] = []
+    page.on("request", lambda r: got.append(urlparse(r.url).path))
+    page.goto(url)
+    page.locator("#q").press_sequentially(query, delay=30)
+    page.wait_for_function("q => !document.getElementById('search').dataset.busy && "
+                           "new URLSearchParams(location.search).get('q') === q", arg=query)
+    page.wait_for_load_state("networkidle")
+    context.close()
+    files = [out / (path.lstrip("/") + ("index.html" if path.endswith("/") else ""))
+             for path in got]
+    return sum(gz(f) for f in files if f.is_file()), len(got)
 
 
 # Keystroke → results on screen: set the query, fire `input`, resolve on the frame after
@@ -207,7 +228,7 @@ def bench(n: int) -> None:
               f"≈{facets[0].stat().st_size / 1000:.0f} KB, recent.json "
               f"{gz(out / 'search' / 'recent.json') / 1000:.0f} KB gzip")
         site(out, info)
-        first, timings = browser(out)
+        first, timings, typed = browser(out)
         index_bytes = sum(g for path, _, g in first if path.startswith("/search/") and
                           path.endswith((".json", ".json.gz")))
         js = sum(g for path, _, g in first if path.endswith(".js"))
@@ -215,6 +236,11 @@ def bench(n: int) -> None:
         print(f"  first query {QUERIES[0]!r}: {everything / 1000:.0f} KB gzip before the first "
               f"result ({index_bytes / 1000:.0f} KB index, {js / 1000:.0f} KB JS, rest page"
               f" and CSS; {len(first)} requests)")
+        print("  typed, a key every 30 ms into a cold page (gzip KB, requests): " + ", ".join(
+            f"{q!r} {kb / 1000:.0f} KB/{n}" for q, kb, n in typed))
+        print(f"  typed: median {statistics.median(t[1] for t in typed) / 1000:.0f} KB "
+              f"and {statistics.median(t[2] for t in typed):.0f} requests, max "
+              f"{max(t[1] for t in typed) / 1000:.0f} KB and {max(t[2] for t in typed)} requests")
         print(f"  keystroke → rendered results: median {statistics.median(timings):.0f} ms, "
               f"max {max(timings):.0f} ms over {len(timings)} queries")
 

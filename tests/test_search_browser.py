@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
 import bibtexparser
@@ -558,3 +559,28 @@ def test_a_word_one_edit_off_finds_what_the_word_finds(page, site, typo):
     assert search(page, site, typo + " ") == right
     assert found_count(page) == count
     assert search(page, site, "lern ") == []  # below five letters nothing is guessed
+
+
+def test_author_names_link_to_their_papers(page, site):
+    """On paper pages, list cards and search results alike."""
+    name, ids = by_author(site)
+    pages = [i for i in ids if (site["out"] / "paper" / f"{i}.html").exists()]
+    page.goto(site["url"] + f"paper/{pages[0]}.html")
+    link = page.locator("p.authors a", has_text=name).first
+    assert page.locator("p.authors a").count() == len(site["papers"][pages[0]]["authors"])
+    link.click()
+    page.wait_for_url("**/search/?q=*")
+    assert page.locator("#q").input_value() == f'au:"{name}"'
+    page.wait_for_function("() => !document.getElementById('search').dataset.busy")
+    while page.locator("#more").is_visible():
+        n = page.locator("#results li").count()
+        page.click("#more")
+        page.wait_for_function("n => document.querySelectorAll('#results li').length > n", arg=n)
+    assert sorted(results(page)) == ids
+    # a result card's author links the same way
+    href = page.locator("#results p.authors a", has_text=name).first.get_attribute("href")
+    assert urlsplit(href).path.endswith("/search/")
+    assert parse_qs(urlsplit(href).query) == {"q": [f'au:"{name}"']}
+    page.goto(site["url"] + "library/updated/all/")
+    links = page.locator(".card p.authors a")
+    assert links.count() == page.locator(".card p.authors bdi").count() > 0

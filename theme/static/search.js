@@ -360,6 +360,11 @@
     return doc.is.page ? root + "paper/" + doc.id + ".html" : "https://arxiv.org/abs/" + doc.id;
   }
 
+  // An author's papers: their name searched as a phrase (a quote in a name would end it).
+  function authorUrl(name) {
+    return root + "search/?q=" + encodeURIComponent('au:"' + name.replace(/"/g, " ").trim() + '"');
+  }
+
   var formats = {};
   function local(minutes) {
     var f = formats[zone.id] || (formats[zone.id] = new Intl.DateTimeFormat("en-CA", {
@@ -388,7 +393,15 @@
     h.appendChild(a);
     var authors = document.createElement("p");
     authors.className = "authors";
-    highlight(authors, d.authors.join(", ") + (d.n_authors > d.authors.length ? " …" : ""), terms);
+    d.authors.forEach(function (name, i) {
+      var link = document.createElement("a"), bdi = document.createElement("bdi");
+      link.href = authorUrl(name);
+      highlight(bdi, name, terms);
+      link.appendChild(bdi);
+      if (i) authors.appendChild(document.createTextNode(", "));
+      authors.appendChild(link);
+    });
+    if (d.n_authors > d.authors.length) authors.appendChild(document.createTextNode(" …"));
     li.appendChild(meta);
     li.appendChild(h);
     li.appendChild(authors);
@@ -462,6 +475,15 @@
       ev.preventDefault();
       target.then(function (url) { location.href = url; });
     });
+  });
+
+  // The pages' author names become links to their search; the search needs this script,
+  // so without it they stay plain names.
+  document.querySelectorAll("p.authors bdi").forEach(function (bdi) {
+    var link = document.createElement("a");
+    link.href = authorUrl(bdi.textContent);
+    bdi.parentNode.replaceChild(link, bdi);
+    link.appendChild(bdi);
   });
 
   var form = document.getElementById("search");
