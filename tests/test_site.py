@@ -768,6 +768,30 @@ def test_version_history_links_each_version_on_arxiv(built):
         for n in range(1, revised["version"] + 1)]
 
 
+def test_version_history_shows_how_the_comment_changed(built):
+    """The sample's revisions come with a new comment: the timeline of each revised paper
+    with a page shows it, the old words removed and the new added."""
+    stored = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    entries = {(e.arxiv_id, e.version): e for e in sample.entries()}
+    checked = 0
+    for path in sorted((out(built) / "paper").glob("*.html")):
+        p = stored[path.stem]
+        before, after = entries.get((p["arxiv_id"], 1)), entries.get((p["arxiv_id"], 2))
+        if p["version"] < 2 or not before or not after or before.comment == after.comment:
+            continue
+        item = lxml_html.parse(str(path)).xpath("//section[@class='timeline']//li")[1]
+        assert item.get("data-version") == "2"
+        diff = next(d for d in item.xpath(".//p[@class='diff']")
+                    if d.xpath("span[@class='label']")[0].text == i18n.strings("zh-CN")["comment"])
+        added = " ".join(x.text_content() for x in diff.xpath("ins"))
+        removed = " ".join(x.text_content() for x in diff.xpath("del"))
+        assert added and added in after.comment
+        assert (removed != "") == bool(before.comment)
+        assert removed in (before.comment or "")
+        checked += 1
+    assert checked >= 5
+
+
 def test_headings_go_down_one_level_at_a_time(built):
     """Screen readers navigate by headings: no page skips a level on the way down."""
     root = out(built)

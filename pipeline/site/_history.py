@@ -93,7 +93,18 @@ def events(arxiv_id: str, history: list[Reading]) -> list[Event]:
     return out
 
 
-def at_version(history: list[Reading], version: int, *, last: bool) -> Reading | None:
+def meta_changes(history: list[Reading], version: int) -> list[tuple[str, str | None, str | None]]:
+    """(field, before, after) for the comment and journal-ref that changed with `version`:
+    as arXiv showed them with the version before, last, and with this one, first."""
+    old = _at_version(history, version - 1, last=True)
+    new = _at_version(history, version, last=False)
+    if new is None:
+        return []
+    return [(key, getattr(old, key, None), getattr(new, key)) for key in ("comment", "journal_ref")
+            if getattr(old, key, None) != getattr(new, key)]
+
+
+def _at_version(history: list[Reading], version: int, *, last: bool) -> Reading | None:
     """The first (or last) reading of `version`."""
     found = [r for r in history if r.version == version]
     return (found[-1] if last else found[0]) if found else None

@@ -48,6 +48,8 @@ class Version:
     seen: str
     texts: tuple[str, str] | None = None  # this version's (title, abstract), for a diff
     previous: tuple[str, str] | None = None  # the version before's; None for the first
+    # (field, before, after) of the comment and journal-ref that changed with this version
+    meta: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
     @property
     def title_changed(self) -> bool:
@@ -64,6 +66,11 @@ class Version:
     @property
     def abstract_diff(self) -> Markup | None:
         return self._diff(1)
+
+    @property
+    def meta_diffs(self) -> list[tuple[str, Markup]]:
+        """(field, word diff) of each changed comment and journal-ref, whole: they are short."""
+        return [(key, word_diff(plain_tex(a or ""), plain_tex(b or ""))) for key, a, b in self.meta]
 
     def _changed(self, i: int) -> bool:
         return (self.texts is not None and self.previous is not None
@@ -196,8 +203,9 @@ class Library:
     frames: dict[str, pd.DataFrame]
     tz: ZoneInfo
     now: dt.datetime
-    # What arXiv said of the watched papers and of the revisions the feeds show, reading
-    # by reading (comment, journal-ref, DOI: the tables keep only the latest).
+    # What arXiv said of the watched papers, the revisions the feeds show and the revised
+    # papers with a page, reading by reading (comment, journal-ref, DOI: the tables keep
+    # only the latest).
     readings: dict[str, list[Reading]] = field(default_factory=dict)
 
 
@@ -325,8 +333,13 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
               "runs": runs_df}
     wanted = _revised_lately(cfg, versions_df, papers_df, now, tz)
     wanted |= {i for f in cfg.follows for i in f.watch}
-    return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now,
-                   _history.readings(store, wanted))
+    revised = [p for p in out if p.has_page and len(p.versions) > 1]
+    readings = _history.readings(store, wanted | {p.arxiv_id for p in revised})
+    for p in revised:  # the timeline shows how the comment and journal-ref changed
+        history = readings.get(p.arxiv_id, [])
+        for v in p.versions[1:]:
+            v.meta = _history.meta_changes(history, v.version)
+    return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now, readings)
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,

@@ -1,5 +1,6 @@
 // PaperTrail: refresh the home page's numbers every minute from status.json, no reload;
-// on a paper page, copy its BibTeX and, on a phone, fold its abstract under its digest.
+// on a paper page, copy its BibTeX, show its changes side by side on a wide screen and,
+// on a phone, fold its abstract under its digest.
 // Reading works without this script (the abstract then stays open, the BibTeX selectable).
 (function () {
   "use strict";
@@ -48,6 +49,28 @@
         button.textContent = button.dataset.copied;
       });
     });
+  }
+
+  // On a wide screen each change that both removed and added words reads side by side:
+  // the version before with its removed words beside the new one with its added words,
+  // both made from the one inline diff the page carries.
+  if (window.matchMedia("(min-width: 60rem)").matches) {
+    var diffs = document.querySelectorAll(".timeline li[data-version] p.diff");
+    for (var d = 0; d < diffs.length; d++) sideBySide(diffs[d]);
+  }
+  function sideBySide(diff) {
+    if (!diff.querySelector("del") || !diff.querySelector("ins")) return;
+    var version = Number(diff.closest("li").dataset.version);
+    var pair = document.createElement("div");
+    pair.className = "side-by-side";
+    [["ins", version - 1], ["del", version]].forEach(function (side) {
+      var half = diff.cloneNode(true);
+      half.querySelector(".label").textContent += " · v" + side[1];
+      half.querySelectorAll(side[0]).forEach(function (x) { x.remove(); });
+      pair.appendChild(half);
+    });
+    diff.hidden = true;  // kept: it is what the page says without this script
+    diff.after(pair);
   }
 
   // The digest is what a phone reader came for; the abstract is one tap away.

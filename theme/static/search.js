@@ -6,8 +6,12 @@
   "use strict";
   var script = document.currentScript;
   var root = script ? script.src.replace(/theme\/search\.js(\?.*)?$/, "") : "";
-  var PAGE = 10;  // each result may need its own doc chunk: a short first page is a fast one
-  var DEBOUNCE_MS = 60;  // keystrokes closer than this coalesce into one search
+  // The first screen shows 4-5 results, and each result may need its own doc chunk (one
+  // request): a short first page is a fast one.
+  var PAGE = 8;
+  // Keystrokes closer than this are one burst, searched when it ends: a fast typist's
+  // (~100 ms a key); slower typing searches at every key.
+  var BURST_MS = 100;
   var PREFIX_MIN = 2;
   var MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
   var CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff";
@@ -580,22 +584,23 @@
       });
     }
 
-    // Leading and trailing debounce: a keystroke after a pause searches at once, a burst
-    // of keystrokes searches once more when it ends.
-    var last = 0;
+    // A keystroke after a pause searches at once; a burst of keystrokes searches once,
+    // when it ends: the words half typed in it are never fetched.
+    var lastKey = 0;
     input.addEventListener("input", function () {
       clearTimeout(timer);
       seq++;  // a search still in flight is stale now: it must not render nor clear busy
       form.dataset.busy = "1";
       var pasted = input.value.trim().match(ARXIV_URL);
       var go = function () {
-        last = Date.now();
         if (pasted) { jump(); return; }
         toUrl(false);
         run();
       };
-      if (Date.now() - last > DEBOUNCE_MS) go();
-      else timer = setTimeout(go, DEBOUNCE_MS);
+      var now = Date.now(), paused = now - lastKey > BURST_MS;
+      lastKey = now;
+      if (paused) go();
+      else timer = setTimeout(go, BURST_MS);
     });
     function jump() {
       var target = arxivTarget(input.value);

@@ -25,7 +25,7 @@ from markupsafe import escape
 import pipeline.site._feeds as _feeds
 from pipeline.site._diff import changes
 from pipeline.site._feeds import Entry, FeedSpec, recent
-from pipeline.site._history import Event, at_version
+from pipeline.site._history import Event, meta_changes
 from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
@@ -148,13 +148,8 @@ class _Entries:
         for i, label in ((0, "feed_changed_title"), (1, "feed_changed_abstract")):
             items += [f"<li>{escape(s[label])}{c}{_change(removed, added)}</li>"
                       for removed, added in _text_changes(v, i)]
-        history = self.site.lib.readings.get(p.arxiv_id, [])
-        old = at_version(history, version - 1, last=True)
-        new = at_version(history, version, last=False)
-        for key in ("comment", "journal_ref"):
-            a, b = getattr(old, key, None), getattr(new, key, None)
-            if new is not None and a != b:
-                items.append(f"<li>{escape(s[key])}{c}{_change(a or '—', b or '—')}</li>")
+        for key, a, b in meta_changes(self.site.lib.readings.get(p.arxiv_id, []), version):
+            items.append(f"<li>{escape(s[key])}{c}{_change(a or '—', b or '—')}</li>")
         heading = escape(s["feed_changes"].format(version=version))
         return f"<p><strong>{heading}</strong></p><ul>{''.join(items)}</ul>" if items else ""
 
