@@ -1,5 +1,5 @@
 """axe-core in a real browser on the pages a reader uses most: home, a paper, search, the
-follow page, sources and the HF board, in the zh and en builds, desktop and phone, light
+follow page, sources, the HF board and 最近录用, in the zh and en builds, desktop and phone, light
 and dark. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
@@ -18,7 +18,8 @@ from tests.conftest import serve
 from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/", "hf/")
+PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/", "hf/",
+         "accepted/")
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 

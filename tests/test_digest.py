@@ -477,6 +477,26 @@ def test_new_version_regenerates_and_supersedes(cfg: Config, llm: OpenAIReplay) 
     assert all(r["superseded"] for r in rows if r["arxiv_id"] in revised and r["version"] == 1)
 
 
+def test_a_digested_papers_new_version_comes_before_new_papers(cfg: Config,
+                                                               llm: OpenAIReplay) -> None:
+    """Its page shows the older version's digest until then."""
+    store = Store(cfg.store_path)
+    revised = next(e.arxiv_id for e in sample.entries() if e.version == 2)
+    mark_ai(store, 0, ids=[revised])
+    run_digest(cfg, store, now=T0)
+    _ingest(cfg, as_of_day=len(sample.days()) - 1)  # its v2 and a day of new papers
+    newest = [i for i in select(store.read("papers"), store.read("versions"), "all")["arxiv_id"]
+              if i != revised][:5]
+    mark_ai(store, 0, ids=[*newest, revised])
+    order = list(select(store.read("papers"), store.read("versions"), "ai")["arxiv_id"])
+    assert order.index(revised) > 0  # newest first would not pick it
+    report = run_digest(with_digest(cfg, base_url=llm.url, max_per_run=1, concurrency=1),
+                        store, now=T0 + dt.timedelta(days=1))
+    assert report.counts["made"] == 1
+    made = [r for r in digests(cfg) if r["created"] == T0 + dt.timedelta(days=1)]
+    assert [(r["arxiv_id"], r["version"]) for r in made] == [(revised, 2)]
+
+
 def test_language_and_model_are_part_of_the_key(cfg: Config, llm: OpenAIReplay) -> None:
     store = Store(cfg.store_path)
     run_digest(cfg, store, now=T0)

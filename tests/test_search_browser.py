@@ -16,6 +16,7 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline.site import _search
+from pipeline.site._venue import venue
 from tests.conftest import serve
 from tests.test_site import (
     DAYS,
@@ -529,6 +530,14 @@ def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
     expected = [i for i, p in site["papers"].items()
                 if "cs.CV" in p["categories"] and p["ai_related"]]
     assert found_count(page) == len(expected) > 0
+    taken = [i for i, p in site["papers"].items()
+             if venue(p["comment"], p["journal_ref"], p["doi"])]
+    page.goto(site["url"] + "search/")
+    page.check("input[name=venue]")  # accepted at a venue, with words or without
+    results(page)
+    assert found_count(page) == len(taken) > 0 and "venue=1" in page.url
+    page.locator("#q").press_sequentially("model ", delay=15)
+    assert set(results(page)) <= set(taken)
     page.goto(site["url"] + "search/")  # nothing asked: nothing listed
     page.wait_for_timeout(300)
     assert page.locator("#results li").count() == 0

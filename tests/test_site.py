@@ -755,7 +755,7 @@ def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
             assert (p["hf_repo"] in links) == (p["hf_repo"] is not None)
             assert not any(h.startswith("javascript:") for h in links)
     home = lxml_html.parse(str(root / "index.html"))
-    assert home.xpath("//ul[@class='totals']//a/@href") == ["hf/"]
+    assert home.xpath("//ul[@class='totals']//a/@href") == ["hf/", "accepted/"]
 
 
 def test_version_history_links_each_version_on_arxiv(built):
@@ -788,8 +788,84 @@ def test_version_history_shows_how_the_comment_changed(built):
         assert added and added in after.comment
         assert (removed != "") == bool(before.comment)
         assert removed in (before.comment or "")
+        told = item.xpath(".//p[@class='change-note']")[0].text_content()
+        assert told.startswith("修订说明") and "摘要新增 1 句" in told
         checked += 1
     assert checked >= 5
+
+
+def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(built):
+    root = out(built)
+    feed = feedparser.parse((root / "feeds/revisions.atom.xml").read_bytes())
+    assert feed.entries
+    for e in feed.entries:
+        assert "修订说明" in e.content[0].value and "摘要新增 1 句" in e.content[0].value
+    briefs = [p for p in sorted(root.glob("brief/*/revised/index.html"))
+              if lxml_html.parse(str(p)).xpath("//article[@class='card']")]
+    assert briefs
+    for path in briefs:
+        for card in lxml_html.parse(str(path)).xpath("//article[@class='card']"):
+            note = card.xpath(".//p[@class='change-note']")
+            assert note and "摘要新增 1 句" in note[0].text_content(), path
+
+
+def test_accepted_papers_are_listed_with_their_venue_and_fed(built):
+    """最近录用: every paper whose comment, journal-ref or DOI says a venue took it, with its
+    badge, newest news first; the home page counts them; the feed has one entry each."""
+    from pipeline.site._venue import venue
+
+    root = out(built)
+    stored = built[1].read("papers").to_pylist()
+    taken = {r["arxiv_id"]: venue(r["comment"], r["journal_ref"], r["doi"]) for r in stored}
+    taken = {i: v for i, v in taken.items() if v}
+    assert len(taken) >= 20 and any("Submitted" in (r["comment"] or "") for r in stored)
+    listed = []
+    page = root / "accepted/index.html"
+    while page:
+        doc = lxml_html.parse(str(page))
+        for card in doc.xpath("//article[@class='card']"):
+            arxiv_id = card.get("id")[2:]
+            badge = card.xpath(".//span[@class='venue']")[0]
+            v = taken[arxiv_id]
+            assert badge.text == ("已发表" if v.source == "doi" else v.short)
+            listed.append((card.xpath(".//time/@datetime")[0], arxiv_id))
+        nxt = doc.xpath("//a[@rel='next']/@href")
+        page = root / "accepted" / nxt[0].split("accepted/")[1] / "index.html" if nxt else None
+    assert sorted(i for _, i in listed) == sorted(taken)
+    assert listed == sorted(listed, reverse=True)  # newest news of acceptance first
+    home = lxml_html.parse(str(root / "index.html"))
+    count = home.xpath("//ul[@class='totals']//a[@href='accepted/']/b")[0].text
+    assert int(count.replace(",", "")) == len(taken)
+    some = next(i for i, v in taken.items() if v.source == "comment"
+                and (root / "paper" / f"{i}.html").exists())
+    paper = lxml_html.parse(str(root / "paper" / f"{some}.html"))
+    row = paper.xpath("//dl[@class='extra']/dt[.='录用']/following-sibling::dd[1]")[0]
+    assert row.text_content().startswith(taken[some].name) and "自 v1 起" in row.text_content()
+    feed = feedparser.parse((root / "feeds/accepted.atom.xml").read_bytes())
+    assert not feed.bozo
+    ids = [e.link.rsplit("/", 1)[-1].removesuffix(".html") for e in feed.entries]
+    assert set(ids) <= set(taken) and len(ids) == len(set(e.id for e in feed.entries)) > 0
+    for e in feed.entries:
+        assert e.title.startswith("[")
+    assert "accepted.atom.xml" in (root / "accepted/index.html").read_text()
+
+
+def test_a_digest_of_an_older_version_says_so(tmp_path):
+    """By the digest and by the new version's change note, until the new one is written."""
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS)
+    revised = [r["arxiv_id"] for r in store.read("papers").to_pylist() if r["version"] == 2]
+    for arxiv_id in revised:
+        add_digest(store, arxiv_id, 1, at(DAYS[-1]) - dt.timedelta(minutes=5), "旧版本的导读。")
+    build_at_last_run(cfg)
+    shown = [i for i in revised if (cfg.output_path / "paper" / f"{i}.html").exists()]
+    assert shown
+    for arxiv_id in shown:
+        page = lxml_html.parse(str(cfg.output_path / "paper" / f"{arxiv_id}.html"))
+        notes = [n.text_content() for n in page.xpath("//p[@class='note']")]
+        assert notes.count("导读写于 v1，v2 的导读排队中，新版本优先。") == 2
+        assert page.xpath("//section[@class='timeline']//li[@data-version='2']"
+                          "/p[@class='change-note']/following-sibling::p[1][@class='note']")
 
 
 def test_headings_go_down_one_level_at_a_time(built):

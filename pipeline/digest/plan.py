@@ -49,7 +49,14 @@ def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame
 
 def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, model: str,
          phash: str, max_attempts: int, now: dt.datetime) -> Plan:
+    """What to do this run: the todo list newest first, except that a new version of a
+    paper with a digest of an older one comes before every new paper (its page shows the
+    older digest, and says so, until then)."""
     out = Plan(selected=len(candidates))
+    digested: dict[str, int] = {}  # the newest version with a digest, by paper
+    for k, stored in existing.items():
+        if stored["status"] == "ok" and k[2] == language:
+            digested[k[0]] = max(digested.get(k[0], 0), k[1])
     for c in candidates.itertuples(index=False):
         key: Key = (c.arxiv_id, int(c.version), language, model, phash)
         row = existing.get(key)
@@ -65,4 +72,5 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
                 out.backoff += 1
                 continue
         out.todo.append((PaperText(c.arxiv_id, int(c.version), c.title or "", c.abstract), row))
+    out.todo.sort(key=lambda t: not 0 < digested.get(t[0].arxiv_id, 0) < t[0].version)  # stable
     return out

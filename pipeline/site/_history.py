@@ -10,7 +10,6 @@ papers a fork watches.
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -19,16 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline.site._safe import clean_opt
+from pipeline.site._venue import accepted, venue
 from pipeline.store import Store
-
-# A comment saying a venue took the paper; "submitted to" and "under review" do not.
-ACCEPTED = re.compile(r"\b(?:accepted\b|to appear\b|camera[- ]ready\b|published (?:in|at)\b)",
-                      re.IGNORECASE)
-_NOT = re.compile(r"\bnot (?:yet )?(?:been )?accepted\b", re.IGNORECASE)
-
-
-def accepted(comment: str | None) -> bool:
-    return bool(comment and ACCEPTED.search(comment) and not _NOT.search(comment))
 
 
 @dataclass(frozen=True)
@@ -93,15 +84,16 @@ def events(arxiv_id: str, history: list[Reading]) -> list[Event]:
     return out
 
 
-def meta_changes(history: list[Reading], version: int) -> list[tuple[str, str | None, str | None]]:
-    """(field, before, after) for the comment and journal-ref that changed with `version`:
-    as arXiv showed them with the version before, last, and with this one, first."""
-    old = _at_version(history, version - 1, last=True)
-    new = _at_version(history, version, last=False)
-    if new is None:
-        return []
-    return [(key, getattr(old, key, None), getattr(new, key)) for key in ("comment", "journal_ref")
-            if getattr(old, key, None) != getattr(new, key)]
+def first_venue(history: list[Reading]) -> tuple[int, dt.datetime] | None:
+    """(version, when) of the first reading that names a venue that took the paper."""
+    return next(((r.version, r.seen) for r in history
+                 if venue(r.comment, r.journal_ref, r.doi)), None)
+
+
+def around(history: list[Reading], version: int) -> tuple[Reading | None, Reading | None]:
+    """What arXiv showed with the version before, last, and with `version`, first."""
+    return (_at_version(history, version - 1, last=True),
+            _at_version(history, version, last=False))
 
 
 def _at_version(history: list[Reading], version: int, *, last: bool) -> Reading | None:

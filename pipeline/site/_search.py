@@ -307,6 +307,7 @@ _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's numb
 _FLAGS: dict[str, Callable[[Paper], bool]] = {
     "ai": lambda p: p.ai_related, "revised": lambda p: p.version > 1,
     "hf": lambda p: p.hf_day is not None, "page": lambda p: p.has_page,
+    "venue": lambda p: p.venue is not None,
 }
 SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
           "facet": ["categories", "topics", "flags", *CLOCKS],

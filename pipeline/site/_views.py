@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
@@ -25,8 +26,10 @@ from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._history import Reading
+from pipeline.site._note import Part, Side, note
 from pipeline.site._safe import clean, clean_opt
 from pipeline.site._tex import excerpt, plain_tex, render_tex
+from pipeline.site._venue import Venue, venue
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
@@ -48,8 +51,32 @@ class Version:
     seen: str
     texts: tuple[str, str] | None = None  # this version's (title, abstract), for a diff
     previous: tuple[str, str] | None = None  # the version before's; None for the first
-    # (field, before, after) of the comment and journal-ref that changed with this version
-    meta: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    # What arXiv showed with the version before, last, and with this one, first (None:
+    # not read, see Library.readings).
+    before: Reading | None = None
+    after: Reading | None = None
+
+    @property
+    def meta(self) -> list[tuple[str, str | None, str | None]]:
+        """(field, before, after) of the comment and journal-ref that changed with it."""
+        if self.after is None:
+            return []
+        return [(key, getattr(self.before, key, None), getattr(self.after, key))
+                for key in ("comment", "journal_ref")
+                if getattr(self.before, key, None) != getattr(self.after, key)]
+
+    @cached_property
+    def note(self) -> list[Part]:
+        """Its change note (修订说明) by rule, as catalogue keys and values (_note)."""
+        if self.texts is None or self.previous is None:
+            return []
+
+        def side(texts: tuple[str, str], said: Reading | None) -> Side:
+            return Side(plain_tex(texts[0]), plain_tex(texts[1]),
+                        said.comment if said else None, said.journal_ref if said else None)
+
+        return note(side(self.previous, self.before), side(self.texts, self.after),
+                    meta=self.before is not None and self.after is not None)
 
     @property
     def title_changed(self) -> bool:
@@ -112,10 +139,14 @@ class Paper:
     hf_project: str | None = None  # the project page Hugging Face links
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
+    digest_version: int | None = None  # the version it was written for
     digest_created: dt.datetime | None = None
     digest_why: str | None = None  # why there is no digest, for a reader
     versions: list[Version] = field(default_factory=list)
     has_page: bool = True
+    venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
+    venue_version: int | None = None  # the first version that said so
+    venue_seen: dt.datetime | None = None  # when that was first read here
 
     @property
     def path(self) -> str:
@@ -130,11 +161,14 @@ class Paper:
 
     def at(self, clock: str) -> dt.datetime:
         """The paper's time on ``clock``: a list's sort key (CLOCKS, "revision" when this
-        version came in, "digest" when its digest was written)."""
+        version came in, "digest" when its digest was written, "venue" when its venue was
+        first read)."""
         if clock == "revision":
             return self.version_seen_at
         if clock == "digest":
             return self.digest_created or self.version_seen_at
+        if clock == "venue":
+            return self.venue_seen or self.version_seen_at
         return getattr(self, clock)
 
     @property
@@ -203,9 +237,9 @@ class Library:
     frames: dict[str, pd.DataFrame]
     tz: ZoneInfo
     now: dt.datetime
-    # What arXiv said of the watched papers, the revisions the feeds show and the revised
-    # papers with a page, reading by reading (comment, journal-ref, DOI: the tables keep
-    # only the latest).
+    # What arXiv said of the watched papers, the revisions the feeds show, the revised
+    # papers with a page and the accepted ones, reading by reading (comment, journal-ref,
+    # DOI: the tables keep only the latest).
     readings: dict[str, list[Reading]] = field(default_factory=dict)
 
 
@@ -312,6 +346,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             hf_project=_http_or_none(row["hf_project_page"]),
             digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
             digest_model=_str_or_none(d["model"]) if d else None,
+            digest_version=int(d["version"]) if d else None,
             digest_created=d["created"].to_pydatetime() if d else None,
             digest_why=None if d else _why_no_digest(
                 cfg, strings, bool(_opt(row["ai_related"])), bool(topics),
@@ -334,12 +369,20 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     wanted = _revised_lately(cfg, versions_df, papers_df, now, tz)
     wanted |= {i for f in cfg.follows for i in f.watch}
     revised = [p for p in out if p.has_page and len(p.versions) > 1]
-    readings = _history.readings(store, wanted | {p.arxiv_id for p in revised})
-    for p in revised:  # the timeline shows how the comment and journal-ref changed
-        history = readings.get(p.arxiv_id, [])
-        for v in p.versions[1:]:
-            v.meta = _history.meta_changes(history, v.version)
-    return Library(out, {p.arxiv_id: p for p in out}, frames, tz, now, readings)
+    for p in out:
+        p.venue = venue(p.comment, p.journal_ref, p.doi)
+    accepted = [p for p in out if p.venue]
+    by_id = {p.arxiv_id: p for p in out}
+    readings = _history.readings(store, wanted | {p.arxiv_id for p in revised}
+                                 | {p.arxiv_id for p in accepted})
+    for arxiv_id, told in readings.items():  # what changed with each version, for notes
+        if (revised_paper := by_id.get(arxiv_id)) is not None:
+            for version in revised_paper.versions[1:]:
+                version.before, version.after = _history.around(told, version.version)
+    for p in accepted:  # a store without its snapshots knows no more than the latest
+        p.venue_version, p.venue_seen = _history.first_venue(
+            readings.get(p.arxiv_id, [])) or (p.version, p.version_seen_at)
+    return Library(out, by_id, frames, tz, now, readings)
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,

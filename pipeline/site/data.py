@@ -54,6 +54,7 @@ class SiteData:
     # the fork's own (me) when it follows anything
     feeds: list[FeedSpec]
     followed: Followed  # what the config's [[follows]] match
+    accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
 
     @property
     def paged(self) -> list[Paper]:
@@ -89,7 +90,9 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
         home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now),
         revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,
         site_feeds=site_feeds, feeds=_feeds(cfg, s, site_feeds, categories, topics),
-        followed=match_follows(cfg.follows, lib))
+        followed=match_follows(cfg.follows, lib),
+        accepted=sorted((p for p in lib.papers if p.venue), reverse=True,
+                        key=lambda p: (p.at("venue"), p.arxiv_id)))
 
 
 def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
@@ -104,7 +107,8 @@ def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
     briefs += [FeedSpec(f"brief/{spec.slug}", s["feed_brief_of"].format(name=spec.title),
                         spec.page) for spec in own[len(site_feeds):]]
     me = [FeedSpec("me", s["feed_me"], "me/")] if cfg.follows else []
-    return [*own, *briefs, *me]
+    accepted = FeedSpec("accepted", s["feed_accepted"], "accepted/")
+    return [*own, accepted, *briefs, *me]
 
 
 def by_day(site: SiteData) -> dict[str, dict[str, list[Paper]]]:

@@ -22,6 +22,7 @@ from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.output import Output
 from pipeline.site.pages import (
+    accepted,
     briefs,
     categories,
     feeds,
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 # Rendered in this process while the workers run; each reads only the SiteData.
 _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
                sources.render, home.render, feeds.render, me.render, search.render_pages,
-               static.render)
+               static.render, accepted.render)
 
 
 class PaperTrailGenerator(Generator):

@@ -199,7 +199,8 @@
   // Terms whose postings were capped can't be required (their list is partial): they
   // only add score, unless every term is capped.
   function filtering(opts) {
-    return !!(opts.cat || opts.topic || opts.ai || opts.rev || opts.hf || RANGES[opts.range]);
+    return !!(opts.cat || opts.topic || opts.ai || opts.rev || opts.hf || opts.venue ||
+              RANGES[opts.range]);
   }
 
   // An author as a phrase: au:"Ling Yang" (or au:Yang) keeps only papers with that author,
@@ -345,6 +346,7 @@
       if (opts.ai && !f.is.ai) return false;
       if (opts.rev && !f.is.revised) return false;
       if (opts.hf && !f.is.hf) return false;
+      if (opts.venue && !f.is.venue) return false;
       return since === null || f[col] > since;
     });
   }
@@ -499,7 +501,7 @@
     var list = document.getElementById("results");
     var more = document.getElementById("more");
     var followBtn = document.getElementById("follow-query");
-    var KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "range", "sort"];
+    var KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "venue", "range", "sort"];
     var timer = null, seq = 0, current = null, shown = 0;
 
     function state() {

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import functools
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import TypeVar
 
@@ -25,7 +26,8 @@ from markupsafe import escape
 import pipeline.site._feeds as _feeds
 from pipeline.site._diff import changes
 from pipeline.site._feeds import Entry, FeedSpec, recent
-from pipeline.site._history import Event, meta_changes
+from pipeline.site._history import Event
+from pipeline.site._note import note_text
 from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
@@ -73,6 +75,9 @@ class _Entries:
         if slug == "digests":
             return [self._paper(p, _digested(p), f"v{p.version}/digest")
                     for p in self._recent(site.digested, _digested)]
+        if slug == "accepted":
+            return [self._accepted(p) for p in self._recent(site.accepted,
+                                                            lambda p: p.at("venue"))]
         return [self._paper(p, p.first_seen) for p in self._recent(self._members(slug),
                                                                    lambda p: p.first_seen)]
 
@@ -148,10 +153,27 @@ class _Entries:
         for i, label in ((0, "feed_changed_title"), (1, "feed_changed_abstract")):
             items += [f"<li>{escape(s[label])}{c}{_change(removed, added)}</li>"
                       for removed, added in _text_changes(v, i)]
-        for key, a, b in meta_changes(self.site.lib.readings.get(p.arxiv_id, []), version):
+        for key, a, b in v.meta if v else []:
             items.append(f"<li>{escape(s[key])}{c}{_change(a or '—', b or '—')}</li>")
-        heading = escape(s["feed_changes"].format(version=version))
-        return f"<p><strong>{heading}</strong></p><ul>{''.join(items)}</ul>" if items else ""
+        out = ""
+        if told := note_text(v.note, s) if v else "":
+            out = f"<p><strong>{escape(s['change_note'])}</strong>{c}{escape(told)}</p>"
+        if items:
+            heading = escape(s["feed_changes"].format(version=version))
+            out += f"<p><strong>{heading}</strong></p><ul>{''.join(items)}</ul>"
+        return out
+
+    def _accepted(self, p: Paper) -> Entry:
+        """Keyed by the venue: a paper that moves from a workshop to a journal is news again."""
+        s, v = self.s, p.venue
+        assert v is not None
+        badge = s["venue_published"] if v.source == "doi" else v.short
+        line = (s["venue_doi"] if v.source == "doi" else v.name) + s["venue_since"].format(
+            version=p.venue_version, date=self.site.local(p.venue_seen))
+        key = hashlib.blake2b(v.name.encode(), digest_size=6).hexdigest()  # text, not an id
+        return self._paper(p, p.at("venue"), f"/venue/{key}", title=f"[{badge}] "
+                           f"{plain_tex(p.title)}", before=f"<p><strong>{escape(s['venue'])}"
+                           f"</strong>{escape(s['colon'])}{escape(line)}</p>")
 
     def _event(self, e: Event) -> Entry:
         p, s = self.site.lib.by_id.get(e.arxiv_id), self.s

@@ -15,6 +15,7 @@ def render(site: SiteData, out: Output) -> list[str]:
     last_arxiv = next((x for x in h.sources if x.source == "arxiv"), None)
     return [out.page("", "index.html", h=h, cards=out.cards_html(latest, "", full=True),
                      count=len(papers), last_arxiv=last_arxiv, nav="home",
+                     accepted=len(site.accepted),
                      # "Next" goes to the library's card of the paper after the last shown
                      more=newest[HOME_CARDS] if len(newest) > HOME_CARDS else None,
                      last_ingest=max((p.version_seen_at for p in papers), default=None))]

@@ -1,0 +1,158 @@
+"""Where a paper was accepted, read from what arXiv carries: its journal-ref, its comment
+("Accepted at ICML 2026", "To appear in …", "ACL 2026 Findings") or a publisher's DOI.
+
+Comments are the authors' free text: "submitted to", "under review" and "… format" name
+a venue that has not taken the paper, and never count. The reading is conservative: a
+venue named without one of the phrases below counts only when it is a venue this module
+knows (VENUES) or a conference or journal named with its year.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Phrases that say a venue took the paper (typos as authors write them: "Acccepted").
+_TOOK = re.compile(
+    r"\b(?:ac+e+pted|published|presented|to\s+appear|to\s+be\s+(?:published|presented)"
+    r"|camera[- ]ready(?:\s+version)?)\b"
+    r"(?:\s+(?:and|&)\s+(?:published|presented))?"
+    r"(?:\s+as\s+(?:an?\s+)?[\w-]+(?:\s+paper)?)?"
+    r"(?:\s+(?:for|to)\s+(?:publication|presentation|appear))?"
+    r"\s*(?:at|to|by|in|into|on|for|as\s+part\s+of|@)\s+(?:the\s+)?",
+    re.IGNORECASE)
+_REFUSED = re.compile(r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:accepted|published)\b",
+                      re.IGNORECASE)
+# Words that say a venue named without those phrases has not (yet) taken the paper.
+_NOT = re.compile(
+    r"\b(?:submitted|submission|under\s+(?:peer\s+)?review|in\s+review|review\s+at"
+    r"|in\s+preparation|format|template|style|extended\s+version\s+of|possible\s+"
+    r"publication|invited\s+to|rejected|withdrawn)\b",
+    re.IGNORECASE)
+# A venue that took an earlier paper, not this one ("extended version of a paper published
+# at …"), when said before the phrase in the same sentence.
+_EARLIER = re.compile(r"\b(?:extended\s+version|previous(?:ly)?|earlier\s+version|"
+                      r"preliminary\s+version)\b[^.]*$", re.IGNORECASE)
+# What follows the phrases but names no venue ("published in this paper", a link).
+_NO_NAME = re.compile(r"(?:https?:|www\.|github|this\b|these\b|our\b|code\b)", re.IGNORECASE)
+# Where a venue's name ends: a sentence (not "Phys. Chem."), a page count, a link, a note.
+_END = re.compile(
+    r"(?:;|\.$|\.\s+(?=[A-Z][a-z]+\s+[a-z])|\s+https?://"
+    r"|,?\s*\d+\s*(?:pages?|pp|figures?|tables?)\b"
+    r"|[,.]\s*(?:code|project|equal|first|supplementary|this)\b)",
+    re.IGNORECASE)
+# Venues readers know by name, for a comment that names one with its year and nothing else
+# ("ACL 2026 Findings", "NeurIPS 2025"). Matched case-sensitively: "Interspeech" as written.
+VENUES = (
+    "AAAI", "AAMAS", "ACCV", "ACL", "ACM MM", "AISTATS", "ASPLOS", "BMVC", "CAV", "CCS",
+    "CHI", "CIKM", "COLING", "COLM", "COLT", "CoRL", "CSCW", "CVPR", "DAC", "EACL", "EC",
+    "ECAI", "ECCV", "ECIR", "ECML", "ECML-PKDD", "ECML_PKDD", "EMNLP", "EuroSys", "FAccT",
+    "FOCS", "FSE", "HPCA", "ICALP", "ICASSP", "ICCV", "ICDAR", "ICDE", "ICDM", "ICIP",
+    "ICLR", "ICME", "ICML", "ICPR", "ICRA", "ICSE", "IJCAI", "IJCNLP", "INFOCOM",
+    "Interspeech", "INTERSPEECH", "IROS", "ISCA", "ISSTA", "JMLR", "KDD", "LREC", "MICCAI",
+    "MICRO", "MIDL", "MobiCom", "NAACL", "NDSS", "NeurIPS", "NSDI", "OSDI", "PLDI", "POPL", "RA-L",
+    "RecSys", "RSS", "SIGCOMM", "SIGGRAPH", "SIGIR", "SIGMOD", "SODA", "SOSP", "STOC",
+    "TMLR", "TPAMI", "UAI", "UIST", "USENIX", "VLDB", "WACV", "WSDM", "WWW")
+_YEAR = r"(?:\s?'\s?|\s|_)?(?P<year>(?:19|20)\d{2}|(?<=[A-Za-z'])\d{2})\b"
+_KNOWN = re.compile(r"(?<![\w-])(?P<name>" + "|".join(
+    re.escape(v) for v in sorted(VENUES, key=len, reverse=True)) + r")" + _YEAR)
+# Any acronym with its year, for the short form of a venue already known to have taken
+# the paper ("the 2026 IEEE International Conference on … (SMC 2026)" → SMC 2026).
+_ACRONYM = re.compile(r"(?<![\w-])(?P<name>[A-Z][A-Za-z]*[A-Z][A-Za-z&_-]*)" + _YEAR)
+_PAREN = re.compile(r"\((?:[^()]*\s)?(?P<name>[A-Z][A-Za-z]*[A-Z][A-Za-z&_-]*)\)")
+_ANY_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_NAMED = re.compile(r"\b(?:proceedings\s+of|(?:conference|symposium|workshop)\s+on"
+                    r"|transactions\s+on|journal\s+of)\b", re.IGNORECASE)
+# Something every venue-naming comment has (a year, or a word of _TOOK or _NAMED): most
+# comments ("12 pages, 5 figures") are dismissed by these cheap searches.
+_HINT_YEAR = re.compile(r"[12][09]\d\d|'\d\d")
+_HINT_WORDS = ("ccept", "cceept", "appear", "publish", "present", "camera", "proceedings")
+SHORT_CHARS = 32  # a badge longer than this is cut at a word, with "…"
+ARXIV_DOI = "10.48550/"  # arXiv's own DOIs say nothing about a venue
+
+
+@dataclass(frozen=True)
+class Venue:
+    name: str  # as the paper says it, one line
+    short: str  # for a badge: "ICML 2026", "ACL 2026 Findings"
+    source: str  # journal_ref, comment or doi
+
+
+def accepted(comment: str | None) -> bool:
+    """Whether the comment says a venue took the paper."""
+    return _from_comment(comment) is not None
+
+
+@lru_cache(maxsize=1 << 16)  # a paper's readings repeat its comment
+def venue(comment: str | None, journal_ref: str | None, doi: str | None) -> Venue | None:
+    """The venue that took the paper: its journal-ref first (arXiv's field for it), then
+    its comment, then a publisher's DOI (the venue unnamed)."""
+    if journal_ref and journal_ref.strip():
+        name = " ".join(journal_ref.split())
+        return Venue(name, short(name), "journal_ref")
+    found = _from_comment(comment)
+    if found:
+        return Venue(found, short(found), "comment")
+    if doi and doi.strip() and not doi.strip().lower().startswith(ARXIV_DOI):
+        return Venue(doi.strip(), "DOI", "doi")
+    return None
+
+
+def _from_comment(comment: str | None) -> str | None:
+    if not comment or not (_HINT_YEAR.search(comment)
+                           or any(w in comment.lower() for w in _HINT_WORDS)):
+        return None
+    text = " ".join(comment.split())
+    if _REFUSED.search(text):
+        return None
+    took = _TOOK.search(text)
+    if took:
+        rest = text[took.end():]
+        if _NO_NAME.match(rest) or _EARLIER.search(text[:took.start()]):
+            return None
+        return _cut(rest) or None
+    if _NOT.search(text):
+        return None
+    known = _KNOWN.search(text)
+    named = _NAMED.search(text)
+    if not known and named and (named[0].lower().startswith("proceedings")
+                                or _ANY_YEAR.search(text)):
+        known = named
+    if not known:
+        return None
+    # A venue named alone: its clause, to the end of its sentence.
+    return _cut(text[_clause_start(text, known.start()):].split(". ")[0]) or None
+
+
+def _clause_start(text: str, at: int) -> int:
+    """Where the clause holding `at` starts: after the last ". ", "; " or ", " before it."""
+    cut = max(text.rfind(sep, 0, at) for sep in (". ", "; ", ", "))
+    return 0 if cut < 0 else cut + 2
+
+
+def _cut(rest: str) -> str:
+    end = _END.search(rest)
+    name = rest[:end.start()] if end else rest
+    name = re.sub(r"^(?:in|at|the)\s+", "", name.strip(" ,.:;-–—"), flags=re.IGNORECASE)
+    if name.count("(") > name.count(")"):  # "(ICML 2026" cut off by a sentence end
+        name += ")"
+    return name
+
+
+def short(name: str) -> str:
+    """A badge's text: the venue's acronym and year, with "Workshop" or "Findings" when
+    the venue says so; else the name cut at a word."""
+    m = _KNOWN.search(name) or _ACRONYM.search(name)
+    acronym, year = (m["name"], m["year"]) if m else (None, None)
+    if acronym is None and (p := _PAREN.search(name)):
+        acronym = p["name"]
+        year = (y := _ANY_YEAR.search(name)) and y[0]
+    if acronym:
+        year = f"20{year}" if year and len(year) == 2 else year
+        tail = " Workshop" if re.search(r"\bworkshop\b", name, re.IGNORECASE) else (
+            " Findings" if re.search(r"\bfindings\b", name, re.IGNORECASE) else "")
+        return " ".join(x for x in (acronym, year) if x) + tail
+    if len(name) <= SHORT_CHARS:
+        return name
+    return name[:SHORT_CHARS].rsplit(" ", 1)[0].rstrip(" ,;:(") + "…"
