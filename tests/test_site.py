@@ -847,7 +847,10 @@ def test_accepted_papers_are_listed_with_their_venue_and_fed(built):
     assert set(ids) <= set(taken) and len(ids) == len(set(e.id for e in feed.entries)) > 0
     for e in feed.entries:
         assert e.title.startswith("[")
-    assert "accepted.atom.xml" in (root / "accepted/index.html").read_text()
+    page = lxml_html.parse(str(root / "accepted/index.html"))
+    links = page.xpath("//p[@class='feedlinks']/a/@href") + page.xpath(
+        "//link[@rel='alternate']/@href")
+    assert sorted(set(links)) == ["../feeds/accepted.atom.xml", "../feeds/accepted.rss.xml"]
 
 
 def test_a_digest_of_an_older_version_says_so(tmp_path):

@@ -1,4 +1,5 @@
-"""最近录用: the papers a venue took, the newest news of it first, and their feed's link."""
+"""最近录用: the papers a venue took, the newest news of it first, with their feed (no
+daily brief: a few a day)."""
 
 from __future__ import annotations
 
@@ -10,4 +11,5 @@ def render(site: SiteData, out: Output) -> list[str]:
     s = site.strings
     feed = next(f for f in site.feeds if f.slug == "accepted")
     return out.listing("accepted/", s["accepted_title"], site.accepted, order="venue",
-                       intro=s["accepted_intro"], feeds=[feed], nav="accepted")
+                       intro=s["accepted_intro"], feeds=[feed], feed=feed, daily=False,
+                       nav="accepted")

@@ -13,6 +13,7 @@ from pathlib import Path
 import pipeline.site._cite as _cite
 import pipeline.site._diff as _diff
 import pipeline.site._math as _math
+import pipeline.site._note as _note
 import pipeline.site._tex as _tex
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
@@ -22,7 +23,7 @@ from pipeline.site.output import Output
 
 CHUNK = 1000  # paper pages per worker task
 CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's stamp
-_TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot")
+_TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot", "_venue")
 
 
 def tasks(site: SiteData, out: Output) -> list[tuple[Callable, tuple]]:
@@ -92,8 +93,9 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
 def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # TeX, math, diffs and citations are made while a page renders, from its data.
-    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _cite)]
+    # TeX, math, diffs, change notes and citations are made while a page renders, from
+    # its data.
+    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _cite)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
