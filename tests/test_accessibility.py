@@ -1,6 +1,6 @@
-"""axe-core in a real browser on the pages a reader uses most: home, a paper, search, the
-follow page, sources, the HF board and 最近录用, in the zh and en builds, desktop and phone, light
-and dark. No violation of serious or critical impact may remain.
+"""axe-core in a real browser on the pages a reader uses most: home, a paper and a revised
+one, search, the follow page, sources, the HF board and 最近录用, in the zh and en builds,
+desktop and phone, light and dark. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
 and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed
@@ -14,24 +14,32 @@ from pathlib import Path
 
 import pytest
 
+from pipeline.replay import sample
 from tests.conftest import serve
 from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("index.html", "paper/{paper}.html", "search/?q=diffusion", "follow/", "sources/", "hf/",
-         "accepted/")
+PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=diffusion",
+         "follow/", "sources/", "hf/", "accepted/")
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 
 @pytest.fixture(scope="module", params=["zh-CN", "en"])
 def site(request, tmp_path_factory):
     cfg = make_config(tmp_path_factory.mktemp(f"a11y-{request.param}"), request.param)
-    store = run_pipeline(cfg, DAYS[:2])
-    paper = store.read("papers").to_pylist()[0]["arxiv_id"]
-    add_digest(store, paper, 1, at(DAYS[1]) - dt.timedelta(minutes=5), "一句话导读。")
+    store = run_pipeline(cfg, DAYS)
+    papers = store.read("papers").to_pylist()
+    paper = papers[0]["arxiv_id"]
+    add_digest(store, paper, 1, at(DAYS[-1]) - dt.timedelta(minutes=5), "一句话导读。")
     build_at_last_run(cfg)
+    # a revision whose comment changed: its change note, and the comment's old and new
+    # words side by side on a desktop
+    had_comment = {e.arxiv_id for e in sample.entries() if e.version == 1 and e.comment}
+    revised = next(p["arxiv_id"] for p in papers if p["version"] > 1
+                   and p["arxiv_id"] in had_comment
+                   and (cfg.output_path / "paper" / f"{p['arxiv_id']}.html").exists())
     with serve(cfg.output_path) as url:
-        yield url, paper
+        yield url, paper, revised
 
 
 @pytest.fixture
@@ -46,11 +54,11 @@ def axe_page(browser):
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("path", PAGES)
 def test_no_serious_or_critical_accessibility_violation(axe_page, site, path, viewport, scheme):
-    url, paper = site
+    url, paper, revised = site
     width, height = VIEWPORTS[viewport]
     axe_page.set_viewport_size({"width": width, "height": height})
     axe_page.emulate_media(color_scheme=scheme)
-    axe_page.goto(url + path.format(paper=paper))
+    axe_page.goto(url + path.format(paper=paper, revised=revised))
     axe_page.wait_for_load_state("networkidle")
     axe_page.add_script_tag(path=str(AXE))
     result = axe_page.evaluate("axe.run(document, {resultTypes: ['violations']})")
