@@ -537,7 +537,12 @@ def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
     results(page)
     assert found_count(page) == len(taken) > 0 and "venue=1" in page.url
     page.locator("#q").press_sequentially("model ", delay=15)
-    assert set(results(page)) <= set(taken)
+    found = results(page)
+    assert found and set(found) <= set(taken)
+    for arxiv_id in found:  # each result wears its venue's badge, as the pages do
+        p = site["papers"][arxiv_id]
+        badge = page.locator(f"#results li[data-id='{arxiv_id}'] .meta .venue")
+        assert badge.text_content() == venue(p["comment"], p["journal_ref"], p["doi"]).short
     page.goto(site["url"] + "search/")  # nothing asked: nothing listed
     page.wait_for_timeout(300)
     assert page.locator("#results li").count() == 0

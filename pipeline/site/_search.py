@@ -298,6 +298,7 @@ _DOC: dict[str, Callable[[Paper], object]] = {
     "flags": _flags, **{clock: _clock(clock) for clock in CLOCKS},
     "version": lambda p: p.version,
     "tldr": lambda p: excerpt(plain_tex((p.digest or {}).get("tldr") or ""), TLDR_CHARS),
+    "venue": lambda p: p.venue.short if p.venue else "",  # the badge: "ICML 2026", "DOI"
 }
 _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
     "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),

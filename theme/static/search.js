@@ -392,6 +392,13 @@
     var meta = document.createElement("p");
     meta.className = "meta";
     meta.textContent = o.meta;
+    if (d.venue) {  // where it was accepted, as the pages' badge says
+      var venue = document.createElement("span");
+      venue.className = "venue";
+      venue.textContent = d.venue;
+      meta.appendChild(document.createTextNode(" "));
+      meta.appendChild(venue);
+    }
     var h = document.createElement(o.heading || "h3");  // under the page's h1 or an h2
     var a = document.createElement("a");
     a.href = paperUrl(d);
