@@ -61,6 +61,9 @@ def test_every_sample_revision_gets_a_note():
     (Side("SPAN", ABSTRACT, "10 pages"),
      Side("SPAN", ABSTRACT, "This paper has been withdrawn by the authors due to an error"),
      [("note_withdrawn", {})]),
+    # "withdrawn" in another sense says nothing
+    (Side("SPAN", ABSTRACT), Side("SPAN", ABSTRACT + " Bids withdrawn from the auction."),
+     [("note_sentences_added", {"n": 1})]),
     # retitled, nothing else
     (Side("SPAN: sparse attention", ABSTRACT), Side("SPAN: Sparse Attention at Scale", ABSTRACT),
      [("note_title", {})]),

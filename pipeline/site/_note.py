@@ -28,7 +28,9 @@ _COUNTS = {"pages": re.compile(r"(\d+)\s*(?:pages|pp\b)", re.IGNORECASE),
 _CODE = re.compile(r"https?://(?:www\.)?(?:github\.com|gitlab\.com|huggingface\.co)/"
                    r"|\bcode (?:is |are )?(?:now )?(?:publicly )?(?:available|released)\b",
                    re.IGNORECASE)
-_WITHDRAWN = re.compile(r"\b(?:withdrawn|withdraw this (?:paper|submission))\b", re.IGNORECASE)
+# arXiv's withdrawal notice and how authors word it; not "funds withdrawn from …"
+_WITHDRAWN = re.compile(r"\b(?:(?:has|have) been withdrawn|withdrawn by the authors?|withdraw"
+                        r" (?:this|the) (?:paper|submission|manuscript))\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
