@@ -78,6 +78,14 @@ class Venue:
     short: str  # for a badge: "ICML 2026", "ACL 2026 Findings"
     source: str  # journal_ref, comment or doi
 
+    def badge(self, strings: dict[str, str]) -> str:
+        """Its badge in the site's language: the short name, or "Published" for a DOI."""
+        return strings["venue_published"] if self.source == "doi" else self.short
+
+    def said(self, strings: dict[str, str]) -> str:
+        """Where it was accepted, whole: the name, or "Published (see the DOI)"."""
+        return strings["venue_doi"] if self.source == "doi" else self.name
+
 
 def accepted(comment: str | None) -> bool:
     """Whether the comment says a venue took the paper."""

@@ -1,5 +1,5 @@
-"""最近录用: the papers a venue took, the newest news of it first, with their feed (no
-daily brief: a few a day)."""
+"""最近录用: the papers a venue took, the newest news of it first, with their feed (and no
+daily brief feed: a few a day)."""
 
 from __future__ import annotations
 
@@ -11,5 +11,4 @@ def render(site: SiteData, out: Output) -> list[str]:
     s = site.strings
     feed = next(f for f in site.feeds if f.slug == "accepted")
     return out.listing("accepted/", s["accepted_title"], site.accepted, order="venue",
-                       intro=s["accepted_intro"], feeds=[feed], feed=feed, daily=False,
-                       nav="accepted")
+                       intro=s["accepted_intro"], feeds=[feed], feed=feed, nav="accepted")

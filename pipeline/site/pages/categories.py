@@ -12,7 +12,8 @@ def render(site: SiteData, out: Output) -> list[str]:
     for cat, members in site.categories.items():
         spec = specs[f"category/{cat}"]
         written += out.listing(f"category/{cat}/", spec.title, members, feeds=[spec],
-                               nav="categories", feed=spec, follow=("category", cat, cat))
+                               nav="categories", feed=spec, brief=specs[f"brief/{spec.slug}"],
+                               follow=("category", cat, cat))
     written.append(out.page(
         "category/", "index_list.html", title=site.strings["categories"],
         entries=[(f"category/{c}/", c, len(m)) for c, m in site.categories.items()],

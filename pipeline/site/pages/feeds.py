@@ -167,11 +167,10 @@ class _Entries:
         """Keyed by the venue: a paper that moves from a workshop to a journal is news again."""
         s, v = self.s, p.venue
         assert v is not None
-        badge = s["venue_published"] if v.source == "doi" else v.short
-        line = (s["venue_doi"] if v.source == "doi" else v.name) + s["venue_since"].format(
-            version=p.venue_version, date=self.site.local(p.venue_seen))
+        line = v.said(s) + s["venue_since"].format(version=p.venue_version,
+                                                   date=self.site.local(p.venue_seen))
         key = hashlib.blake2b(v.name.encode(), digest_size=6).hexdigest()  # text, not an id
-        return self._paper(p, p.at("venue"), f"/venue/{key}", title=f"[{badge}] "
+        return self._paper(p, p.at("venue"), f"/venue/{key}", title=f"[{v.badge(s)}] "
                            f"{plain_tex(p.title)}", before=f"<p><strong>{escape(s['venue'])}"
                            f"</strong>{escape(s['colon'])}{escape(line)}</p>")
 

@@ -13,7 +13,7 @@ def render(site: SiteData, out: Output) -> list[str]:
         spec = specs[f"topic/{topic.slug}"]
         written += out.listing(f"topic/{topic.slug}/", spec.title, topic.members,
                                intro=topic.description, feeds=[spec], notes=topic.reasons,
-                               nav="topics", feed=spec,
+                               nav="topics", feed=spec, brief=specs[f"brief/{spec.slug}"],
                                follow=("topic", topic.slug, topic.name))
     entries = [(f"topic/{t.slug}/", t.name, len(t.members)) for t in site.topics]
     written.append(out.page("topic/", "index_list.html", title=site.strings["topics"],
