@@ -1,10 +1,10 @@
 """Site build benchmark. Prints figures; asserts nothing.
 
 Makes a store of N papers from the real sample's distributions (titles, abstracts with
-their LaTeX, authors, categories; 5% revised, digests for 10%) spread over N/1000 days,
-then times a full `papertrail build` in a fresh process and reports its peak memory,
-the home page's size, the site's size per 1,000 papers and by folder, and how many paper
-pages [site] max_site_mb left out.
+their LaTeX, authors, categories; 5% revised, digests for 10%, eight similar papers
+each) spread over N/1000 days, then times a full `papertrail build` in a fresh process
+and reports its peak memory, the home page's size, the site's size per 1,000 papers and
+by folder, and how many paper pages [site] max_site_mb left out.
 Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M] [N ...]
 (default: 20000; J sets [site] build_jobs, default 0 = one worker process per CPU; R full
 builds, median; M sets [site] max_site_mb, default 100000 so every paper page is kept and
@@ -85,6 +85,13 @@ def make_store(root: Path, n: int, jobs: int = 0, max_site_mb: float = 100_000
     store.write("papers", second.papers)
     store.write("versions", pa.concat_tables([first.new_versions, second.new_versions]))
     store.write("digests", pa.Table.from_pylist(digest_rows, schema=DIGESTS))
+    # Eight similar papers each, as `papertrail similar` stores them (finding them is
+    # bench/similar.py's part; here only what the pages cost): papers nearby in the list.
+    ids = [r["arxiv_id"] for r in rows]
+    store.write("similar", pa.table({
+        "arxiv_id": ids, "neighbours": [[ids[(i + k) % n] for k in range(1, 9)]
+                                        for i in range(n)],
+        "scores": [[0.5 - 0.01 * k for k in range(8)] for _ in range(n)]}))
     end = T0 + dt.timedelta(days=days, hours=1)
     store.append_run({"run_id": "bench", "source": "arxiv", "started": end, "finished": end,
                       "status": "ok", "fetched": n, "new": n, "watermark_after": end})

@@ -93,7 +93,7 @@ def _row_keys(name: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
 def _same(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
     """Row by row, whether two columns hold the same value (two nulls are the same)."""
     if pa.types.is_list(a.type):
-        a, b = (pc.binary_join(x, "\x1f") for x in (a, b))
+        a, b = (pc.binary_join(pc.cast(x, pa.list_(pa.string())), "\x1f") for x in (a, b))
     both_null = pc.and_(pc.is_null(a), pc.is_null(b))
     equal = pc.fill_null(pc.equal(a, b), False)
     return np.asarray(pc.or_(both_null, equal).to_numpy(zero_copy_only=False), dtype=bool)

@@ -109,6 +109,17 @@ DIGESTS = pa.schema([
     ("next_attempt_after", _TS),
 ])
 
+# Each paper's most similar papers in the library (pipeline.similar), derived from the
+# title and abstract whose hash it keeps: a paper is looked at again when that changes.
+SIMILAR = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("text_hash", pa.string()),
+    ("method", pa.string()),  # how the list was made: another method remakes every list
+    ("library", pa.int32()),  # papers in the library when it was made (weights drift)
+    ("neighbours", _STRS),  # arXiv ids, the most similar first
+    ("scores", pa.list_(pa.float32())),  # their cosine, parallel to neighbours
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
@@ -137,6 +148,7 @@ TABLES: dict[str, pa.Schema] = {
     "papers": PAPERS,
     "versions": VERSIONS,
     "digests": DIGESTS,
+    "similar": SIMILAR,
     "runs": RUNS,
 }
 
@@ -151,6 +163,7 @@ STORED: dict[str, pa.Schema] = {
     "signals": SIGNALS,
     "versions": VERSIONS,
     "digests": DIGESTS,
+    "similar": SIMILAR,
     "runs": RUNS,
 }
 
@@ -161,6 +174,7 @@ KEYS: dict[str, list[str]] = {
     "signals": ["arxiv_id"],
     "versions": ["arxiv_id", "version"],
     "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"],
+    "similar": ["arxiv_id"],
     "runs": [],
 }
 

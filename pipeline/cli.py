@@ -104,7 +104,7 @@ def cli(ctx: click.Context, config_path: Path, verbose: bool) -> None:
     ctx.obj = _Context(config_path)
 
 
-# -- the pipeline in order: ingest → enrich → digest → build, and run for all four -----------------
+# -- the pipeline in order: ingest → enrich → similar → digest → build, and run for all ----------
 
 
 def _parse_since(value: str | None) -> dt.datetime | None:
@@ -192,6 +192,18 @@ def enrich(obj: _Context) -> None:
 
 
 @cli.command()
+@click.option("--full", is_flag=True, help="Make every list anew (after an upgrade that "
+              "changed how they are found, or to fold in the library's newest word weights).")
+@click.pass_obj
+def similar(obj: _Context, full: bool) -> None:
+    """Find each paper's most similar papers in the library ([similar]); looks again only
+    at papers whose title or abstract changed, and at the lists that named them."""
+    from pipeline import similar as similar_mod
+
+    click.echo(similar_mod.similar(obj.config, obj.store, full=full).line())
+
+
+@cli.command()
 @click.pass_obj
 def digest(obj: _Context) -> None:
     """Write AI reading digests for new paper versions (skipped when no API key is set)."""
@@ -216,8 +228,9 @@ def build(obj: _Context, publish: bool) -> None:
               "then: [site] base_url or PAPERTRAIL_SITE_BASE_URL).")
 @click.pass_obj
 def run_all(obj: _Context, publish: bool) -> None:
-    """Ingest every source, enrich, write digests, build the site: the one command the
-    scheduled workflow calls. A failing source is recorded and the site still builds."""
+    """Ingest every source, enrich, find similar papers, write digests, build the site: the
+    one command the scheduled workflow calls. A failing source is recorded and the site
+    still builds."""
     from pipeline import run as run_mod
 
     run_mod.run(obj.config, click.echo, publish=publish)

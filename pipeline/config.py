@@ -238,6 +238,13 @@ class ClassifyConfig:
 
 
 @dataclass(frozen=True)
+class SimilarConfig:
+    enabled: bool = True
+    # Eight fill a screen at the end of a paper page, ~1 KB of its bytes (links and titles).
+    count: int = _spec(8, _between(1, 20), "1 to 20 papers")
+
+
+@dataclass(frozen=True)
 class DigestConfig:
     enabled: bool = True
     base_url: str = _spec("https://api.openai.com/v1", _url, "an OpenAI-compatible base URL")
@@ -323,6 +330,7 @@ class Config:
     site: SiteConfig = field(default_factory=SiteConfig)
     sources: SourcesConfig = field(default_factory=SourcesConfig)
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
+    similar: SimilarConfig = field(default_factory=SimilarConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
     topics: tuple[Topic, ...] = ()
     follows: tuple[Follow, ...] = ()

@@ -191,6 +191,7 @@ max_per_run = 5
     assert any(line.startswith("arxiv: ok") for line in lines)
     assert any(line.startswith("hf: ") for line in lines)
     assert any(line.startswith("enrich: ") for line in lines)
+    assert any(line.startswith("similar: ") and "lists made" in line for line in lines)
     assert any(line.startswith("digest: ok") and "made 5" in line for line in lines)
     assert llm.calls == 5
     assert (tmp_path / "output" / "index.html").is_file()

@@ -73,6 +73,8 @@ BAD = [
     ("[site]\nbuild_jobs = -2\n", "site.build_jobs", "-2", "0 (one per CPU) to 64"),
     ("[site]\nlanguage = 'fr'\n", "site.language", "'fr'", "'zh-CN' | 'en'"),
     ("[digest]\nselection = 'some'\n", "digest.selection", "'some'", "'all' | 'ai' | 'topics'"),
+    ("[similar]\ncount = 0\n", "similar.count", "0", "1 to 20 papers"),
+    ("[similar]\nenabled = 'no'\n", "similar.enabled", "'no'", "true or false"),
     ("[sources.hf]\nenabled = 1\n", "sources.hf.enabled", "1", "true or false"),
     ("[[topics]]\nslug = 'Bad Slug'\n", "topics[0].slug", "Bad Slug", "lowercase"),
     ("[[topics]]\nslug = 'a'\nname = {zh = '甲', en = 'A'}\nkeywords = ['x']\n"

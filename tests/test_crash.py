@@ -131,6 +131,7 @@ CASES = {
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
     "digest": Case("day1", ".", ("digest",), T1, checkpoints=True),
+    "similar": Case("day2", ".", ("similar",), T2),
     "rebuild": Case("day2", ".", ("rebuild",), T2, papers_edited=True),
     "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
     "data save": Case("branch", "ours", ("data", "save"), T2),

@@ -15,7 +15,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
-from pipeline.site import _search
+from pipeline import similar
+from pipeline.site import _search, i18n
 from pipeline.site._venue import venue
 from tests.conftest import serve
 from tests.test_site import (
@@ -44,13 +45,17 @@ def site(tmp_path_factory):
         p["ai_related"] = "cs.LG" in p["categories"]
         if i % 7 == 0:
             p["hf_day"], p["hf_upvotes"] = at(DAYS[-1]).date(), 3
+    # A publisher's DOI on a paper whose comment names no venue: known by its DOI alone.
+    next(p for p in papers if venue(p["comment"], p["journal_ref"], None) is None
+         and "<" not in p["title"])["doi"] = "10.1145/3700000.3700001"
     store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
     target = next(p for p in papers if p["version"] == 1 and "cs.CV" in p["categories"])
     add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
     add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=4), HOSTILE_DIGEST)
+    similar.similar(cfg, store)
     build_at_last_run(cfg)
     with serve(cfg.output_path) as url:
-        yield {"url": url, "out": cfg.output_path,
+        yield {"url": url, "out": cfg.output_path, "store": store,
                "papers": {p["arxiv_id"]: p for p in papers}, "digest_id": target["arxiv_id"]}
 
 
@@ -543,6 +548,13 @@ def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
         p = site["papers"][arxiv_id]
         badge = page.locator(f"#results li[data-id='{arxiv_id}'] .meta .venue")
         assert badge.text_content() == venue(p["comment"], p["journal_ref"], p["doi"]).short
+    # A venue known by its DOI alone wears the pages' word for it (已发表), not "DOI".
+    doi_only = next(i for i in taken if venue(*(site["papers"][i][k] for k in (
+        "comment", "journal_ref", "doi"))).source == "doi")
+    title = site["papers"][doi_only]["title"]
+    assert search(page, site, title, venue="1")[0] == doi_only
+    badge = page.locator(f"#results li[data-id='{doi_only}'] .meta .venue")
+    assert badge.text_content() == i18n.strings("zh-CN")["venue_published"] == "已发表"
     page.goto(site["url"] + "search/")  # nothing asked: nothing listed
     page.wait_for_timeout(300)
     assert page.locator("#results li").count() == 0
@@ -660,3 +672,20 @@ def test_a_burst_of_typing_fetches_only_what_the_whole_query_needs(browser, site
     pasted = fetched([query])
     assert any("/search/t/" in p for p in pasted) and any("/search/d/" in p for p in pasted)
     assert typed == pasted
+
+
+def test_more_like_this_leads_from_a_result_to_the_papers_most_like_it(page, site):
+    lists = dict(zip(*(site["store"].read("similar")[c].to_pylist()
+                       for c in ("arxiv_id", "neighbours")), strict=True))
+    found = search(page, site, "diffusion")
+    assert found
+    links = page.eval_on_selector_all("#results li", """els => els.map(e => {
+        const a = e.querySelector('a.more-like'); return a && a.textContent; })""")
+    assert links == ["更多类似"] * len(found)  # every paper here has a page
+    page.locator("#results li a.more-like").first.click()
+    page.wait_for_url(f"**/paper/{found[0]}.html#similar")
+    section = page.locator("section.similar")
+    assert section.locator("h2").text_content() == "相似论文"
+    hrefs = section.locator("li a").evaluate_all("els => els.map(a => a.getAttribute('href'))")
+    assert hrefs == [f"{n}.html" for n in lists[found[0]]]
+    assert len(hrefs) == 8

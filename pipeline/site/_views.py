@@ -147,6 +147,7 @@ class Paper:
     venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
+    similar: list[str] = field(default_factory=list)  # ids, most similar first (with a page)
 
     @property
     def path(self) -> str:
@@ -379,10 +380,22 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         if (revised_paper := by_id.get(arxiv_id)) is not None:
             for version in revised_paper.versions[1:]:
                 version.before, version.after = _history.around(told, version.version)
+    for arxiv_id, neighbours in _similar(store, by_id):
+        by_id[arxiv_id].similar = neighbours
     for p in accepted:  # a store without its snapshots knows no more than the latest
         p.venue_version, p.venue_seen = _history.first_venue(
             readings.get(p.arxiv_id, [])) or (p.version, p.version_seen_at)
     return Library(out, by_id, frames, tz, now, readings)
+
+
+def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[str]]]:
+    """The stored similar papers of each paper with a page, those still in the library."""
+    table = store.read("similar", ["arxiv_id", "neighbours"])
+    for arxiv_id, neighbours in zip(table["arxiv_id"].to_pylist(),
+                                    table["neighbours"].to_pylist(), strict=True):
+        paper = by_id.get(arxiv_id)
+        if paper is not None and paper.has_page:
+            yield arxiv_id, [n for n in neighbours if n in by_id]
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,

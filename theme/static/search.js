@@ -85,9 +85,11 @@
   // Times show in the site's zone, with its label, as every built page does; the manifest
   // names the zone, and is read before any result is shown.
   var zone = { id: "UTC", label: "UTC" };
+  var published = "DOI";  // a venue known only by a DOI, as the pages' badge words it
   function manifest() {
     return load("search/manifest.json").then(function (m) {
       if (m.timezone) zone = { id: m.timezone, label: m.tz_label || m.timezone };
+      if (m.published) published = m.published;
       return m;
     });
   }
@@ -395,7 +397,7 @@
     if (d.venue) {  // where it was accepted, as the pages' badge says
       var venue = document.createElement("span");
       venue.className = "venue";
-      venue.textContent = d.venue;
+      venue.textContent = d.venue === "DOI" ? published : d.venue;
       meta.appendChild(document.createTextNode(" "));
       meta.appendChild(venue);
     }
@@ -423,6 +425,13 @@
       tldr.className = "tldr";
       highlight(tldr, d.tldr, terms);
       li.appendChild(tldr);
+    }
+    if (o.moreLike && d.is.page) {  // its page lists the papers most like it
+      var like = document.createElement("a");
+      like.className = "more-like";
+      like.href = paperUrl(d) + "#similar";
+      like.textContent = o.moreLike;
+      li.appendChild(like);
     }
     return li;
   }
@@ -586,7 +595,8 @@
         var sort = form.elements.sort.value;
         var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
         records.forEach(function (d) {
-          list.appendChild(card(d, { heading: "h2", terms: current.terms, tldr: true, meta: "arXiv:" + d.id +
+          list.appendChild(card(d, { heading: "h2", terms: current.terms, tldr: true,
+            moreLike: form.dataset.moreLike, meta: "arXiv:" + d.id +
             " · v" + d.version + " · " + local(d[clock]) + " · " + d.categories.join(" ") }));
         });
         delete form.dataset.busy;  // tests and scripts wait on this: results are on screen

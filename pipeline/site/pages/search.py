@@ -18,7 +18,8 @@ def render_pages(site: SiteData, out: Output) -> list[str]:
     papers, s = site.lib.papers, site.strings
     return [out.page("search/", "search.html", title=s["search"], nav="search",
                      categories=sorted({c for p in papers for c in p.categories}),
-                     topics=sorted({t for p in papers for t, _ in p.topics})),
+                     topics=sorted({t for p in papers for t, _ in p.topics}),
+                     more_like=site.cfg.similar.enabled),  # each result's page lists them
             out.page("follow/", "follow.html", title=s["follow"], nav="follow")]
 
 
@@ -44,11 +45,13 @@ def render_index(site: SiteData, out: Output) -> list[str]:
             path, data = _search.stored(name, index.files[name])
             w.put(root / path, data)
             stamps[path] = stamp(root / path)
-    # The site's zone, for the times search.js and follow.js show; the glossary, for the
-    # English form of a Chinese query.
+    # The site's zone, for the times search.js and follow.js show; the badge of a venue
+    # known by its DOI alone (the index says "DOI"); the glossary, for the English form of
+    # a Chinese query.
     w.write_text(_search.MANIFEST, _search.dumps({
         **manifest, "as_of": _search.minutes(site.lib.now),
         "timezone": site.cfg.site.timezone, "tz_label": site.tz_label,
+        "published": site.strings["venue_published"],
         "glossary": glossary(site.cfg.topics)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
                                    sort_keys=True).encode(), atomic=True)

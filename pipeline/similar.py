@@ -1,0 +1,135 @@
+"""Similar papers: each paper's `[similar] count` nearest papers in the library, stored in
+the `similar` table the site reads (pipeline._neighbours finds them).
+
+A run looks again only at what changed: a paper whose title or abstract is new (its hash
+differs from the one its list was made for), and a paper whose list names one that
+changed or left the library. Each of those gets a new list; every other paper keeps its
+list, taking in those new papers that came closer than its last neighbour. So a day's
+batch costs the library's vectors plus the batch's search (docs/SIMILAR.md), and a run
+in which no text changed reads the texts and writes nothing. Another `count` or method,
+or a library grown by a quarter since the oldest list, remakes every list, as
+`papertrail similar --full` does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline import _neighbours
+from pipeline._schemas import SIMILAR, to_table
+from pipeline.config import Config
+from pipeline.store import Store
+
+# A word's weight depends on how many papers use it, so lists made when the library was
+# much smaller are scored on other weights than new ones: past this growth since the
+# oldest list was made, every list is made anew (at 150,000 papers a year, every two to
+# three months: 5 minutes at 200,000 papers).
+GROWTH = 1.25
+
+
+@dataclass(frozen=True)
+class Found:
+    papers: int
+    made: int  # lists made anew
+    updated: int  # lists that took in a new paper
+    seconds: float
+    skipped: str | None = None  # why nothing was looked at
+
+    def line(self) -> str:
+        if self.skipped:
+            return f"similar: skipped ({self.skipped})"
+        if not self.made and not self.updated:
+            return f"similar: {self.papers:,} papers · nothing changed"
+        return (f"similar: {self.papers:,} papers · {self.made:,} lists made, "
+                f"{self.updated:,} updated · {self.seconds:.1f} s")
+
+
+def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
+    """Bring the `similar` table up to date with the papers (every list, when `full`)."""
+    if not cfg.similar.enabled:
+        return Found(0, 0, 0, 0.0, "[similar] enabled = false")
+    started = time.monotonic()
+    with store.lock():
+        papers = store.read("papers", ["arxiv_id", "title", "abstract"])
+        ids = papers["arxiv_id"].combine_chunks()
+        texts = [f"{t or ''}\n{a or ''}" for t, a in zip(
+            papers["title"].to_pylist(), papers["abstract"].to_pylist(), strict=True)]
+        del papers
+        hashes = pa.array([hashlib.blake2b(t.encode(), digest_size=8).hexdigest()
+                           for t in texts], pa.string())
+        stored = store.read("similar")
+        # Each paper's stored row (null: none), in the papers' order.
+        known = stored.take(pc.index_in(ids, value_set=stored["arxiv_id"]))
+        method = f"{_neighbours.METHOD}/{cfg.similar.count}"
+        redo = _to_redo(ids, hashes, stored, known, method, full)
+        if not redo.any() and len(stored) == len(ids):
+            return Found(len(ids), 0, 0, time.monotonic() - started)
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        matrix = _neighbours.vectors(texts, jobs)
+        del texts
+        scored = _neighbours.nearest(matrix, np.flatnonzero(redo), jobs)
+        del matrix
+        neighbours, scores = _lists(ids, redo, known, scored, cfg.similar.count)
+        before = pc.fill_null(pc.binary_join(known["neighbours"], "\x1f"), "")
+        updated = ~redo & ~_equal(before, pc.binary_join(neighbours, "\x1f"))
+        library = pc.fill_null(known["library"], 0).to_numpy(zero_copy_only=False).copy()
+        library[redo] = len(ids)
+        store.write("similar", to_table(pa.table({
+            "arxiv_id": ids, "text_hash": hashes,
+            "method": pa.array(np.full(len(ids), method), pa.string()),
+            "library": pa.array(library, pa.int32()), "neighbours": neighbours,
+            "scores": scores}), SIMILAR))
+    return Found(len(ids), int(redo.sum()), int(updated.sum()), time.monotonic() - started)
+
+
+def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table, method: str,
+             full: bool) -> np.ndarray:
+    """Which papers get a new list: whose text is not the one their list was made for, and
+    whose list names a paper whose text changed or that left the library."""
+    if (full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py()
+            or pc.min(stored["library"]).as_py() * GROWTH < len(ids)):
+        return np.ones(len(ids), dtype=bool)
+    changed = ~_equal(known["text_hash"], hashes)
+    gone = pc.invert(pc.is_in(stored["arxiv_id"], value_set=ids))
+    moved = pa.concat_arrays([pc.filter(ids, pa.array(changed)),
+                              pc.filter(stored["arxiv_id"], gone).combine_chunks()])
+    names = known["neighbours"]
+    naming = pc.is_in(pc.list_flatten(names), value_set=moved).to_numpy(zero_copy_only=False)
+    stale = np.zeros(len(ids), dtype=bool)
+    stale[pc.list_parent_indices(names).to_numpy()[naming]] = True
+    return changed | stale
+
+
+def _lists(ids: pa.Array, redo: np.ndarray, known: pa.Table, scored: _neighbours.Scored,
+           count: int) -> tuple[pa.Array, pa.Array]:
+    """Every paper's list (ids, scores). A paper redone gets the best `count` of its
+    candidates; any other keeps its stored list with each redone paper that found it among
+    its candidates (cosine is symmetric) merged in."""
+    fresh = scored.best(count)
+    offered = ~redo[scored.row]
+    rest = pa.array(~redo)
+    names = pc.filter(known["neighbours"], rest)
+    held_query = np.flatnonzero(~redo)[pc.list_parent_indices(names).to_numpy()]
+    held_row = pc.index_in(pc.list_flatten(names), value_set=ids).to_numpy(
+        zero_copy_only=False)
+    held_score = pc.list_flatten(pc.filter(known["scores"], rest)).to_numpy()
+    query = np.concatenate([fresh.query, held_query, scored.row[offered]])
+    row = np.concatenate([fresh.row, held_row, scored.query[offered]])
+    score = np.concatenate([fresh.score, held_score, scored.score[offered]])
+    order = np.lexsort((row, -score, query))
+    best = _neighbours.Scored(query[order], row[order], score[order]).best(count)
+    offsets = pa.array(np.searchsorted(best.query, np.arange(len(ids) + 1)), pa.int32())
+    return (pa.ListArray.from_arrays(offsets, ids.take(pa.array(best.row))),
+            pa.ListArray.from_arrays(offsets, pa.array(best.score, pa.float32())))
+
+
+def _equal(a: pa.ChunkedArray | pa.Array, b: pa.ChunkedArray | pa.Array) -> np.ndarray:
+    """Row by row, whether two string columns hold the same value (a null equals nothing)."""
+    return pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)

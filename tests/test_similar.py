@@ -1,0 +1,244 @@
+"""Similar papers (pipeline.similar): real stores on disk, the sample's real abstracts, and
+an independent TF-IDF (scikit-learn's vocabulary-based vectorizer, no hashing) as the
+oracle for what the scores must be."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import html
+import re
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from pipeline import build, similar
+from pipeline import config as config_mod
+from pipeline.config import Config
+from pipeline.store import Store
+
+
+def _project(folder: Path, extra: str = "") -> Config:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "papertrail.toml").write_text(f'[store]\npath = "data"\n{extra}',
+                                            encoding="utf-8")
+    return config_mod.load(folder / "papertrail.toml")
+
+
+def _lists(store: Store) -> dict[str, list[str]]:
+    table = store.read("similar")
+    return dict(zip(table["arxiv_id"].to_pylist(), table["neighbours"].to_pylist(),
+                    strict=True))
+
+
+@pytest.fixture
+def store_with_papers(tmp_path: Path, sample_papers: pa.Table) -> tuple[Config, Store]:
+    """The sample's 1,333 papers, no similar lists yet."""
+    cfg = _project(tmp_path)
+    store = Store(cfg.store_path)
+    store.write("papers", sample_papers)
+    return cfg, store
+
+
+@pytest.fixture(scope="module")
+def store_with_lists(tmp_path_factory: pytest.TempPathFactory, sample_papers: pa.Table
+                     ) -> tuple[Config, Store]:
+    """The sample's papers with every similar list made (do not change it)."""
+    cfg = _project(tmp_path_factory.mktemp("lists"))
+    store = Store(cfg.store_path)
+    store.write("papers", sample_papers)
+    found = similar.similar(cfg, store)
+    assert found.made == sample_papers.num_rows and found.updated == 0
+    return cfg, store
+
+
+def _oracle(papers: pa.Table) -> tuple[list[str], np.ndarray]:
+    """Every pair's cosine by an independent TF-IDF of the same definition."""
+    texts = [f"{t}\n{a}" for t, a in zip(papers["title"].to_pylist(),
+                                         papers["abstract"].to_pylist(), strict=True)]
+    matrix = TfidfVectorizer(ngram_range=(1, 2), stop_words="english",
+                             sublinear_tf=True).fit_transform(texts)
+    cosine = (matrix @ matrix.T).toarray()
+    np.fill_diagonal(cosine, -1)
+    return papers["arxiv_id"].to_pylist(), cosine
+
+
+def test_every_paper_gets_the_papers_most_like_it(store_with_lists, sample_papers):
+    cfg, store = store_with_lists
+    table = store.read("similar")
+    ids, cosine = _oracle(sample_papers)
+    at = {i: n for n, i in enumerate(ids)}
+    assert sorted(table["arxiv_id"].to_pylist()) == sorted(ids)
+    found_pairs, found_best, errors = 0, 0, []
+    for arxiv_id, names, scores in zip(*(table[c].to_pylist() for c in
+                                         ("arxiv_id", "neighbours", "scores")), strict=True):
+        assert len(names) == cfg.similar.count and arxiv_id not in names
+        assert scores == sorted(scores, reverse=True)
+        row = cosine[at[arxiv_id]]
+        errors += list(np.abs(np.array(scores) - row[[at[n] for n in names]]))
+        exact = set(np.argsort(-row, kind="stable")[:cfg.similar.count])
+        found_best += len(exact & {at[n] for n in names})
+        found_pairs += len(names)
+    # The scores are the oracle's cosine. Hashing puts ~800 of the sample's 162,610 words
+    # and word pairs into a column another one has too; a pair of papers sharing one such
+    # column by chance ('relocalization' and 'wind') scores up to 0.025 more: rarely.
+    assert np.quantile(errors, 0.99) < 1e-3 and max(errors) < 0.03
+    recall = found_best / found_pairs
+    print(f"share of the exact top {cfg.similar.count} found: {recall:.1%}")
+    assert recall >= 0.85  # the candidates' step misses some near the bottom of a list
+
+
+def test_similar_papers_share_their_field_far_more_than_chance(store_with_lists,
+                                                                sample_papers):
+    _, store = store_with_lists
+    primary = dict(zip(sample_papers["arxiv_id"].to_pylist(),
+                       sample_papers["primary_category"].to_pylist(), strict=True))
+    pairs = [(primary[a], primary[n]) for a, names in _lists(store).items() for n in names]
+    same = np.mean([a == b for a, b in pairs])
+    counts = np.array(list(pc.value_counts(sample_papers["primary_category"])
+                           .field("counts").to_pylist()))
+    chance = float(((counts / counts.sum()) ** 2).sum())
+    print(f"neighbours sharing the primary category: {same:.1%} (chance {chance:.1%})")
+    assert same >= 2 * chance
+
+
+def test_a_run_with_nothing_new_writes_nothing(store_with_lists):
+    cfg, store = store_with_lists
+    files = store.files()
+    found = similar.similar(cfg, store)
+    assert (found.made, found.updated) == (0, 0) and "nothing changed" in found.line()
+    assert store.files() == files
+
+
+def test_new_papers_get_lists_and_come_into_the_older_ones(store_with_papers,
+                                                           sample_papers):
+    cfg, store = store_with_papers
+    # The newest 10% (a library grown by a quarter would have every list made anew).
+    new = pc.greater(sample_papers["arxiv_id"], sorted(
+        sample_papers["arxiv_id"].to_pylist())[-sample_papers.num_rows // 10 - 1])
+    store.write("papers", sample_papers.filter(pc.invert(new)))
+    similar.similar(cfg, store)
+    before = _lists(store)
+    store.write("papers", sample_papers)
+    found = similar.similar(cfg, store)
+    after = _lists(store)
+    added = set(sample_papers.filter(new)["arxiv_id"].to_pylist())
+    assert found.made == len(added) and found.updated > 0
+    updated = [i for i in before if before[i] != after[i]]
+    assert len(updated) == found.updated
+    # An older list changes only by taking in new papers, which push its last ones out.
+    for i in updated:
+        assert set(after[i]) - set(before[i]) <= added
+        kept = [n for n in after[i] if n not in added]
+        assert kept == before[i][:len(kept)]
+    # Against every list made anew on the whole library (other word weights: a library
+    # grown by 11%), most of each list is the same.
+    fresh = dict(after)
+    similar.similar(cfg, store, full=True)
+    full = _lists(store)
+    overlap = np.mean([len(set(fresh[i]) & set(full[i])) / len(full[i]) for i in full])
+    print(f"a day's lists against all made anew: {overlap:.1%} the same papers")
+    assert overlap >= 0.8
+
+
+def test_a_revised_abstract_remakes_its_list_and_the_lists_naming_it(store_with_papers,
+                                                                     sample_papers):
+    cfg, store = store_with_papers
+    similar.similar(cfg, store)
+    before = _lists(store)
+    target = sample_papers["arxiv_id"][0].as_py()
+    naming = {i for i, names in before.items() if target in names}
+    assert naming
+    abstract = sample_papers["abstract"].to_pylist()
+    abstract[0] = abstract[0] + " We add experiments on protein folding benchmarks."
+    store.write("papers", sample_papers.set_column(
+        sample_papers.schema.get_field_index("abstract"), "abstract", pa.array(abstract)))
+    found = similar.similar(cfg, store)
+    assert found.made >= 1 + len(naming)
+    table = store.read("similar")
+    remade = pc.equal(table["library"], sample_papers.num_rows)
+    assert remade.to_pylist().count(True) == sample_papers.num_rows  # made on this library
+    hashes = dict(zip(table["arxiv_id"].to_pylist(), table["text_hash"].to_pylist(),
+                      strict=True))
+    assert similar.similar(cfg, store).made == 0 and hashes == dict(zip(
+        *(store.read("similar")[c].to_pylist() for c in ("arxiv_id", "text_hash")),
+        strict=True))
+
+
+def test_a_paper_that_left_the_library_leaves_every_list(store_with_papers, sample_papers):
+    cfg, store = store_with_papers
+    similar.similar(cfg, store)
+    gone = max(_lists(store).items(), key=lambda item: sum(
+        item[0] in names for names in _lists(store).values()))[0]
+    store.write("papers", sample_papers.filter(pc.not_equal(sample_papers["arxiv_id"], gone)))
+    similar.similar(cfg, store)
+    lists = _lists(store)
+    assert gone not in lists and all(gone not in names for names in lists.values())
+    assert all(len(names) == cfg.similar.count for names in lists.values())
+
+
+def test_another_count_remakes_every_list(store_with_papers, sample_papers):
+    cfg, store = store_with_papers
+    similar.similar(cfg, store)
+    five = dataclasses.replace(cfg, similar=dataclasses.replace(cfg.similar, count=5))
+    found = similar.similar(five, store)
+    assert found.made == sample_papers.num_rows
+    assert {len(names) for names in _lists(store).values()} == {5}
+
+
+def test_turned_off_it_reads_nothing_and_says_so(store_with_papers):
+    cfg, store = store_with_papers
+    off = dataclasses.replace(cfg, similar=dataclasses.replace(cfg.similar, enabled=False))
+    assert similar.similar(off, store).line() == "similar: skipped ([similar] enabled = false)"
+    assert store.read("similar").num_rows == 0
+
+
+def test_an_empty_library_and_a_lone_paper_get_no_lists(tmp_path, sample_papers):
+    cfg = _project(tmp_path)
+    store = Store(cfg.store_path)
+    assert similar.similar(cfg, store).made == 0
+    store.write("papers", sample_papers.slice(0, 1))
+    assert similar.similar(cfg, store).made == 1
+    assert _lists(store) == {sample_papers["arxiv_id"][0].as_py(): []}
+
+
+def _shown(page: Path) -> list[tuple[str, str]]:
+    """The similar papers a built page lists: (link, title)."""
+    section = re.search(r'<section class="similar".*?</section>', page.read_text("utf-8"), re.S)
+    assert section is not None
+    return [(href, html.unescape(re.sub(r"<[^>]+>", "", title))) for href, title in re.findall(
+        r'<li><a href="([^"]+)"[^>]*>(.*?)</a>', section.group(0))]
+
+
+def test_a_paper_page_lists_them_and_follows_their_titles(store_with_papers, sample_papers):
+    cfg, store = store_with_papers
+    cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, paper_pages_days=2))
+    similar.similar(cfg, store)
+    now = pc.max(sample_papers["updated"]).as_py()
+    build.build(cfg, now=now)
+    lists = _lists(store)
+    papers = {r["arxiv_id"]: r for r in sample_papers.to_pylist()}
+    paged = {i for i, r in papers.items() if r["updated"] >= now - dt.timedelta(days=2)}
+    arxiv_id = next(i for i in sorted(paged) if set(lists[i]) - paged and set(lists[i]) & paged)
+    page = cfg.output_path / "paper" / f"{arxiv_id}.html"
+    # In the stored order; a paper with a page of its own links to it, any other to arXiv.
+    assert _shown(page) == [
+        (f"{n}.html" if n in paged else
+         f"https://arxiv.org/abs/{n}v{papers[n]['version']}", papers[n]["title"])
+        for n in lists[arxiv_id]]
+    # A neighbour retitled: the pages listing it are made again, and only those.
+    neighbour = next(n for n in lists[arxiv_id] if n in paged)
+    listing = {i for i in paged if neighbour in lists[i]} | {neighbour}
+    other = next(i for i in sorted(paged) if i not in listing)
+    untouched = (cfg.output_path / "paper" / f"{other}.html").stat().st_mtime_ns
+    titles = sample_papers["title"].to_pylist()
+    titles[sample_papers["arxiv_id"].to_pylist().index(neighbour)] = "A Retitled Neighbour"
+    store.write("papers", sample_papers.set_column(
+        sample_papers.schema.get_field_index("title"), "title", pa.array(titles)))
+    build.build(cfg, now=now)
+    assert (neighbour + ".html", "A Retitled Neighbour") in _shown(page)
+    assert (cfg.output_path / "paper" / f"{other}.html").stat().st_mtime_ns == untouched
