@@ -99,10 +99,13 @@ def _check(path: Path, name: str, found: pa.Schema, schema: pa.Schema,
 
 def _remedy(name: str) -> str:
     """What repairs a damaged file of this table: papers and versions are made again from
-    the snapshots; the rest exists nowhere else but in the saved copy."""
+    the snapshots, similar lists from the papers; the rest exists nowhere else but in the
+    saved copy."""
     restore = "restore the store from the data branch (`papertrail data restore --force`)"
     if name in ("papers", "signals", "versions"):
         return f"It was not replaced; run `papertrail rebuild`, or {restore}"
+    if name == "similar":
+        return f"It was not replaced; run `papertrail similar --full`, or {restore}"
     if name == "runs":
         return (f"It was not replaced; {restore}, or run `papertrail rebuild --force`, which "
                 "starts a new, empty run ledger (sources then backfill again)")

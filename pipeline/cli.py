@@ -192,8 +192,8 @@ def enrich(obj: _Context) -> None:
 
 
 @cli.command()
-@click.option("--full", is_flag=True, help="Make every list anew (after an upgrade that "
-              "changed how they are found, or to fold in the library's newest word weights).")
+@click.option("--full", is_flag=True, help="Make every list anew, without reading the stored "
+              "ones (to fold in the library's newest word weights, or to repair the table).")
 @click.pass_obj
 def similar(obj: _Context, full: bool) -> None:
     """Find each paper's most similar papers in the library ([similar]); looks again only

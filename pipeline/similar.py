@@ -64,7 +64,8 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
         del papers
         hashes = pa.array([hashlib.blake2b(t.encode(), digest_size=8).hexdigest()
                            for t in texts], pa.string())
-        stored = store.read("similar")
+        # Made anew, the stored lists are not read: so `--full` also repairs a damaged file.
+        stored = SIMILAR.empty_table() if full else store.read("similar")
         # Each paper's stored row (null: none), in the papers' order.
         known = stored.take(pc.index_in(ids, value_set=stored["arxiv_id"]))
         method = f"{_neighbours.METHOD}/{cfg.similar.count}"

@@ -19,7 +19,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from pipeline import build, similar
 from pipeline import config as config_mod
 from pipeline.config import Config
-from pipeline.store import Store
+from pipeline.store import Store, StoreError
 
 
 def _project(folder: Path, extra: str = "") -> Config:
@@ -33,6 +33,11 @@ def _lists(store: Store) -> dict[str, list[str]]:
     table = store.read("similar")
     return dict(zip(table["arxiv_id"].to_pylist(), table["neighbours"].to_pylist(),
                     strict=True))
+
+
+def _hashes(store: Store) -> dict[str, str]:
+    table = store.read("similar")
+    return dict(zip(table["arxiv_id"].to_pylist(), table["text_hash"].to_pylist(), strict=True))
 
 
 @pytest.fixture
@@ -103,7 +108,7 @@ def test_similar_papers_share_their_field_far_more_than_chance(store_with_lists,
                            .field("counts").to_pylist()))
     chance = float(((counts / counts.sum()) ** 2).sum())
     print(f"neighbours sharing the primary category: {same:.1%} (chance {chance:.1%})")
-    assert same >= 2 * chance
+    assert same >= 1.8 * chance  # 63.3% against 31.0%: random lists would be at chance
 
 
 def test_a_run_with_nothing_new_writes_nothing(store_with_lists):
@@ -157,16 +162,12 @@ def test_a_revised_abstract_remakes_its_list_and_the_lists_naming_it(store_with_
     abstract[0] = abstract[0] + " We add experiments on protein folding benchmarks."
     store.write("papers", sample_papers.set_column(
         sample_papers.schema.get_field_index("abstract"), "abstract", pa.array(abstract)))
+    hashes = _hashes(store)
     found = similar.similar(cfg, store)
-    assert found.made >= 1 + len(naming)
-    table = store.read("similar")
-    remade = pc.equal(table["library"], sample_papers.num_rows)
-    assert remade.to_pylist().count(True) == sample_papers.num_rows  # made on this library
-    hashes = dict(zip(table["arxiv_id"].to_pylist(), table["text_hash"].to_pylist(),
-                      strict=True))
-    assert similar.similar(cfg, store).made == 0 and hashes == dict(zip(
-        *(store.read("similar")[c].to_pylist() for c in ("arxiv_id", "text_hash")),
-        strict=True))
+    assert found.made == 1 + len(naming)  # it, and exactly the lists that named it
+    after = _hashes(store)
+    assert {i for i in after if after[i] != hashes[i]} == {target}
+    assert similar.similar(cfg, store).made == 0
 
 
 def test_a_paper_that_left_the_library_leaves_every_list(store_with_papers, sample_papers):
@@ -242,3 +243,15 @@ def test_a_paper_page_lists_them_and_follows_their_titles(store_with_papers, sam
     build.build(cfg, now=now)
     assert (neighbour + ".html", "A Retitled Neighbour") in _shown(page)
     assert (cfg.output_path / "paper" / f"{other}.html").stat().st_mtime_ns == untouched
+
+
+def test_a_damaged_table_is_named_and_made_anew_by_full(store_with_papers):
+    cfg, store = store_with_papers
+    similar.similar(cfg, store)
+    lists = _lists(store)
+    damaged = store.table_files("similar")[0]
+    damaged.write_bytes(b"PAR1 not parquet PAR1")
+    with pytest.raises(StoreError, match=re.escape(str(damaged)) + ".*similar --full"):
+        similar.similar(cfg, store)
+    assert similar.similar(cfg, store, full=True).made == len(lists)
+    assert _lists(store) == lists and not store.check()

@@ -79,11 +79,13 @@ def test_leftovers_of_a_crashed_writer_are_removed_when_the_next_one_starts(stor
 def _release_store(into: Path) -> dict[str, pa.Table]:
     """A copy of the store the release before partitions made (tests/data/store-v2: the
     first sample day, one `papertrail run` with arXiv, Hugging Face and digests), and its
-    tables as that release read them (one file each, papers with its HF counts)."""
+    tables as that release read them (one file each, papers with its HF counts); a table
+    it did not have yet (similar) reads as empty."""
     shutil.copytree(RELEASE_STORE, into)
     manifest = json.loads((into / MANIFEST).read_text())
-    return {name: pq.read_table(into / t["path"]).replace_schema_metadata(None)
-            for name, t in manifest["tables"].items()}
+    return {name: TABLES[name].empty_table() for name in TABLES} | {
+        name: pq.read_table(into / t["path"]).replace_schema_metadata(None)
+        for name, t in manifest["tables"].items()}
 
 
 @pytest.mark.parametrize("layout", ["manifest", "before the manifest"])
