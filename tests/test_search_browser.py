@@ -682,6 +682,9 @@ def test_more_like_this_leads_from_a_result_to_the_papers_most_like_it(page, sit
     links = page.eval_on_selector_all("#results li", """els => els.map(e => {
         const a = e.querySelector('a.more-like'); return a && a.textContent; })""")
     assert links == ["更多类似"] * len(found)  # every paper here has a page
+    labels = page.eval_on_selector_all("#results li a.more-like",
+                                       "els => els.map(a => a.getAttribute('aria-label'))")
+    assert labels == [f"更多类似 · {site['papers'][i]['title']}" for i in found]
     page.locator("#results li a.more-like").first.click()
     page.wait_for_url(f"**/paper/{found[0]}.html#similar")
     section = page.locator("section.similar")

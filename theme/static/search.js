@@ -431,6 +431,7 @@
       like.className = "more-like";
       like.href = paperUrl(d) + "#similar";
       like.textContent = o.moreLike;
+      like.setAttribute("aria-label", o.moreLike + " · " + d.title);  // one link per card
       li.appendChild(like);
     }
     return li;
