@@ -120,6 +120,15 @@ SIMILAR = pa.schema([
     ("scores", pa.list_(pa.float32())),  # their cosine, parallel to neighbours
 ])
 
+# A paper's embedding from `[similar] embeddings_model`, for the title and abstract whose
+# hash it keeps: made again only when that text or the model changes.
+EMBEDDINGS = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("text_hash", pa.string()),
+    ("model", pa.string()),
+    ("vector", pa.list_(pa.float32())),
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
@@ -149,6 +158,7 @@ TABLES: dict[str, pa.Schema] = {
     "versions": VERSIONS,
     "digests": DIGESTS,
     "similar": SIMILAR,
+    "embeddings": EMBEDDINGS,
     "runs": RUNS,
 }
 
@@ -164,6 +174,7 @@ STORED: dict[str, pa.Schema] = {
     "versions": VERSIONS,
     "digests": DIGESTS,
     "similar": SIMILAR,
+    "embeddings": EMBEDDINGS,
     "runs": RUNS,
 }
 
@@ -175,6 +186,7 @@ KEYS: dict[str, list[str]] = {
     "versions": ["arxiv_id", "version"],
     "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"],
     "similar": ["arxiv_id"],
+    "embeddings": ["arxiv_id"],
     "runs": [],
 }
 

@@ -242,6 +242,15 @@ class SimilarConfig:
     enabled: bool = True
     # Eight fill a screen at the end of a paper page, ~1 KB of its bytes (links and titles).
     count: int = _spec(8, _between(1, 20), "1 to 20 papers")
+    # Empty: similar by words (TF-IDF), no model. A model name: by embeddings from the
+    # [digest] server (its base_url and key), once every paper has one.
+    embeddings_model: str = _spec("", allowed="empty, or an embeddings model of the [digest] "
+                                  "server such as text-embedding-3-small")
+    # 256 keeps a year of vectors at ~200 MB in the store; text-embedding-3 models shorten
+    # theirs on request.
+    embeddings_dimensions: int = _spec(256, _between(16, 4096), "16 to 4096")
+    # A run embeds at most this many papers (a year's backfill: 30 runs); ~300 tokens each.
+    embeddings_per_run: int = _spec(5000, _at_least(0), "a whole number ≥ 0")
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import _neighbours
+from pipeline import _embeddings, _neighbours
 from pipeline._schemas import SIMILAR, to_table
 from pipeline.config import Config
 from pipeline.store import Store
@@ -41,14 +41,16 @@ class Found:
     updated: int  # lists that took in a new paper
     seconds: float
     skipped: str | None = None  # why nothing was looked at
+    embeddings: str | None = None  # how far the embeddings are, when a model is set
 
     def line(self) -> str:
         if self.skipped:
             return f"similar: skipped ({self.skipped})"
+        said = f" · {self.embeddings}" if self.embeddings else ""
         if not self.made and not self.updated:
-            return f"similar: {self.papers:,} papers · nothing changed"
+            return f"similar: {self.papers:,} papers · nothing changed{said}"
         return (f"similar: {self.papers:,} papers · {self.made:,} lists made, "
-                f"{self.updated:,} updated · {self.seconds:.1f} s")
+                f"{self.updated:,} updated · {self.seconds:.1f} s{said}")
 
 
 def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
@@ -68,15 +70,21 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
         stored = SIMILAR.empty_table() if full else store.read("similar")
         # Each paper's stored row (null: none), in the papers' order.
         known = stored.take(pc.index_in(ids, value_set=stored["arxiv_id"]))
-        method = f"{_neighbours.METHOD}/{cfg.similar.count}"
+        embedded, said = _embedded(cfg, store, ids, hashes, texts)
+        s = cfg.similar
+        method = (f"embed/{s.embeddings_model}/{s.embeddings_dimensions}"
+                  if embedded is not None else _neighbours.METHOD) + f"/{s.count}"
         redo = _to_redo(ids, hashes, stored, known, method, full)
         if not redo.any() and len(stored) == len(ids):
-            return Found(len(ids), 0, 0, time.monotonic() - started)
+            return Found(len(ids), 0, 0, time.monotonic() - started, embeddings=said)
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        matrix = _neighbours.vectors(texts, jobs)
-        del texts
-        scored = _neighbours.nearest(matrix, np.flatnonzero(redo), jobs)
-        del matrix
+        if embedded is not None:
+            scored = _neighbours.nearest_dense(embedded, np.flatnonzero(redo), jobs)
+        else:
+            matrix = _neighbours.vectors(texts, jobs)
+            del texts
+            scored = _neighbours.nearest(matrix, np.flatnonzero(redo), jobs)
+            del matrix
         neighbours, scores = _lists(ids, redo, known, scored, cfg.similar.count)
         before = pc.fill_null(pc.binary_join(known["neighbours"], "\x1f"), "")
         updated = ~redo & ~_equal(before, pc.binary_join(neighbours, "\x1f"))
@@ -87,7 +95,48 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
             "method": pa.array(np.full(len(ids), method), pa.string()),
             "library": pa.array(library, pa.int32()), "neighbours": neighbours,
             "scores": scores}), SIMILAR))
-    return Found(len(ids), int(redo.sum()), int(updated.sum()), time.monotonic() - started)
+    return Found(len(ids), int(redo.sum()), int(updated.sum()), time.monotonic() - started,
+                 embeddings=said)
+
+
+def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts: list[str]
+              ) -> tuple[np.ndarray | None, str | None]:
+    """Every paper's embedding (a row each, in the papers' order) once each has one for its
+    text and `[similar] embeddings_model`, fetching up to `embeddings_per_run` missing
+    ones, newest first; until then None (lists by words), and what to say of it."""
+    s = cfg.similar
+    if not s.embeddings_model:
+        return None, None
+    held = store.read("embeddings")
+    known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
+    current = (_equal(known["text_hash"], hashes)
+               & _equal(known["model"], pa.array([s.embeddings_model] * len(ids)))
+               & pc.fill_null(pc.equal(pc.list_value_length(known["vector"]),
+                                       s.embeddings_dimensions), False).to_numpy(
+                                           zero_copy_only=False))
+    missing = np.flatnonzero(~current)[::-1][:s.embeddings_per_run]
+    api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
+    error = None if api_key else f"no API key: ${cfg.digest.api_key_env} is not set"
+    if missing.size and api_key:
+        fetched = _embeddings.fetch(cfg, api_key, [texts[i] for i in missing])
+        got = missing[:len(fetched.vectors)]
+        error = fetched.error
+        if got.size:
+            store.append("embeddings", pa.table({
+                "arxiv_id": ids.take(pa.array(got)), "text_hash": hashes.take(pa.array(got)),
+                "model": pa.array([s.embeddings_model] * len(got), pa.string()),
+                "vector": pa.array([v.tolist() for v in fetched.vectors],
+                                   pa.list_(pa.float32()))}))
+            held = store.read("embeddings")
+            known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
+            current[got] = True
+    have = int(current.sum())
+    said = (f"embeddings {have:,} of {len(ids):,}" + (f" ({error})" if error else "")
+            + ("" if have == len(ids) else "; lists by words until every paper has one"))
+    if have < len(ids):
+        return None, said
+    flat = pc.list_flatten(known["vector"]).to_numpy(zero_copy_only=False)
+    return flat.astype(np.float32).reshape(len(ids), -1), said
 
 
 def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table, method: str,

@@ -75,6 +75,9 @@ BAD = [
     ("[digest]\nselection = 'some'\n", "digest.selection", "'some'", "'all' | 'ai' | 'topics'"),
     ("[similar]\ncount = 0\n", "similar.count", "0", "1 to 20 papers"),
     ("[similar]\nenabled = 'no'\n", "similar.enabled", "'no'", "true or false"),
+    ("[similar]\nembeddings_dimensions = 8\n", "similar.embeddings_dimensions", "8",
+     "16 to 4096"),
+    ("[similar]\nembeddings_per_run = -1\n", "similar.embeddings_per_run", "-1", "≥ 0"),
     ("[sources.hf]\nenabled = 1\n", "sources.hf.enabled", "1", "true or false"),
     ("[[topics]]\nslug = 'Bad Slug'\n", "topics[0].slug", "Bad Slug", "lowercase"),
     ("[[topics]]\nslug = 'a'\nname = {zh = '甲', en = 'A'}\nkeywords = ['x']\n"

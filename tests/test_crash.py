@@ -132,6 +132,8 @@ CASES = {
                    'keywords = ["agent"]\n'),
     "digest": Case("day1", ".", ("digest",), T1, checkpoints=True),
     "similar": Case("day2", ".", ("similar",), T2),
+    "similar by embeddings": Case("day2", ".", ("similar",), T2,
+                                  '\n[similar]\nembeddings_model = "replay-embed"\n'),
     "rebuild": Case("day2", ".", ("rebuild",), T2, papers_edited=True),
     "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
     "data save": Case("branch", "ours", ("data", "save"), T2),

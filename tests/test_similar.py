@@ -8,6 +8,7 @@ import dataclasses
 import datetime as dt
 import html
 import re
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -16,9 +17,10 @@ import pyarrow.compute as pc
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from pipeline import build, similar
+from pipeline import _embeddings, build, similar
 from pipeline import config as config_mod
 from pipeline.config import Config
+from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
 
 
@@ -255,3 +257,102 @@ def test_a_damaged_table_is_named_and_made_anew_by_full(store_with_papers):
         similar.similar(cfg, store)
     assert similar.similar(cfg, store, full=True).made == len(lists)
     assert _lists(store) == lists and not store.check()
+
+
+# -- by embeddings: the model replay's /v1/embeddings ----------------------------------------------
+
+
+@pytest.fixture
+def llm() -> Iterator[OpenAIReplay]:
+    with OpenAIReplay() as server:
+        yield server
+
+
+def _embedding(cfg: Config, llm: OpenAIReplay, monkeypatch: pytest.MonkeyPatch,
+               **similar_changes: object) -> Config:
+    """The config with an embeddings model on the replay (no retries: a fault is final)."""
+    monkeypatch.setenv("TEST_EMBEDDINGS_KEY", "k")
+    digest = dataclasses.replace(cfg.digest, base_url=llm.url, max_retries=0,
+                                 api_key_env="TEST_EMBEDDINGS_KEY", timeout_seconds=5)
+    return dataclasses.replace(cfg, digest=digest, similar=dataclasses.replace(
+        cfg.similar, embeddings_model="replay-embed", **similar_changes))
+
+
+def test_with_an_embeddings_model_the_lists_come_from_embeddings_asked_once(
+        store_with_papers, sample_papers, llm, monkeypatch):
+    cfg, store = store_with_papers
+    cfg = _embedding(cfg, llm, monkeypatch)
+    n = sample_papers.num_rows
+    found = similar.similar(cfg, store)
+    assert found.made == n and f"embeddings {n:,} of {n:,}" in found.line()
+    assert len(llm.embedding_requests) == -(-n // _embeddings.BATCH) and llm.calls == 0
+    assert set(store.read("similar")["method"].to_pylist()) == {"embed/replay-embed/256/8"}
+    # Each list is the papers whose stored embeddings are nearest, best first.
+    held = store.read("embeddings")
+    vectors = np.array(held["vector"].to_pylist(), np.float32)
+    at = {i: k for k, i in enumerate(held["arxiv_id"].to_pylist())}
+    cosine = vectors @ vectors.T
+    np.fill_diagonal(cosine, -2)
+    for arxiv_id, names in list(_lists(store).items())[:50]:
+        row = cosine[at[arxiv_id]]
+        assert [at[n] for n in names] == list(np.argsort(-row, kind="stable")[:8])
+    # Cached: a second run asks nothing; a revised abstract asks for that paper alone.
+    asked = len(llm.embedding_requests)
+    assert similar.similar(cfg, store).made == 0 and len(llm.embedding_requests) == asked
+    abstract = sample_papers["abstract"].to_pylist()
+    abstract[5] += " We add a section on robustness."
+    store.write("papers", sample_papers.set_column(
+        sample_papers.schema.get_field_index("abstract"), "abstract", pa.array(abstract)))
+    similar.similar(cfg, store)
+    assert llm.embedding_requests[-1]["input"] == [
+        f"{sample_papers['title'][5].as_py()}\n{abstract[5]}"]
+
+
+def test_embeddings_come_in_over_runs_and_the_lists_follow_when_all_have_one(
+        store_with_papers, sample_papers, llm, monkeypatch):
+    cfg, store = store_with_papers
+    cfg = _embedding(cfg, llm, monkeypatch, embeddings_per_run=500)
+    n = sample_papers.num_rows
+    first = similar.similar(cfg, store)
+    assert "embeddings 500 of" in first.line() and "lists by words" in first.line()
+    assert store.read("similar")["method"][0].as_py().startswith("tfidf/")
+    assert "embeddings 1,000 of" in similar.similar(cfg, store).line()
+    last = similar.similar(cfg, store)
+    assert last.made == n and "lists by words" not in last.line()
+    assert store.read("similar")["method"][0].as_py().startswith("embed/")
+
+
+@pytest.mark.parametrize("fault", ["500", "garbage"])
+def test_a_failing_embeddings_server_leaves_the_lists_by_words(store_with_papers, llm,
+                                                               monkeypatch, fault):
+    cfg, store = store_with_papers
+    cfg = _embedding(cfg, llm, monkeypatch)
+    llm.inject(fault)
+    found = similar.similar(cfg, store)
+    assert "embeddings 0 of" in found.line()
+    assert ("InternalServerError" if fault == "500" else "unusable") in found.line()
+    assert store.read("similar")["method"][0].as_py().startswith("tfidf/")
+    assert found.made == store.rows("papers")
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    (b"<html>", "not JSON"),
+    (b'{"data": []}', "expected 2 embeddings"),
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 0, "embedding": [0, 1]}]}',
+     "indices"),
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [1]}]}',
+     "not 2 finite numbers"),
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [NaN, 1]}]}',
+     "not 2 finite numbers"),
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [0, 0]}]}',
+     "length 0"),
+])
+def test_an_unusable_embeddings_answer_is_refused_and_says_why(body, problem):
+    vectors, why = _embeddings.parse(body, 2, 2)
+    assert vectors is None and problem in why
+
+
+def test_an_embeddings_answer_in_any_order_is_read_in_input_order():
+    body = b'{"data": [{"index": 1, "embedding": [0, 3]}, {"index": 0, "embedding": [4, 0]}]}'
+    vectors, _ = _embeddings.parse(body, 2, 2)
+    assert vectors is not None and [v.tolist() for v in vectors] == [[1.0, 0.0], [0.0, 1.0]]

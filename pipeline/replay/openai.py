@@ -1,4 +1,5 @@
-"""A local OpenAI-compatible chat server that answers with the bundled real digests.
+"""A local OpenAI-compatible server: chat answered with the bundled real digests, and
+embeddings (POST /v1/embeddings) made from the words of each input.
 
 POST /v1/chat/completions finds the paper in the prompt's data block (the JSON line
 after BEGIN_PAPER_DATA that `pipeline.digest.prompt` writes), answers with that
@@ -12,6 +13,8 @@ instead of JSON, 429 with Retry-After, 500, a stall.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import math
 import re
@@ -20,6 +23,9 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
+
+import numpy as np
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from pipeline.replay import sample
 from pipeline.replay._server import LocalServer, ReplayHandler
@@ -45,6 +51,12 @@ class Fault:
     def __post_init__(self) -> None:
         if self.kind not in FAULTS:
             raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULTS)}")
+
+
+@functools.lru_cache(maxsize=65536)
+def _word_vector(word: str, dimensions: int) -> np.ndarray:
+    seed = int.from_bytes(hashlib.blake2b(word.encode(), digest_size=8).digest(), "little")
+    return np.random.default_rng(seed).standard_normal(dimensions)
 
 
 def count_tokens(text: str) -> int:
@@ -80,7 +92,8 @@ class OpenAIReplay(LocalServer):
                  port: int = 0) -> None:
         self.digests = sample.digests() if digests is None else digests
         self.latency = latency
-        self.requests: list[dict] = []  # every request body, in arrival order
+        self.requests: list[dict] = []  # every chat request body, in arrival order
+        self.embedding_requests: list[dict] = []  # every /v1/embeddings request body
         self.arrivals: list[float] = []  # time.monotonic() of each, for timing tests
         self.authorization: list[str] = []  # each request's Authorization header
         self.in_flight = 0
@@ -131,6 +144,25 @@ class OpenAIReplay(LocalServer):
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 
+    def embeddings(self, body: dict) -> dict:
+        """A vector per input: the sum of a fixed random vector per word (not a stop word),
+        so papers sharing words point alike, as a model's embeddings of them would."""
+        texts = body.get("input")
+        texts = [texts] if isinstance(texts, str) else texts if isinstance(texts, list) else []
+        dimensions = body.get("dimensions")
+        if not isinstance(dimensions, int) or not 1 <= dimensions <= 4096:
+            dimensions = 256
+        data = []
+        for i, text in enumerate(texts):
+            vector = np.zeros(dimensions)
+            for word in re.findall(r"[a-z]{3,}", str(text).lower()):
+                if word not in ENGLISH_STOP_WORDS:
+                    vector += _word_vector(word, dimensions)
+            data.append({"object": "embedding", "index": i, "embedding": vector.tolist()})
+        tokens = sum(count_tokens(str(t)) for t in texts)
+        return {"object": "list", "data": data, "model": body.get("model", "replay"),
+                "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+
     def completion(self, body: dict, fault: Fault | None) -> dict:
         """The chat completion answering `body`, cut at its max_tokens, with usage."""
         content = self.content_for(body, fault)
@@ -162,7 +194,8 @@ class OpenAIReplay(LocalServer):
 
             def do_POST(self) -> None:
                 raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                if self.path.rstrip("/") != "/v1/chat/completions":
+                path = self.path.rstrip("/")
+                if path not in ("/v1/chat/completions", "/v1/embeddings"):
                     self._json(404, {"error": {"message": "not found", "type": "not_found"}})
                     return
                 try:
@@ -172,7 +205,8 @@ class OpenAIReplay(LocalServer):
                                                "type": "invalid_request_error"}})
                     return
                 with replay._lock:
-                    replay.requests.append(body)
+                    (replay.requests if path.endswith("completions") else
+                     replay.embedding_requests).append(body)
                     replay.arrivals.append(time.monotonic())
                     replay.authorization.append(self.headers.get("Authorization", ""))
                     fault = replay.faults.popleft() if replay.faults else None  # under the lock
@@ -201,7 +235,10 @@ class OpenAIReplay(LocalServer):
                     replay._stopping.wait(fault.seconds)
                 if replay.latency:
                     time.sleep(replay.latency)
-                self._json(200, replay.completion(body, fault))
+                if "input" in body:
+                    self._json(200, replay.embeddings(body))
+                else:
+                    self._json(200, replay.completion(body, fault))
 
             def _json(self, status: int, payload: dict,
                       headers: dict[str, str] | None = None) -> None:
