@@ -1,5 +1,6 @@
 """Similar papers: each paper's `[similar] count` nearest papers in the library, stored in
-the `similar` table the site reads (pipeline._neighbours finds them).
+the `similar` table the site reads (pipeline._neighbours finds them: by words, or by the
+embeddings pipeline._embeddings fetches once every paper has one).
 
 A run looks again only at what changed: a paper whose title or abstract is new (its hash
 differs from the one its list was made for), and a paper whose list names one that
@@ -7,7 +8,7 @@ changed or left the library. Each of those gets a new list; every other paper ke
 list, taking in those new papers that came closer than its last neighbour. So a day's
 batch costs the library's vectors plus the batch's search (docs/SIMILAR.md), and a run
 in which no text changed reads the texts and writes nothing. Another `count` or method,
-or a library grown by a quarter since the oldest list, remakes every list, as
+or (by words) a library grown by a quarter since the oldest list, remakes every list, as
 `papertrail similar --full` does.
 """
 
@@ -27,9 +28,9 @@ from pipeline._schemas import SIMILAR, to_table
 from pipeline.config import Config
 from pipeline.store import Store
 
-# A word's weight depends on how many papers use it, so lists made when the library was
-# much smaller are scored on other weights than new ones: past this growth since the
-# oldest list was made, every list is made anew (at 150,000 papers a year, every two to
+# A word's weight depends on how many papers use it, so lists by words made when the
+# library was much smaller are scored on other weights than new ones: past this growth
+# since the oldest list was made, every list is made anew (at 150,000 papers a year, every two to
 # three months: 5 minutes at 200,000 papers).
 GROWTH = 1.25
 
@@ -74,7 +75,10 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
         s = cfg.similar
         method = (f"embed/{s.embeddings_model}/{s.embeddings_dimensions}"
                   if embedded is not None else _neighbours.METHOD) + f"/{s.count}"
-        redo = _to_redo(ids, hashes, stored, known, method, full)
+        # Word weights drift as the library grows; a model's embeddings do not.
+        redo = _to_redo(ids, hashes, stored, known, method, full or (
+            embedded is None and len(stored) > 0
+            and pc.min(stored["library"]).as_py() * GROWTH < len(ids)))
         if not redo.any() and len(stored) == len(ids):
             return Found(len(ids), 0, 0, time.monotonic() - started, embeddings=said)
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
@@ -116,7 +120,8 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
                                            zero_copy_only=False))
     missing = np.flatnonzero(~current)[::-1][:s.embeddings_per_run]
     api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
-    error = None if api_key else f"no API key: ${cfg.digest.api_key_env} is not set"
+    error = None if api_key or not missing.size else (
+        f"no API key: ${cfg.digest.api_key_env} is not set")
     if missing.size and api_key:
         fetched = _embeddings.fetch(cfg, api_key, [texts[i] for i in missing])
         got = missing[:len(fetched.vectors)]
@@ -141,10 +146,10 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
 
 def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table, method: str,
              full: bool) -> np.ndarray:
-    """Which papers get a new list: whose text is not the one their list was made for, and
-    whose list names a paper whose text changed or that left the library."""
-    if (full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py()
-            or pc.min(stored["library"]).as_py() * GROWTH < len(ids)):
+    """Which papers get a new list: all when `full` or the method changed; else those whose
+    text is not the one their list was made for, and those whose list names a paper whose
+    text changed or that left the library."""
+    if full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py():
         return np.ones(len(ids), dtype=bool)
     changed = ~_equal(known["text_hash"], hashes)
     gone = pc.invert(pc.is_in(stored["arxiv_id"], value_set=ids))
