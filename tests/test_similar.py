@@ -356,3 +356,20 @@ def test_an_embeddings_answer_in_any_order_is_read_in_input_order():
     body = b'{"data": [{"index": 1, "embedding": [0, 3]}, {"index": 0, "embedding": [4, 0]}]}'
     vectors, _ = _embeddings.parse(body, 2, 2)
     assert vectors is not None and [v.tolist() for v in vectors] == [[1.0, 0.0], [0.0, 1.0]]
+
+
+def test_growth_remakes_lists_by_words_but_not_by_embeddings(store_with_papers, sample_papers,
+                                                             llm, monkeypatch):
+    cfg, store = store_with_papers
+    older = pc.less(sample_papers["arxiv_id"], sorted(
+        sample_papers["arxiv_id"].to_pylist())[sample_papers.num_rows * 3 // 4])
+
+    def grown_by_a_third(config: Config) -> similar.Found:
+        store.write("papers", sample_papers.filter(older))
+        similar.similar(config, store, full=True)
+        store.write("papers", sample_papers)
+        return similar.similar(config, store)
+
+    assert grown_by_a_third(cfg).made == sample_papers.num_rows  # word weights moved
+    by_model = grown_by_a_third(_embedding(cfg, llm, monkeypatch))
+    assert by_model.made < sample_papers.num_rows // 2 and by_model.updated > 0
