@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import openai
 
+from pipeline._untrusted import clean_text
 from pipeline.config import Config
 
 BATCH = 64  # texts per request: ~20,000 tokens of title and abstract
@@ -24,8 +25,7 @@ BATCH = 64  # texts per request: ~20,000 tokens of title and abstract
 @dataclass
 class Fetched:
     vectors: list[np.ndarray] = field(default_factory=list)  # for the first texts, in order
-    requests: int = 0
-    error: str | None = None
+    error: str | None = None  # why the rest are missing
 
 
 def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
@@ -36,13 +36,12 @@ def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
                        max_retries=d.max_retries) as client:
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start:start + BATCH])
-            out.requests += 1
             try:
                 raw = client.embeddings.with_raw_response.create(
                     model=s.embeddings_model, input=batch, dimensions=s.embeddings_dimensions,
                     encoding_format="float")
             except openai.OpenAIError as exc:
-                out.error = f"{type(exc).__name__}: {exc}"[:300]
+                out.error = clean_text(f"{type(exc).__name__}: {exc}")[:300]  # the server's words
                 return out
             vectors, problem = parse(raw.content, len(batch), s.embeddings_dimensions)
             if vectors is None:
