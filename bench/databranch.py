@@ -6,9 +6,10 @@ A store of N papers (default 150,000: about a year of all cs.*) with unique text
 digest, is saved to a local bare repository standing in for GitHub. Then each
 simulated day runs the real pipeline against local replays:
 - a daily arXiv run finding ~1,000 new papers and ~300 revisions of papers of the
-  last three months, then ~150 new digests written as the digest run writes them;
+  last three months, then ~150 new digests written as the digest run writes them, and
+  the similar papers of what changed (`papertrail similar`; the seed has every list);
 - H hourly Hugging Face runs that only change upvotes (and stars) of the last days'
-  picks;
+  picks (and a similar step that finds no new text);
 each ending in `papertrail data save` (squash at 24 commits or a new month, as the
 workflow does). A push is measured as the blobs the new commit adds to the branch's
 previous tip (`git diff-tree` + `git cat-file -s`): what GitHub must receive, before
@@ -44,7 +45,7 @@ from _store import (
 )
 
 from pipeline import config as config_mod
-from pipeline import databranch, ingest
+from pipeline import databranch, ingest, similar
 from pipeline._schemas import DIGESTS
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
@@ -100,6 +101,7 @@ def simulate(n: int, days: int, hourly: int) -> None:
         began = time.perf_counter()
         ids = seed(cfg, corpus, n)
         store = Store(cfg.store_path)
+        similar.similar(cfg, store)  # every paper's similar papers, as a year of runs left them
         seeded = time.perf_counter() - began
         first = databranch.save(cfg, repo, now=START)
         tip = first.commit
@@ -109,7 +111,7 @@ def simulate(n: int, days: int, hourly: int) -> None:
               f"{store.rows('digests'):,} digests in {seeded:.0f} s; first push "
               f"{pushed(bare, None, tip) / 1e6:.1f} MB in {len(store.files())} files, "
               f"the largest {largest / 1e6:.1f} MB")
-        daily, hours, ingest_s = [], [], []
+        daily, hours, ingest_s, similar_s = [], [], [], []
         numbers: dict[str, int] = {}
         entries: list[sample.Entry] = []
         for day in range(days):
@@ -124,17 +126,22 @@ def simulate(n: int, days: int, hourly: int) -> None:
             made = [digest(corpus, i, 1, now) for i in ids[-NEW_PER_DAY:][:DIGESTS_PER_DAY]]
             store.write("digests", pa.concat_tables(
                 [new, pa.Table.from_pylist(made, schema=DIGESTS)]))
+            t = time.perf_counter()
+            lists = similar.similar(cfg, store)
+            similar_s.append(time.perf_counter() - t)
             saved = databranch.save(cfg, repo, now=now)
             if saved.commit:
                 daily.append(pushed(bare, tip, saved.commit))
                 tip = saved.commit
             print(f"day {day + 1}: arXiv {report.status} (new {report.counts.get('new', 0)}, "
                   f"revised {report.counts.get('revised', 0)}) in {ingest_s[-1]:.1f} s, "
-                  f"pushed {daily[-1] / 1e6:.2f} MB")
+                  f"similar papers {lists.made:,} made, {lists.updated:,} updated in "
+                  f"{similar_s[-1]:.1f} s; pushed {daily[-1] / 1e6:.2f} MB")
             for hour in range(hourly):
                 later = now + dt.timedelta(hours=1 + hour)
                 hf.days = {f"{later:%Y-%m-%d}": _picks(template, ids, hour + 1)}
                 ingest.ingest_hf(cfg, store, now=later)
+                similar.similar(cfg, store)  # no new text: nothing written
                 saved = databranch.save(cfg, repo, now=later)
                 if saved.commit:
                     hours.append(pushed(bare, tip, saved.commit))
@@ -149,7 +156,8 @@ def simulate(n: int, days: int, hourly: int) -> None:
             mb = [f"{b / 1e6:.3f}" for b in (statistics.median(hours), max(hours))]
             print(f"hourly push (upvotes only): median {mb[0]} MB, max {mb[1]} MB "
                   f"({len(hours)} runs)")
-        print(f"arXiv ingest of a day: median {statistics.median(ingest_s):.1f} s")
+        print(f"arXiv ingest of a day: median {statistics.median(ingest_s):.1f} s; similar "
+              f"papers of a day: median {statistics.median(similar_s):.1f} s")
         print(f"store: {store.rows('papers'):,} papers in {len(store.files())} files, the "
               f"largest {largest / 1e6:.1f} MB; branch after {days} days and gc: "
               f"{stats['size-pack']}")
