@@ -204,21 +204,21 @@ class OpenAIReplay(LocalServer):
                     self._json(400, {"error": {"message": "body is not JSON",
                                                "type": "invalid_request_error"}})
                     return
+                embedding = path == "/v1/embeddings"
                 with replay._lock:
-                    (replay.requests if path.endswith("completions") else
-                     replay.embedding_requests).append(body)
+                    (replay.embedding_requests if embedding else replay.requests).append(body)
                     replay.arrivals.append(time.monotonic())
                     replay.authorization.append(self.headers.get("Authorization", ""))
                     fault = replay.faults.popleft() if replay.faults else None  # under the lock
                     replay.in_flight += 1
                     replay.max_in_flight = max(replay.max_in_flight, replay.in_flight)
                 try:
-                    self._answer(body, fault)
+                    self._answer(body, fault, embedding)
                 finally:
                     with replay._lock:
                         replay.in_flight -= 1
 
-            def _answer(self, body: dict, fault: Fault | None) -> None:
+            def _answer(self, body: dict, fault: Fault | None, embedding: bool) -> None:
                 if fault and fault.kind == "429":
                     self._json(429, {"error": {"message": "Rate limit reached",
                                                "type": "rate_limit_error"}},
@@ -235,7 +235,7 @@ class OpenAIReplay(LocalServer):
                     replay._stopping.wait(fault.seconds)
                 if replay.latency:
                     time.sleep(replay.latency)
-                if "input" in body:
+                if embedding:
                     self._json(200, replay.embeddings(body))
                 else:
                     self._json(200, replay.completion(body, fault))
