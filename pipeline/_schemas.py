@@ -109,6 +109,25 @@ DIGESTS = pa.schema([
     ("next_attempt_after", _TS),
 ])
 
+# A change note (修订说明) by the model: what changed from one stored version of a paper
+# to the next, and why it matters. Retried like digests.
+NOTES = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("from_version", pa.int32()),
+    ("version", pa.int32()),
+    ("language", pa.string()),
+    ("model", pa.string()),
+    ("prompt_hash", pa.string()),
+    ("status", pa.string()),  # ok | failed
+    ("note", pa.string()),
+    ("error", pa.string()),
+    ("attempts", pa.int32()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("created", _TS),
+    ("next_attempt_after", _TS),
+])
+
 # Each paper's most similar papers in the library (pipeline.similar), derived from the
 # title and abstract whose hash it keeps: a paper is looked at again when that changes.
 SIMILAR = pa.schema([
@@ -157,6 +176,7 @@ TABLES: dict[str, pa.Schema] = {
     "papers": PAPERS,
     "versions": VERSIONS,
     "digests": DIGESTS,
+    "notes": NOTES,
     "similar": SIMILAR,
     "embeddings": EMBEDDINGS,
     "runs": RUNS,
@@ -173,6 +193,7 @@ STORED: dict[str, pa.Schema] = {
     "signals": SIGNALS,
     "versions": VERSIONS,
     "digests": DIGESTS,
+    "notes": NOTES,
     "similar": SIMILAR,
     "embeddings": EMBEDDINGS,
     "runs": RUNS,
@@ -185,6 +206,7 @@ KEYS: dict[str, list[str]] = {
     "signals": ["arxiv_id"],
     "versions": ["arxiv_id", "version"],
     "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"],
+    "notes": ["arxiv_id", "from_version", "version", "language", "model", "prompt_hash"],
     "similar": ["arxiv_id"],
     "embeddings": ["arxiv_id"],
     "runs": [],

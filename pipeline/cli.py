@@ -104,7 +104,7 @@ def cli(ctx: click.Context, config_path: Path, verbose: bool) -> None:
     ctx.obj = _Context(config_path)
 
 
-# -- the pipeline in order: ingest → enrich → similar → digest → build, and run for all ----------
+# -- the pipeline in order: ingest → enrich → similar → notes → digest → build; run for all -----
 
 
 def _parse_since(value: str | None) -> dt.datetime | None:
@@ -205,6 +205,16 @@ def similar(obj: _Context, full: bool) -> None:
 
 @cli.command()
 @click.pass_obj
+def notes(obj: _Context) -> None:
+    """Write change notes (修订说明) for new revisions with the digests' model (skipped when
+    no API key is set: the site's notes are then made by rule)."""
+    from pipeline.digest import run_notes
+
+    click.echo(run_notes(obj.config, obj.store).line())
+
+
+@cli.command()
+@click.pass_obj
 def digest(obj: _Context) -> None:
     """Write AI reading digests for new paper versions (skipped when no API key is set)."""
     from pipeline.digest import run_digest
@@ -228,9 +238,9 @@ def build(obj: _Context, publish: bool) -> None:
               "then: [site] base_url or PAPERTRAIL_SITE_BASE_URL).")
 @click.pass_obj
 def run_all(obj: _Context, publish: bool) -> None:
-    """Ingest every source, enrich, find similar papers, write digests, build the site: the
-    one command the scheduled workflow calls. A failing source is recorded and the site
-    still builds."""
+    """Ingest every source, enrich, find similar papers, write change notes and digests,
+    build the site: the one command the scheduled workflow calls. A failing source is
+    recorded and the site still builds."""
     from pipeline import run as run_mod
 
     run_mod.run(obj.config, click.echo, publish=publish)

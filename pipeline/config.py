@@ -274,6 +274,20 @@ class DigestConfig:
     max_attempts: int = _spec(3, _between(1, 20), "1 to 20")
     # A failed digest waits retry_backoff_hours × 2^(attempts − 1) before the next try.
     retry_backoff_hours: float = _spec(1.0, _between(0, 24 * 30), "0 to 720 hours")
+    # Change notes (修订说明) by the model for the selected papers' revisions. Off, or with
+    # no model, the site shows the notes made by rule.
+    notes: bool = True
+    # The share of max_per_run and token_budget_per_run the change notes may use. The
+    # digests get the rest, so both together keep within the two limits.
+    notes_share: float = _spec(0.2, _between(0, 1), "0 to 1")
+
+    def limits(self, *, notes: bool) -> tuple[int, int]:
+        """(most requests' items, most tokens) a run of the notes or of the digests may use."""
+        share = self.notes_share if self.notes else 0.0
+        items, tokens = int(self.max_per_run * share), int(self.token_budget_per_run * share)
+        if notes:
+            return items, tokens
+        return self.max_per_run - items, self.token_budget_per_run - tokens
 
 
 @dataclass(frozen=True)

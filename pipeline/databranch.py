@@ -49,8 +49,8 @@ _PREFIX = "data"  # the store's folder inside the branch
 _IDENTITY = ["-c", "user.name=papertrail", "-c", "user.email=papertrail@users.noreply.github.com"]
 # Rows of these tables are merged by key; papers and versions are rebuilt from snapshots.
 # (A similar list made for a text the papers no longer hold is made again by the next run.)
-_KEYS = {"runs": ["run_id"], "digests": KEYS["digests"], "similar": KEYS["similar"],
-         "embeddings": KEYS["embeddings"]}
+_KEYS = {"runs": ["run_id"], "digests": KEYS["digests"], "notes": KEYS["notes"],
+         "similar": KEYS["similar"], "embeddings": KEYS["embeddings"]}
 _BRANCH_README = """# PaperTrail data
 
 Written by the update workflow (`papertrail data save`); do not edit by hand.

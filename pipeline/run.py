@@ -1,8 +1,9 @@
 """`papertrail run`: what the scheduled workflow does, and all it does.
 
 sources → store (ingest, which also classifies what it stores) → enrich (after a
-config change) → similar papers → digest → site. Each step reports one line; a failing
-source or model server is recorded and the next steps still run on what is stored.
+config change) → similar papers → change notes → digest → site. Each step reports one
+line; a failing source or model server is recorded and the next steps still run on what
+is stored.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from pipeline import build as build_mod
 from pipeline import enrich as enrich_mod
 from pipeline import ingest, runs, similar
 from pipeline.config import Config
-from pipeline.digest import run_digest
+from pipeline.digest import run_digest, run_notes
 from pipeline.sources import SOURCES
 from pipeline.store import Store
 
@@ -22,8 +23,8 @@ Echo = Callable[[str], None]
 
 
 def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = None) -> None:
-    """Ingest every source, re-derive, find similar papers, write digests: everything but
-    the site."""
+    """Ingest every source, re-derive, find similar papers, write change notes and digests:
+    everything but the site."""
     now = now or runs.utcnow()
     for source in SOURCES:
         echo(ingest.ingest(cfg, store, source, now=now).line())
@@ -31,6 +32,7 @@ def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = N
     echo(f"enrich: {result['papers']} papers, {result['ai_related']} AI-related"
          + ("" if result["written"] else " · nothing changed"))
     echo(similar.similar(cfg, store).line())
+    echo(run_notes(cfg, store, now=now).line())
     echo(run_digest(cfg, store, now=now).line())
 
 

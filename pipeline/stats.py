@@ -110,8 +110,9 @@ def source_states(runs: pd.DataFrame) -> list[SourceState]:
 
 
 def ledger_order() -> tuple[str, ...]:
-    """Whose runs the ledger holds, in the order they run: every source, then the digests."""
-    return (*SOURCES, "digest")
+    """Whose runs the ledger holds, in the order they run: every source, then the change
+    notes and the digests."""
+    return (*SOURCES, "notes", "digest")
 
 
 def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,

@@ -25,9 +25,10 @@ from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import MANIFEST, Store
 from tests.crashing import CRASHED, Outcome, run_cli
 
-DAY1, DAY2 = sample.days()[:2]
+DAY1, DAY2, DAY3 = sample.days()[:3]
 T1 = sample.announced_at(DAY1) + dt.timedelta(hours=1)
 T2 = sample.announced_at(DAY2) + dt.timedelta(hours=1)
+T3 = sample.announced_at(DAY3) + dt.timedelta(hours=1)  # the first revisions
 NEXT_MONTH = dt.datetime(2026, 7, 2, 1, tzinfo=dt.UTC)
 
 
@@ -88,6 +89,11 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     shutil.copytree(root / "day1", root / "day2")
     day2 = config_mod.load(root / "day2" / "papertrail.toml")
     ingest.ingest_arxiv(day2, Store(day2.store_path), now=T2)
+    servers.arxiv.as_of = T3
+    shutil.copytree(root / "day2", root / "day3")
+    day3 = config_mod.load(root / "day3" / "papertrail.toml")
+    ingest.ingest_arxiv(day3, Store(day3.store_path), now=T3)
+    servers.arxiv.as_of = T2
 
     # The data branch: another run saved day 1, ours restored it and ingested day 2, then
     # the other run saved HF picks first, so our save has to fold theirs in.
@@ -107,7 +113,8 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _clone(branch / "fresh", servers)
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
-    return {"day1": root / "day1", "day2": root / "day2", "branch": branch}
+    return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
+            "branch": branch}
 
 
 @dataclass(frozen=True)
@@ -131,6 +138,7 @@ CASES = {
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
     "digest": Case("day1", ".", ("digest",), T1, checkpoints=True),
+    "notes": Case("day3", ".", ("notes",), T3),
     "similar": Case("day2", ".", ("similar",), T2),
     "similar by embeddings": Case("day2", ".", ("similar",), T2,
                                   '\n[similar]\nembeddings_model = "replay-embed"\n'),

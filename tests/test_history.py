@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline.site._history import Reading, events, first_venue
+from pipeline._readings import Reading
+from pipeline.site._history import events, first_venue
 
 
 def _at(hours: int) -> dt.datetime:

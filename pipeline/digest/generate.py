@@ -1,7 +1,10 @@
 """Asking the model: the async openai client, a semaphore, hard budgets, one retry on bad output.
 
-Requests are dispatched strictly in candidate order, so "newest first" holds and the
-budget decision for each request is made once, in that order. Before each request
+What is asked is the caller's: digests and change notes each pass their items, how to
+make an item's messages and how to check a reply (`Asking`).
+
+Requests are dispatched strictly in item order, so "newest first" holds and the budget
+decision for each request is made once, in that order. Before each request
 (the corrective retry included) its token estimate is reserved against the budget;
 when the answer arrives the reservation is replaced by the reported usage. A request
 that could overshoot is never sent, and nothing after it is sent either.
@@ -13,14 +16,19 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import cast
+from typing import Generic, TypeVar, cast
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
-from pipeline.digest.prompt import PaperText, estimate_tokens, firmer, messages, validate
+from pipeline.digest.prompt import estimate_tokens, firmer
+
+T = TypeVar("T")
+Messages = list[dict[str, str]]
+# A reply's content and finish_reason → (fields, "") when usable, else (None, what is wrong).
+Check = Callable[[str | None, str | None], tuple[dict[str, str] | None, str]]
 
 # This many HTTP-level failures in a row (any error status after the client's own retries,
 # a timeout, a refused connection, a body that is not a chat completion) means the server
@@ -69,8 +77,8 @@ def parse_completion(body: bytes) -> Reply | None:
 
 
 @dataclass
-class Outcome:
-    paper: PaperText
+class Outcome(Generic[T]):
+    item: T
     status: str  # ok | failed | budget (not sent: it could have exceeded the token budget)
     fields: dict[str, str] | None = None
     error: str | None = None
@@ -126,19 +134,32 @@ def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
     return clean_text(text)[:500]  # the server's own message: it is stored
 
 
-class _Generator:
-    def __init__(self, cfg: DigestConfig, client: openai.AsyncOpenAI, budget: Budget) -> None:
-        self.cfg, self.client, self.budget = cfg, client, budget
+@dataclass
+class Asking(Generic[T]):
+    """What to ask the model: items in order, each one's messages, how a reply is checked."""
+
+    items: list[T]
+    messages: Callable[[T], Messages]
+    check: Check
+    max_per_run: int
+    budget: Budget
+    max_output_tokens: int  # a reply's most tokens: asked of the server, counted in estimates
+
+
+class _Generator(Generic[T]):
+    def __init__(self, cfg: DigestConfig, client: openai.AsyncOpenAI, asking: Asking[T]) -> None:
+        self.cfg, self.client, self.budget, self.check = cfg, client, asking.budget, asking.check
+        self.max_output_tokens = asking.max_output_tokens
         self.failures_in_a_row = 0  # HTTP-level failures; a usable answer resets it
 
-    async def attempt(self, paper: PaperText, msgs: list[dict[str, str]], estimate: int) -> Outcome:
+    async def attempt(self, item: T, msgs: Messages, estimate: int) -> Outcome[T]:
         """One attempt: a request, and one firmer request when the reply is unusable.
         The caller has reserved `estimate` for the first request."""
-        out, problem = Outcome(paper, "failed"), ""
+        out, problem = Outcome(item, "failed"), ""
         for corrective in (False, True):
             if corrective:
                 msgs = firmer(msgs, problem)
-                estimate = estimate_tokens(msgs, self.cfg.max_output_tokens)
+                estimate = estimate_tokens(msgs, self.max_output_tokens)
                 if not self.budget.reserve(estimate):
                     out.status = "budget"
                     return out
@@ -147,7 +168,7 @@ class _Generator:
             try:
                 raw = await self.client.chat.completions.with_raw_response.create(
                     model=self.cfg.model, messages=cast("list[ChatCompletionMessageParam]", msgs),
-                    temperature=self.cfg.temperature, max_tokens=self.cfg.max_output_tokens,
+                    temperature=self.cfg.temperature, max_tokens=self.max_output_tokens,
                     response_format={"type": "json_object"})
             except openai.OpenAIError as exc:
                 # Error statuses are not billed; a timed-out request may still have been.
@@ -169,7 +190,7 @@ class _Generator:
                 out.tokens_in += reply.prompt_tokens
                 out.tokens_out += reply.completion_tokens
                 self.budget.settle(estimate, reply.prompt_tokens + reply.completion_tokens)
-            fields, problem = validate(reply.content, reply.finish_reason)
+            fields, problem = self.check(reply.content, reply.finish_reason)
             if fields is not None:
                 out.status, out.fields = "ok", fields
                 return out
@@ -177,37 +198,37 @@ class _Generator:
         return out
 
 
-async def generate(papers: list[PaperText], cfg: DigestConfig, language: str, api_key: str,
-                   max_per_run: int, budget: Budget,
-                   on_outcome: Callable[[Outcome], None]) -> Dispatch:
-    """Digest papers in order with at most cfg.concurrency requests in flight."""
+async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
+                   on_outcome: Callable[[Outcome[T]], None]) -> Dispatch:
+    """Ask for the items in order with at most cfg.concurrency requests in flight."""
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
                                 timeout=cfg.timeout_seconds, max_retries=cfg.max_retries)
-    gen = _Generator(cfg, client, budget)
+    budget, items = asking.budget, asking.items
+    gen: _Generator[T] = _Generator(cfg, client, asking)
     sem = asyncio.Semaphore(cfg.concurrency)
     dispatch = Dispatch()
     tasks: list[asyncio.Task[None]] = []
 
-    async def run(paper: PaperText, msgs: list[dict[str, str]], estimate: int) -> None:
+    async def run(item: T, msgs: Messages, estimate: int) -> None:
         try:
-            on_outcome(await gen.attempt(paper, msgs, estimate))
+            on_outcome(await gen.attempt(item, msgs, estimate))
         finally:
             sem.release()
 
     async with client:
-        for i, paper in enumerate(papers):
-            if i >= max_per_run:
-                dispatch.skipped_budget = len(papers) - i
+        for i, item in enumerate(items):
+            if i >= asking.max_per_run:
+                dispatch.skipped_budget = len(items) - i
                 break
             await sem.acquire()  # a free slot first: answers in flight settle their tokens
-            msgs = messages(paper, language)
-            estimate = estimate_tokens(msgs, cfg.max_output_tokens)
+            msgs = asking.messages(item)
+            estimate = estimate_tokens(msgs, asking.max_output_tokens)
             if gen.failures_in_a_row >= OUTAGE_AFTER:
-                dispatch.left_outage = len(papers) - i
+                dispatch.left_outage = len(items) - i
             elif not budget.reserve(estimate):
-                dispatch.skipped_budget = len(papers) - i
+                dispatch.skipped_budget = len(items) - i
             else:
-                tasks.append(asyncio.create_task(run(paper, msgs, estimate)))
+                tasks.append(asyncio.create_task(run(item, msgs, estimate)))
                 continue
             sem.release()
             break

@@ -32,16 +32,35 @@ class Plan:
     exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
 
 
-def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame:
-    """The newest version of each selected paper that has an abstract, newest first."""
+def selected(papers: pa.Table, selection: str) -> pd.Series:
+    """The ids of the papers `[digest] selection` picks for the model."""
     flags = papers.select(["arxiv_id", "ai_related", "topics"]).to_pandas()
     if selection == "ai":
         # ai_related is filled by the classify step; not yet classified counts as not AI.
         flags = flags[flags["ai_related"].fillna(False).astype(bool)]
     elif selection == "topics":
         flags = flags[flags["topics"].map(lambda t: t is not None and len(t) > 0)]
+    return flags["arxiv_id"]
+
+
+def due(row: dict | None, max_attempts: int, now: dt.datetime) -> str:
+    """What to do with an item given its stored row: "cached" (made), "exhausted" (failed
+    max_attempts times), "backoff" (failed lately; tried again once next_attempt_after has
+    passed) or "ask"."""
+    if row is None:
+        return "ask"
+    if row["status"] == "ok":
+        return "cached"
+    if (row["attempts"] or 0) >= max_attempts:
+        return "exhausted"
+    wait = row["next_attempt_after"]
+    return "backoff" if wait is not None and wait > now else "ask"
+
+
+def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame:
+    """The newest version of each selected paper that has an abstract, newest first."""
     df = versions.select(["arxiv_id", "version", "updated", "title", "abstract"]).to_pandas()
-    df = df[df["arxiv_id"].isin(flags["arxiv_id"])]
+    df = df[df["arxiv_id"].isin(selected(papers, selection))]
     df = df.sort_values("version").drop_duplicates("arxiv_id", keep="last")
     df = df[df["abstract"].fillna("").str.strip() != ""]
     return df.sort_values(["updated", "arxiv_id"], ascending=False).reset_index(drop=True)
@@ -60,17 +79,15 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
     for c in candidates.itertuples(index=False):
         key: Key = (c.arxiv_id, int(c.version), language, model, phash)
         row = existing.get(key)
-        if row is not None and row["status"] == "ok":
+        state = due(row, max_attempts, now)
+        if state == "cached":
             out.cached.append(key)
-            continue
-        if row is not None:
-            if (row["attempts"] or 0) >= max_attempts:
-                out.exhausted += 1
-                continue
-            wait = row["next_attempt_after"]
-            if wait is not None and wait > now:
-                out.backoff += 1
-                continue
-        out.todo.append((PaperText(c.arxiv_id, int(c.version), c.title or "", c.abstract), row))
+        elif state == "exhausted":
+            out.exhausted += 1
+        elif state == "backoff":
+            out.backoff += 1
+        else:
+            out.todo.append((PaperText(c.arxiv_id, int(c.version), c.title or "", c.abstract),
+                             row))
     out.todo.sort(key=lambda t: not 0 < digested.get(t[0].arxiv_id, 0) < t[0].version)  # stable
     return out

@@ -99,6 +99,12 @@ _FENCE = re.compile(r"^```(?:json)?\s*\n(.*)\n```$", re.S)
 
 def validate(content: str | None, finish_reason: str | None) -> tuple[dict[str, str] | None,
                                                                       str]:
+    """A digest reply checked against FIELDS (`check`); the tldr is one line."""
+    return check(content, finish_reason, FIELDS, one_line=("tldr",))
+
+
+def check(content: str | None, finish_reason: str | None, fields: dict[str, tuple[str, int]],
+          *, one_line: tuple[str, ...] = ()) -> tuple[dict[str, str] | None, str]:
     """(fields, "") for a valid reply, else (None, what is wrong). Text is kept as it came,
     apart from surrounding whitespace and control characters (`clean_text`); escaping is the
     renderer's job. A lone surrogate makes the reply invalid: it is no text at all, and the
@@ -117,7 +123,7 @@ def validate(content: str | None, finish_reason: str | None) -> tuple[dict[str, 
     if not isinstance(data, dict):
         return None, "the reply is not a JSON object"
     problems, out = [], {}
-    for name, (_, most) in FIELDS.items():
+    for name, (_, most) in fields.items():
         value = data.get(name)
         if isinstance(value, str) and not has_surrogate(value):
             value = clean_text(value).strip()
@@ -131,8 +137,8 @@ def validate(content: str | None, finish_reason: str | None) -> tuple[dict[str, 
             problems.append(f"{name} is empty")
         elif len(value) > most:
             problems.append(f"{name} has {len(value)} characters, at most {most}")
-        elif name == "tldr" and "\n" in value:
-            problems.append("tldr is more than one line")
+        elif name in one_line and "\n" in value:
+            problems.append(f"{name} is more than one line")
         else:
             out[name] = value
     return (None, "; ".join(problems)) if problems else (out, "")

@@ -20,9 +20,9 @@ import pyarrow as pa
 from pipeline._report import RunReport
 from pipeline._schemas import DIGESTS, to_table
 from pipeline.config import Config
-from pipeline.digest.generate import Budget, Dispatch, Outcome, generate
+from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, select
-from pipeline.digest.prompt import prompt_hash
+from pipeline.digest.prompt import PaperText, messages, prompt_hash, validate
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
 
@@ -70,25 +70,29 @@ class _Rows:
 
     def record(self, key: Key, out: Outcome, previous: dict | None, now: dt.datetime,
                backoff_hours: float, max_attempts: int) -> None:
-        before = previous or {}
-        attempts = (before.get("attempts") or 0) + 1
-        row = {
-            "arxiv_id": key[0], "version": key[1], "language": key[2], "model": key[3],
-            "prompt_hash": key[4], "status": out.status, "superseded": False,
-            **(out.fields or {}), "error": out.error, "attempts": attempts,
-            # Per digest, everything its attempts cost.
-            "tokens_in": (before.get("tokens_in") or 0) + out.tokens_in,
-            "tokens_out": (before.get("tokens_out") or 0) + out.tokens_out,
-            "created": now, "next_attempt_after": None,
-        }
-        if out.status == "failed" and attempts < max_attempts:
-            wait = dt.timedelta(hours=backoff_hours * 2 ** (attempts - 1))
-            row["next_attempt_after"] = now + wait
+        row = {"arxiv_id": key[0], "version": key[1], "language": key[2], "model": key[3],
+               "prompt_hash": key[4], "superseded": False, **(out.fields or {}),
+               **attempted(out, previous, now, backoff_hours, max_attempts)}
         self.rows[key] = row
         self.by_paper[key[0], key[2]].add(key)
         self.changed = True
         if out.status == "ok":
             self.make_current(key)
+
+
+def attempted(out: Outcome, previous: dict | None, now: dt.datetime, backoff_hours: float,
+              max_attempts: int) -> dict:
+    """The columns an attempt sets: its status and error, the attempts and everything they
+    cost so far, and when a failed one may be tried again (backoff doubling each time)."""
+    before = previous or {}
+    attempts = (before.get("attempts") or 0) + 1
+    wait = None
+    if out.status == "failed" and attempts < max_attempts:
+        wait = now + dt.timedelta(hours=backoff_hours * 2 ** (attempts - 1))
+    return {"status": out.status, "error": out.error, "attempts": attempts,
+            "tokens_in": (before.get("tokens_in") or 0) + out.tokens_in,
+            "tokens_out": (before.get("tokens_out") or 0) + out.tokens_out,
+            "created": now, "next_attempt_after": wait}
 
 
 def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> DigestReport:
@@ -113,26 +117,28 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     for key in todo.cached:
         rows.make_current(key)
     previous = {p.arxiv_id: row for p, row in todo.todo}
-    outcomes: list[Outcome] = []
+    outcomes: list[Outcome[PaperText]] = []
 
-    def on_outcome(out: Outcome) -> None:
+    def on_outcome(out: Outcome[PaperText]) -> None:
         outcomes.append(out)
         if out.status != "budget":
-            key = (out.paper.arxiv_id, out.paper.version, language, dcfg.model, phash)
-            rows.record(key, out, previous[out.paper.arxiv_id], started,
+            key = (out.item.arxiv_id, out.item.version, language, dcfg.model, phash)
+            rows.record(key, out, previous[out.item.arxiv_id], started,
                         dcfg.retry_backoff_hours, dcfg.max_attempts)
         if len(outcomes) % CHECKPOINT_EVERY == 0:
             store.write("digests", rows.table())
             store.commit()
 
-    budget, dispatch = Budget(dcfg.token_budget_per_run), Dispatch()
+    most, tokens = dcfg.limits(notes=False)
+    budget, dispatch = Budget(tokens), Dispatch()
     if todo.todo:
-        dispatch = asyncio.run(generate([p for p, _ in todo.todo], dcfg, language, api_key,
-                                        dcfg.max_per_run, budget, on_outcome))
+        asking = Asking([p for p, _ in todo.todo], lambda p: messages(p, language), validate,
+                        most, budget, dcfg.max_output_tokens)
+        dispatch = asyncio.run(generate(asking, dcfg, api_key, on_outcome))
     if rows.changed:
         store.write("digests", rows.table())
-    report = _report(outcomes, dispatch, todo.selected, len(todo.cached),
-                     todo.backoff + todo.exhausted)
+    report = summed("digest", outcomes, dispatch, todo.selected, len(todo.cached),
+                    todo.backoff + todo.exhausted)
     run.record(
         status=report.status, fetched=todo.selected, new=report.counts["made"],
         unchanged=report.counts["cached"], requests=report.requests, retries=report.retries,
@@ -146,8 +152,9 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     return report
 
 
-def _report(outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: int,
-            waiting: int) -> DigestReport:
+def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: int,
+           waiting: int) -> DigestReport:
+    """The step's report from its outcomes; the items are papers' versions (or revisions)."""
     failed = [o for o in outcomes if o.status == "failed"]
     made = sum(o.status == "ok" for o in outcomes)
     budget = dispatch.skipped_budget + sum(o.status == "budget" for o in outcomes)
@@ -156,7 +163,7 @@ def _report(outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: 
     errors = []
     if failed:
         first = failed[0]
-        errors.append(f"{len(failed)} failed, e.g. {first.paper.arxiv_id}v{first.paper.version}"
+        errors.append(f"{len(failed)} failed, e.g. {first.item.arxiv_id}v{first.item.version}"
                       f": {first.error}")
     if dispatch.left_outage:
         errors.append(f"the server failed several requests in a row; {dispatch.left_outage} "
@@ -164,7 +171,7 @@ def _report(outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: 
     status = "ok"
     if failed or dispatch.left_outage:
         status = "partial" if made or cached else "failed"
-    return DigestReport("digest", status, counts, sum(o.requests for o in outcomes),
+    return DigestReport(name, status, counts, sum(o.requests for o in outcomes),
                         sum(o.corrective for o in outcomes), "; ".join(errors) or None,
                         tokens_in=sum(o.tokens_in for o in outcomes),
                         tokens_out=sum(o.tokens_out for o in outcomes))

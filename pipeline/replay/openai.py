@@ -1,9 +1,12 @@
-"""A local OpenAI-compatible server: chat answered with the bundled real digests, and
-embeddings (POST /v1/embeddings) made from the words of each input.
+"""A local OpenAI-compatible server: chat answered with the bundled real digests (and
+change notes made from the change asked about), and embeddings (POST /v1/embeddings)
+made from the words of each input.
 
 POST /v1/chat/completions finds the paper in the prompt's data block (the JSON line
 after BEGIN_PAPER_DATA that `pipeline.digest.prompt` writes), answers with that
-paper's real Chinese digest as a JSON object, and reports usage tokens. It honours
+paper's real Chinese digest as a JSON object, and reports usage tokens. A change-note
+request (BEGIN_CHANGE_DATA, `pipeline.digest.notes_prompt`) is answered with a Chinese
+note listing what its data says changed. It honours
 max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
@@ -30,7 +33,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from pipeline.replay import sample
 from pipeline.replay._server import LocalServer, ReplayHandler
 
-_DATA = re.compile(r"^BEGIN_PAPER_DATA\n(.*?)\nEND_PAPER_DATA$", re.M | re.S)
+_DATA = re.compile(r"^BEGIN_(PAPER|CHANGE)_DATA\n(.*?)\nEND_\1_DATA$", re.M | re.S)
 FAULTS = ("invalid", "missing", "overlong", "obey", "control", "surrogate", "nousage", "garbage",
           "429", "500", "stall")
 # What the control fault puts into the tldr: NUL, BEL, ESC, CR, DEL, and the C1 NEL and APC.
@@ -64,19 +67,35 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode()) / 3)
 
 
-def _paper(messages: list[dict]) -> dict:
-    """The paper in the prompt's data block; {} when there is none (the stand-in answers)."""
+def _data(messages: list[dict]) -> tuple[str, dict]:
+    """What the prompt's data block holds, PAPER or CHANGE, and its object; ("PAPER", {})
+    when there is none (the stand-in answers)."""
     for message in messages:
         m = _DATA.search(str(message.get("content", "")))
         if not m:
             continue
         try:
-            data = json.loads(m.group(1))
+            data = json.loads(m.group(2))
         except ValueError:
             continue
         if isinstance(data, dict):
-            return data
-    return {}
+            return m.group(1), data
+    return "PAPER", {}
+
+
+def note_for(change: dict) -> dict[str, str]:
+    """The answer a well-behaved model gives to a change-note request: what changed, by
+    the data it was sent."""
+    parts = []
+    if change.get("title_before"):
+        parts.append("标题有改动")
+    if isinstance(runs := change.get("abstract_changes"), list) and runs:
+        parts.append(f"摘要改动 {len(runs)} 处")
+    for key, name in (("comment", "注释"), ("journal_ref", "期刊信息")):
+        pair = change.get(key)
+        if isinstance(pair, dict) and pair.get("after"):
+            parts.append(f"{name}更新为 {str(pair['after'])[:80]}")
+    return {"note": "；".join(parts) or "仅措辞改动"}
 
 
 class OpenAIReplay(LocalServer):
@@ -126,21 +145,22 @@ class OpenAIReplay(LocalServer):
                 "conclusion": real.get("conclusion", "")}
 
     def content_for(self, body: dict, fault: Fault | None) -> str:
-        paper = _paper(body.get("messages") or [])
-        answer: dict[str, str] = self.digest_for(paper)
+        asked, data = _data(body.get("messages") or [])
+        answer = self.digest_for(data) if asked == "PAPER" else note_for(data)
+        first, inner = ("tldr", "method") if asked == "PAPER" else ("note", "note")
         kind = fault.kind if fault else ""
         if kind == "invalid":
             return "好的，以下是导读：" + json.dumps(answer, ensure_ascii=False)[:-2]
         if kind == "missing":
-            answer.pop("method")
+            answer.pop(inner)
         elif kind == "overlong":
-            answer["tldr"] += " " + "and so on, " * 40  # 440 more characters, few tokens
+            answer[first] += " " + "and so on, " * 40  # 440 more characters, few tokens
         elif kind == "obey":  # a model that fell for an injection in the abstract
-            answer["tldr"] = str(paper.get("abstract", ""))
+            answer[first] = str(data.get("abstract", ""))
         elif kind == "control":
-            answer["tldr"] = answer["tldr"][:2] + CONTROLS + answer["tldr"][2:]
+            answer[first] = answer[first][:2] + CONTROLS + answer[first][2:]
         elif kind == "surrogate":  # ASCII JSON writes it as the escape \ud800
-            answer["method"] += "\ud800"
+            answer[inner] += "\ud800"
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 

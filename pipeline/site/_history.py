@@ -1,34 +1,19 @@
-"""What arXiv said of a paper over time: its comment, journal-ref and DOI at each reading.
-
-The papers table keeps only the latest of these, and the versions table only titles and
-abstracts; the arXiv snapshots keep every reading that changed something (a new version,
-or the same version with new metadata: arXiv adds a journal-ref or DOI without a new
-version). Read only for the few papers that need it: the revisions in the feeds and the
-papers a fork watches.
+"""A paper's history as a reader or a watcher sees it: its events (new versions, a DOI, a
+journal-ref, an acceptance) and the first venue, from what arXiv said reading by reading
+(`pipeline._readings`, cleaned here for showing).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
+from pipeline._readings import Reading
+from pipeline._readings import readings as read
 from pipeline.site._safe import clean_opt
 from pipeline.site._venue import accepted, venue
 from pipeline.store import Store
-
-
-@dataclass(frozen=True)
-class Reading:
-    version: int
-    seen: dt.datetime
-    comment: str | None
-    journal_ref: str | None
-    doi: str | None
 
 
 @dataclass(frozen=True)
@@ -49,21 +34,8 @@ class Event:
 
 
 def readings(store: Store, ids: Iterable[str]) -> dict[str, list[Reading]]:
-    """Per id, its readings oldest first (ties: the lower version first)."""
-    wanted = pa.array(sorted(set(ids)), pa.string())
-    if not len(wanted):
-        return {}
-    table = store.read_snapshots("arxiv", ["arxiv_id", "version", "comment", "journal_ref",
-                                           "doi", "fetched_at"])
-    table = table.filter(pc.is_in(table["arxiv_id"], value_set=wanted))
-    table = table.sort_by([("arxiv_id", "ascending"), ("fetched_at", "ascending"),
-                           ("version", "ascending")])
-    out: dict[str, list[Reading]] = defaultdict(list)
-    for row in table.to_pylist():
-        out[row["arxiv_id"]].append(Reading(
-            int(row["version"]), row["fetched_at"], clean_opt(row["comment"]),
-            clean_opt(row["journal_ref"]), clean_opt(row["doi"])))
-    return dict(out)
+    """Per id, its readings oldest first, their text clean for showing."""
+    return read(store, ids, clean_opt)
 
 
 def events(arxiv_id: str, history: list[Reading]) -> list[Event]:
@@ -88,15 +60,3 @@ def first_venue(history: list[Reading]) -> tuple[int, dt.datetime] | None:
     """(version, when) of the first reading that names a venue that took the paper."""
     return next(((r.version, r.seen) for r in history
                  if venue(r.comment, r.journal_ref, r.doi)), None)
-
-
-def around(history: list[Reading], version: int) -> tuple[Reading | None, Reading | None]:
-    """What arXiv showed with the version before, last, and with `version`, first."""
-    return (_at_version(history, version - 1, last=True),
-            _at_version(history, version, last=False))
-
-
-def _at_version(history: list[Reading], version: int, *, last: bool) -> Reading | None:
-    """The first (or last) reading of `version`."""
-    found = [r for r in history if r.version == version]
-    return (found[-1] if last else found[0]) if found else None

@@ -8,6 +8,7 @@ plain str (Jinja autoescapes it) or as Markup built by escaping first
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -16,17 +17,18 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from markupsafe import Markup
 
 from pipeline import stats
 from pipeline._ids import is_arxiv_id
+from pipeline._readings import Reading, around
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
 from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
-from pipeline.site._history import Reading
-from pipeline.site._note import Part, Side, note
+from pipeline.site._note import Part, Side, note, note_text
 from pipeline.site._safe import clean, clean_opt
 from pipeline.site._tex import excerpt, plain_tex, render_tex
 from pipeline.site._venue import Venue, venue
@@ -55,6 +57,7 @@ class Version:
     # not read, see Library.readings).
     before: Reading | None = None
     after: Reading | None = None
+    model_note: str | None = None  # the change note the model wrote (pipeline.digest.notes)
 
     @property
     def meta(self) -> list[tuple[str, str | None, str | None]]:
@@ -77,6 +80,12 @@ class Version:
 
         return note(side(self.previous, self.before), side(self.texts, self.after),
                     meta=self.before is not None and self.after is not None)
+
+    def told(self, strings: dict[str, str]) -> tuple[str, str] | None:
+        """(label, text) of its change note: the model's when there is one, else by rule."""
+        if self.model_note:
+            return strings["change_note_ai"], self.model_note
+        return (strings["change_note"], note_text(self.note, strings)) if self.note else None
 
     @property
     def title_changed(self) -> bool:
@@ -379,13 +388,32 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     for arxiv_id, told in readings.items():  # what changed with each version, for notes
         if (revised_paper := by_id.get(arxiv_id)) is not None:
             for version in revised_paper.versions[1:]:
-                version.before, version.after = _history.around(told, version.version)
+                version.before, version.after = around(told, version.version)
+    for (arxiv_id, since, until), text in _model_notes(store, cfg.digest_language).items():
+        noted = by_id.get(arxiv_id)
+        for a, b in itertools.pairwise(noted.versions if noted else []):
+            if (a.version, b.version) == (since, until):
+                b.model_note = text
     for arxiv_id, neighbours in _similar(store, by_id):
         by_id[arxiv_id].similar = neighbours
     for p in accepted:  # a store without its snapshots knows no more than the latest
         p.venue_version, p.venue_seen = _history.first_venue(
             readings.get(p.arxiv_id, [])) or (p.version, p.version_seen_at)
     return Library(out, by_id, frames, tz, now, readings)
+
+
+def _model_notes(store: Store, language: str) -> dict[tuple[str, int, int], str]:
+    """The model's change note of each revision, in the site's language, by (paper, version
+    before, version): the newest written, whatever model or prompt wrote it."""
+    table = store.read("notes", ["arxiv_id", "from_version", "version", "language", "status",
+                                 "note", "created"])
+    table = table.filter(pc.and_(pc.equal(table["status"], "ok"),
+                                 pc.equal(table["language"], language)))
+    out = {}
+    for row in table.sort_by("created").to_pylist():  # the newest last, so it wins
+        if row["note"]:
+            out[row["arxiv_id"], row["from_version"], row["version"]] = clean(row["note"])
+    return out
 
 
 def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[str]]]:

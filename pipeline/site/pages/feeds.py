@@ -24,10 +24,9 @@ from typing import TypeVar
 from markupsafe import escape
 
 import pipeline.site._feeds as _feeds
-from pipeline.site._diff import changes
+from pipeline._changes import changes
 from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event
-from pipeline.site._note import note_text
 from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
@@ -156,8 +155,8 @@ class _Entries:
         for key, a, b in v.meta if v else []:
             items.append(f"<li>{escape(s[key])}{c}{_change(a or '—', b or '—')}</li>")
         out = ""
-        if told := note_text(v.note, s) if v else "":
-            out = f"<p><strong>{escape(s['change_note'])}</strong>{c}{escape(told)}</p>"
+        if told := v.told(s) if v else None:
+            out = f"<p><strong>{escape(told[0])}</strong>{c}{escape(told[1])}</p>"
         if items:
             heading = escape(s["feed_changes"].format(version=version))
             out += f"<p><strong>{heading}</strong></p><ul>{''.join(items)}</ul>"

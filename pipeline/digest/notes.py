@@ -1,0 +1,134 @@
+"""The change-note step (修订说明): for each revision of a selected paper whose title,
+abstract, comment or journal-ref changed, a short note from the model of what changed
+and why it matters, kept in the notes table.
+
+A note is keyed by (paper, from-version, version, language, model, prompt hash), so each
+is asked for once; it runs on the digests' server and model, within its share of their
+limits (`[digest] notes_share`), newest revision first, failures retried with backoff as
+digests are. Without a model the site makes notes by rule (site/_note.py), so the step
+only adds to what every fork has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import json
+import os
+
+import pandas as pd
+import pyarrow as pa
+
+from pipeline._readings import around, readings
+from pipeline._schemas import NOTES, to_table
+from pipeline.config import Config
+from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
+from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
+from pipeline.digest.plan import due, selected
+from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, summed
+from pipeline.runs import Run, recorded
+from pipeline.store import Store
+
+Key = tuple[str, int, int, str, str, str]  # id, from_version, version, language, model, hash
+
+
+def key_of(row: dict) -> Key:
+    return (row["arxiv_id"], int(row["from_version"]), int(row["version"]), row["language"],
+            row["model"], row["prompt_hash"])
+
+
+def revisions(store: Store, selection: str) -> list[Change]:
+    """Each revision of a selected paper with something to note, the newest first: every
+    stored version after a paper's first, against the version stored before it."""
+    ids = selected(store.read("papers", ["arxiv_id", "ai_related", "topics"]), selection)
+    df = store.read("versions", ["arxiv_id", "version", "updated", "title", "abstract"])
+    df = df.to_pandas()
+    df = df[df["arxiv_id"].isin(ids)].sort_values(["arxiv_id", "version"])
+    before = df.groupby("arxiv_id", sort=False)[["version", "title", "abstract"]].shift()
+    df = df.assign(from_version=before["version"], title_before=before["title"],
+                   abstract_before=before["abstract"]).dropna(subset=["from_version"])
+    told = readings(store, df["arxiv_id"].unique())
+    out: list[tuple[pd.Timestamp, Change]] = []
+    for r in df.itertuples(index=False):
+        said, says = around(told.get(r.arxiv_id, []), int(r.version))
+        meta = {k: (getattr(said, k), getattr(says, k)) for k in ("comment", "journal_ref")
+                } if said and says else {}
+        change = Change(r.arxiv_id, int(r.from_version), int(r.version), r.title_before or "",
+                        r.title or "", r.abstract_before or "", r.abstract or "", **meta)
+        if change.changed():
+            out.append((r.updated, change))
+    out.sort(key=lambda t: (t[0], t[1].arxiv_id, t[1].version), reverse=True)
+    return [c for _, c in out]
+
+
+def run_notes(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> DigestReport:
+    """One change-note run; never raises for the model server's failures."""
+    dcfg = cfg.digest
+    with recorded(store, "notes", now) as run:
+        api_key = os.environ.get(dcfg.api_key_env, "").strip()
+        why = ("disabled in config" if not (dcfg.enabled and dcfg.notes) else None if api_key
+               else f"no API key: ${dcfg.api_key_env} is not set; the site's notes are by rule")
+        if why:
+            run.skip(why, tokens_in=0, tokens_out=0)
+            return DigestReport("notes", "skipped", error=why)
+        return _notes(cfg, store, run, api_key)
+
+
+def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
+    dcfg, started = cfg.digest, run.started
+    language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
+    rows: dict[Key, dict] = {key_of(r): r for r in store.read("notes").to_pylist()}
+    todo: list[tuple[Change, Key]] = []
+    states = {"cached": 0, "exhausted": 0, "backoff": 0, "ask": 0}
+    candidates = revisions(store, dcfg.selection)
+    for change in candidates:
+        key = (change.arxiv_id, change.from_version, change.version, language, dcfg.model,
+               phash)
+        state = due(rows.get(key), dcfg.max_attempts, started)
+        states[state] += 1
+        if state == "ask":
+            todo.append((change, key))
+    keys = {id(change): key for change, key in todo}
+    outcomes: list[Outcome[Change]] = []
+    changed = False
+
+    def table() -> pa.Table:
+        return to_table(pa.Table.from_pylist([rows[k] for k in sorted(rows)], schema=NOTES),
+                        NOTES)
+
+    def on_outcome(out: Outcome[Change]) -> None:
+        nonlocal changed
+        outcomes.append(out)
+        if out.status != "budget":
+            key = keys[id(out.item)]
+            rows[key] = {"arxiv_id": key[0], "from_version": key[1], "version": key[2],
+                         "language": language, "model": dcfg.model, "prompt_hash": phash,
+                         "note": (out.fields or {}).get("note"),
+                         **attempted(out, rows.get(key), started, dcfg.retry_backoff_hours,
+                                     dcfg.max_attempts)}
+            changed = True
+        if len(outcomes) % CHECKPOINT_EVERY == 0:
+            store.write("notes", table())
+            store.commit()
+
+    most, tokens = dcfg.limits(notes=True)
+    budget, dispatch = Budget(tokens), Dispatch()
+    if todo:
+        asking = Asking([c for c, _ in todo], lambda c: messages(c, language), validate, most,
+                        budget, min(MAX_OUTPUT_TOKENS, dcfg.max_output_tokens))
+        dispatch = asyncio.run(generate(asking, dcfg, api_key, on_outcome))
+    if changed:
+        store.write("notes", table())
+    report = summed("notes", outcomes, dispatch, len(candidates), states["cached"],
+                    states["backoff"] + states["exhausted"])
+    run.record(
+        status=report.status, fetched=len(candidates), new=report.counts["made"],
+        unchanged=report.counts["cached"], requests=report.requests, retries=report.retries,
+        error=report.error, tokens_in=report.tokens_in, tokens_out=report.tokens_out,
+        details=json.dumps({
+            **report.counts, "backoff": states["backoff"], "exhausted": states["exhausted"],
+            "left_outage": dispatch.left_outage, "budget_used": budget.used,
+            "model": dcfg.model, "language": language, "prompt_version": dcfg.prompt_version,
+            "prompt_hash": phash,
+        }, ensure_ascii=False))
+    return report
