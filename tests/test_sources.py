@@ -99,7 +99,7 @@ def test_status_and_the_site_list_it_in_registry_order(toy: Toy, base_config: Co
     out = CliRunner().invoke(cli.cli, ["--config", str(base_config.path), "status", "--json"])
     assert out.exit_code == 0, out.output
     assert [r["source"] for r in json.loads(out.output)] == ["toy", "digest"]
-    assert stats.ledger_order()[-2:] == ("toy", "digest")
+    assert stats.ledger_order()[-3:] == ("toy", "notes", "digest")
     assert [s.source for s in stats.source_states(store.runs())] == ["toy", "digest"]
 
 
