@@ -675,20 +675,25 @@ def test_a_burst_of_typing_fetches_only_what_the_whole_query_needs(browser, site
 
 
 def test_more_like_this_leads_from_a_result_to_the_papers_most_like_it(page, site):
+    """Every result links to its similar papers, shown here as results in their order
+    (the search index holds every paper's list: a paper without a page has one too)."""
     lists = dict(zip(*(site["store"].read("similar")[c].to_pylist()
                        for c in ("arxiv_id", "neighbours")), strict=True))
     found = search(page, site, "diffusion")
     assert found
     links = page.eval_on_selector_all("#results li", """els => els.map(e => {
         const a = e.querySelector('a.more-like'); return a && a.textContent; })""")
-    assert links == ["更多类似"] * len(found)  # every paper here has a page
+    assert links == ["更多类似"] * len(found)
     labels = page.eval_on_selector_all("#results li a.more-like",
                                        "els => els.map(a => a.getAttribute('aria-label'))")
     assert labels == [f"更多类似 · {site['papers'][i]['title']}" for i in found]
     page.locator("#results li a.more-like").first.click()
-    page.wait_for_url(f"**/paper/{found[0]}.html#similar")
-    section = page.locator("section.similar")
-    assert section.locator("h2").text_content() == "相似论文"
-    hrefs = section.locator("li a").evaluate_all("els => els.map(a => a.getAttribute('href'))")
-    assert hrefs == [f"{n}.html" for n in lists[found[0]]]
-    assert len(hrefs) == 8
+    page.wait_for_url(f"**/search/?like={found[0]}")
+    assert results(page) == lists[found[0]] and len(lists[found[0]]) == 8
+    status = page.locator("#search-status").text_content()
+    assert status == f"与《{site['papers'][found[0]]['title']}》最相似的 8 篇论文"
+    assert page.locator("#q").input_value() == ""
+
+    page.locator("#q").press_sequentially("graph", delay=15)  # a query replaces the list
+    assert results(page) != lists[found[0]]
+    assert "like=" not in page.url and "q=graph" in page.url

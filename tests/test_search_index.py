@@ -160,3 +160,35 @@ def test_a_long_digest_line_is_cut_at_a_word_with_an_ellipsis():
     assert tldr.endswith(" …") and len(tldr) <= _search.TLDR_CHARS + 2
     assert line.startswith(tldr.removesuffix(" …"))
     assert tldr.removesuffix(" …").split()[-1] in ("a", "careful", "method")
+
+
+def test_every_papers_similar_list_is_found_by_its_id_page_or_not():
+    """search/s/ maps an id (by its hash, as term shards) to its own doc number, then its
+    similar papers' in order; a paper without a page has its list too, and a neighbour
+    the library no longer holds is left out."""
+    docs = [paper(i) for i in range(1000)]
+    for i, p in enumerate(docs):
+        p.similar = [docs[(i + k) % 1000].arxiv_id for k in (1, 5, 2)]
+        p.has_page = i % 2 == 0
+    docs[7].similar = []
+    docs[8].similar = [docs[9].arxiv_id, "2606.99999", docs[3].arxiv_id]  # one has gone
+    index = _search.build_index(docs[::-1], T0)  # any order in, doc numbers by first_seen
+    shards = json.loads(index.files[_search.MANIFEST])["similar_shards"]
+    assert shards > 1 and shards & shards - 1 == 0  # a power of two, as term shards
+
+    def listed(arxiv_id: str) -> list[int] | None:
+        part = json.loads(index.files[f"search/s/{_search.fnv1a(arxiv_id) % shards}.json"])
+        return part.get(arxiv_id)
+
+    for i in (0, 1, 998, 999):
+        assert listed(docs[i].arxiv_id) == [i, *((i + k) % 1000 for k in (1, 5, 2))]
+    assert listed(docs[7].arxiv_id) is None
+    assert listed(docs[8].arxiv_id) == [8, 9, 3]
+    assert sum(len(json.loads(index.files[f"search/s/{k}.json"])) for k in range(shards)) == 999
+    assert _search.build_index(docs, T0).files == index.files
+
+
+def test_an_index_without_similar_lists_says_so():
+    index = _search.build_index([paper(0), paper(1)], T0)
+    assert json.loads(index.files[_search.MANIFEST])["similar_shards"] == 0
+    assert not [n for n in index.files if n.startswith("search/s/")]

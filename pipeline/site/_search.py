@@ -96,10 +96,11 @@ def minutes(t: dt.datetime | None) -> int:
 
 
 def stored(name: str, text: str) -> tuple[str, bytes]:
-    """Where an index file is written, and its bytes: the term shards, doc chunks and facet
-    blocks gzipped (GitHub Pages' 1 GB counts stored bytes, and this JSON gzips to a third;
-    search.js inflates it), with mtime 0 so the same text always makes the same bytes."""
-    if name.startswith(("search/t/", "search/d/", "search/f/")):
+    """Where an index file is written, and its bytes: the term shards, doc chunks, facet
+    blocks and similar lists gzipped (GitHub Pages' 1 GB counts stored bytes, and this
+    JSON gzips to a third; search.js inflates it), with mtime 0 so the same text always
+    makes the same bytes."""
+    if name.startswith(("search/t/", "search/d/", "search/f/", "search/s/")):
         return name + ".gz", gzip.compress(text.encode(), compresslevel=6, mtime=0)
     return name, text.encode()
 
@@ -193,10 +194,12 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
     cats = sorted({c for p in docs for c in p.categories})
     topics = sorted({s for p in docs for s, _ in p.topics})
     files.update(_doc_files(docs, cats, topics))
+    similar, similar_shards = _similar_files(docs)
+    files.update(similar)
     files[MANIFEST] = dumps({
         "v": VERSION, "as_of": minutes(now), "docs": len(docs), "shards": shards,
         "chunk": CHUNK, "facet_block": FACET_BLOCK, "categories": cats, "topics": topics,
-        "cap_df": CAP_DF, "fields": SCHEMA})
+        "cap_df": CAP_DF, "fields": SCHEMA, "similar_shards": similar_shards})
     return Index(files, shards, len(spans), cats, topics)
 
 
@@ -276,6 +279,23 @@ def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str]) -> dic
     return files
 
 
+def _similar_files(docs: Sequence[Paper]) -> tuple[dict[str, str], int]:
+    """Each paper's similar papers, by the hash of its id as term shards are: its own doc
+    number, then theirs, most similar first. So 更多类似 works from every result, whether
+    the paper has a page or not, and loads one small file for the list."""
+    number = {p.arxiv_id: i for i, p in enumerate(docs)}
+    lists = {p.arxiv_id: [number[p.arxiv_id], *(number[n] for n in p.similar if n in number)]
+             for p in docs if p.similar}
+    if not lists:
+        return {}, 0
+    size = sum(len(i) + 4 + 7 * len(v) for i, v in lists.items())
+    shards = 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
+    parts: list[dict[str, list[int]]] = [{} for _ in range(shards)]
+    for arxiv_id, numbers in lists.items():
+        parts[fnv1a(arxiv_id) % shards][arxiv_id] = numbers
+    return {f"search/s/{k}.json": dumps(part) for k, part in enumerate(parts)}, shards
+
+
 def _clock(name: str) -> Callable[[Paper], int]:
     return lambda p: minutes(getattr(p, name))
 
@@ -317,10 +337,11 @@ SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
 
 def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
     """A key over everything the index is made of, in index order: what each doc shows
-    and is searched by, the topic names and this module's code and constants. Fields the
+    and is searched by, its similar papers, the topic names and this module's code and
+    constants. Fields the
     index leaves out (HF upvotes, comments, …) change often and leave the key alone."""
     h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
     h.update(repr(sorted(topic_names.items())).encode())
     for p in docs:
-        h.update(repr((_doc(p), _field_texts(p, topic_names))).encode())
+        h.update(repr((_doc(p), _field_texts(p, topic_names), p.similar)).encode())
     return h.hexdigest()

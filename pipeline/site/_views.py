@@ -156,7 +156,7 @@ class Paper:
     venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
-    similar: list[str] = field(default_factory=list)  # ids, most similar first (with a page)
+    similar: list[str] = field(default_factory=list)  # ids, most similar first
 
     @property
     def path(self) -> str:
@@ -417,13 +417,12 @@ def _model_notes(store: Store, language: str) -> dict[tuple[str, int, int], str]
 
 
 def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[str]]]:
-    """The stored similar papers of each paper with a page, those still in the library."""
+    """The stored similar papers of each paper in the library, those still in it."""
     table = store.read("similar", ["arxiv_id", "neighbours"])
     for arxiv_id, neighbours in zip(table["arxiv_id"].to_pylist(),
                                     table["neighbours"].to_pylist(), strict=True):
-        paper = by_id.get(arxiv_id)
-        if paper is not None and paper.has_page:
-            yield arxiv_id, [n for n in neighbours if n in by_id]
+        if arxiv_id in by_id:  # the library's own id strings: 200,000 lists share them
+            yield arxiv_id, [by_id[n].arxiv_id for n in neighbours if n in by_id]
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,

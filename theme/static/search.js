@@ -353,6 +353,22 @@
     });
   }
 
+  // A paper's similar papers (search/s/: by the hash of its id, its own doc number first,
+  // then theirs, most similar first) as a result: {docs, terms, of: its own record}.
+  function similarTo(id) {
+    var none = { docs: [], terms: [] };
+    return manifest().then(function (m) {
+      if (!m.similar_shards) return none;
+      return load("search/s/" + (fnv1a(id) % m.similar_shards) + ".json.gz").then(function (part) {
+        var list = Object.prototype.hasOwnProperty.call(part, id) ? part[id] : null;
+        if (!list) return none;
+        return docs([list[0]]).then(function (own) {
+          return { docs: list.slice(1), terms: [], of: own[0] };
+        });
+      });
+    });
+  }
+
   // Doc records (id, title, authors, …: the manifest's fields.doc) in the order asked.
   function docs(list) {
     return manifest().then(function (m) {
@@ -426,10 +442,10 @@
       highlight(tldr, d.tldr, terms);
       li.appendChild(tldr);
     }
-    if (o.moreLike && d.is.page) {  // its page lists the papers most like it
+    if (o.moreLike) {  // the papers most like it, as results here (it may have no page)
       var like = document.createElement("a");
       like.className = "more-like";
-      like.href = paperUrl(d) + "#similar";
+      like.href = root + "search/?like=" + encodeURIComponent(d.id);
       like.textContent = o.moreLike;
       like.setAttribute("aria-label", o.moreLike + " · " + d.title);  // one link per card
       li.appendChild(like);
@@ -520,6 +536,7 @@
     var followBtn = document.getElementById("follow-query");
     var KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "venue", "range", "sort"];
     var timer = null, seq = 0, current = null, shown = 0;
+    var like = null;  // ?like=ID: that paper's similar papers are the results, until a query
 
     function state() {
       var st = {};
@@ -535,10 +552,12 @@
         var el = form.elements[k], v = params.get(k) || "";
         if (el.type === "checkbox") el.checked = v === "1"; else el.value = v;
       });
+      like = params.get("like");
     }
     function toUrl(push) {
       var st = state(), params = new URLSearchParams();
       KEYS.forEach(function (k) { if (st[k]) params.set(k, st[k]); });
+      if (like) params.set("like", like);
       var qs = params.toString();
       var url = location.pathname + (qs ? "?" + qs : "");
       if (url === location.pathname + location.search) return;
@@ -559,7 +578,8 @@
       var st = state();
       var mine = ++seq;
       syncFollow();
-      if (!st.q.trim() && !filtering(st)) {
+      var likeOnly = like && !st.q.trim();
+      if (!st.q.trim() && !filtering(st) && !likeOnly) {
         list.textContent = "";
         status.textContent = "";
         more.hidden = true;
@@ -567,7 +587,7 @@
         return Promise.resolve();
       }
       status.textContent = form.dataset.loading;
-      return search(st.q, st).then(function (r) {
+      return (likeOnly ? similarTo(like) : search(st.q, st)).then(function (r) {
         if (mine !== seq) return null;
         current = r;
         shown = 0;
@@ -578,7 +598,9 @@
           delete form.dataset.busy;
           return null;
         }
-        status.textContent = form.dataset.count.replace("{n}", r.docs.length.toLocaleString());
+        var n = r.docs.length.toLocaleString();
+        status.textContent = r.of ? form.dataset.like.replace("{n}", n)  // a title's "$&" stays
+          .replace("{title}", function () { return r.of.title; }) : form.dataset.count.replace("{n}", n);
         return showMore(mine);
       }).catch(function (err) {
         if (mine !== seq) return;
@@ -612,6 +634,7 @@
       seq++;  // a search still in flight is stale now: it must not render nor clear busy
       form.dataset.busy = "1";
       var pasted = input.value.trim().match(ARXIV_URL);
+      like = null;
       var go = function () {
         if (pasted) { jump(); return; }
         toUrl(false);
@@ -632,12 +655,14 @@
       if (jump()) return;
       clearTimeout(timer);
       form.dataset.busy = "1";
+      like = null;
       toUrl(true);
       run();
     });
     form.addEventListener("change", function (ev) {
       if (ev.target === input) return;
       form.dataset.busy = "1";
+      like = null;
       toUrl(true);
       run();
     });
