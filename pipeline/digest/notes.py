@@ -78,17 +78,19 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
     rows: dict[Key, dict] = {key_of(r): r for r in store.read("notes").to_pylist()}
-    todo: list[tuple[Change, Key]] = []
+
+    def key(change: Change) -> Key:
+        return (change.arxiv_id, change.from_version, change.version, language, dcfg.model,
+                phash)
+
+    todo: list[Change] = []
     states = {"cached": 0, "exhausted": 0, "backoff": 0, "ask": 0}
     candidates = revisions(store, dcfg.selection)
     for change in candidates:
-        key = (change.arxiv_id, change.from_version, change.version, language, dcfg.model,
-               phash)
-        state = due(rows.get(key), dcfg.max_attempts, started)
+        state = due(rows.get(key(change)), dcfg.max_attempts, started)
         states[state] += 1
         if state == "ask":
-            todo.append((change, key))
-    keys = {id(change): key for change, key in todo}
+            todo.append(change)
     outcomes: list[Outcome[Change]] = []
     changed = False
 
@@ -100,12 +102,12 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
         nonlocal changed
         outcomes.append(out)
         if out.status != "budget":
-            key = keys[id(out.item)]
-            rows[key] = {"arxiv_id": key[0], "from_version": key[1], "version": key[2],
-                         "language": language, "model": dcfg.model, "prompt_hash": phash,
-                         "note": (out.fields or {}).get("note"),
-                         **attempted(out, rows.get(key), started, dcfg.retry_backoff_hours,
-                                     dcfg.max_attempts)}
+            k = key(out.item)
+            rows[k] = {"arxiv_id": k[0], "from_version": k[1], "version": k[2],
+                       "language": language, "model": dcfg.model, "prompt_hash": phash,
+                       "note": (out.fields or {}).get("note"),
+                       **attempted(out, rows.get(k), started, dcfg.retry_backoff_hours,
+                                   dcfg.max_attempts)}
             changed = True
         if len(outcomes) % CHECKPOINT_EVERY == 0:
             store.write("notes", table())
@@ -114,8 +116,8 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     most, tokens = dcfg.limits(notes=True)
     budget, dispatch = Budget(tokens), Dispatch()
     if todo:
-        asking = Asking([c for c, _ in todo], lambda c: messages(c, language), validate, most,
-                        budget, min(MAX_OUTPUT_TOKENS, dcfg.max_output_tokens))
+        asking = Asking(todo, lambda c: messages(c, language), validate, most, budget,
+                        min(MAX_OUTPUT_TOKENS, dcfg.max_output_tokens))
         dispatch = asyncio.run(generate(asking, dcfg, api_key, on_outcome))
     if changed:
         store.write("notes", table())
