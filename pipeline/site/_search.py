@@ -338,8 +338,8 @@ SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
 def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
     """A key over everything the index is made of, in index order: what each doc shows
     and is searched by, its similar papers, the topic names and this module's code and
-    constants. Fields the
-    index leaves out (HF upvotes, comments, …) change often and leave the key alone."""
+    constants. Fields the index leaves out (HF upvotes, comments, …) change often and
+    leave the key alone."""
     h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
     h.update(repr(sorted(topic_names.items())).encode())
     for p in docs:
