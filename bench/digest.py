@@ -48,7 +48,7 @@ def main() -> int:
         digest = dataclasses.replace(
             cfg.digest, base_url=llm.url, model="replay", api_key_env="PAPERTRAIL_BENCH_KEY",
             selection="all", concurrency=CONCURRENCY, max_per_run=n,
-            token_budget_per_run=10**9, timeout_seconds=10.0, notes_share=0.0)  # digests alone
+            token_budget_per_run=10**9, timeout_seconds=10.0)
         clock = time.monotonic()
         report = run_digest(dataclasses.replace(cfg, digest=digest), store)
         seconds = time.monotonic() - clock

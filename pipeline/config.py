@@ -277,17 +277,14 @@ class DigestConfig:
     # Change notes (修订说明) by the model for the selected papers' revisions. Off, or with
     # no model, the site shows the notes made by rule.
     notes: bool = True
-    # The share of max_per_run and token_budget_per_run the change notes may use. The
-    # digests get the rest, so both together keep within the two limits.
+    # The share of max_per_run and token_budget_per_run the change notes may use in a run;
+    # the digests of the same `papertrail run` get what the notes left.
     notes_share: float = _spec(0.2, _between(0, 1), "0 to 1")
 
-    def limits(self, *, notes: bool) -> tuple[int, int]:
-        """(most requests' items, most tokens) a run of the notes or of the digests may use."""
+    def notes_limits(self) -> tuple[int, int]:
+        """(items, tokens) the change notes may use in a run: their share of each limit."""
         share = self.notes_share if self.notes else 0.0
-        items, tokens = int(self.max_per_run * share), int(self.token_budget_per_run * share)
-        if notes:
-            return items, tokens
-        return self.max_per_run - items, self.token_budget_per_run - tokens
+        return int(self.max_per_run * share), int(self.token_budget_per_run * share)
 
 
 @dataclass(frozen=True)

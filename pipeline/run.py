@@ -32,8 +32,9 @@ def update(cfg: Config, store: Store, echo: Echo, *, now: dt.datetime | None = N
     echo(f"enrich: {result['papers']} papers, {result['ai_related']} AI-related"
          + ("" if result["written"] else " · nothing changed"))
     echo(similar.similar(cfg, store).line())
-    echo(run_notes(cfg, store, now=now).line())
-    echo(run_digest(cfg, store, now=now).line())
+    notes = run_notes(cfg, store, now=now)
+    echo(notes.line())
+    echo(run_digest(cfg, store, now=now, spent=notes.spent).line())
 
 
 def run(cfg: Config, echo: Echo, *, publish: bool = False) -> None:

@@ -69,10 +69,8 @@ def cfg(base_config: Config, early_store: Path, llm: OpenAIReplay,
 
 
 def with_digest(cfg: Config, **changes: object) -> Config:
-    """The digest step on the replay, fast; the digests get the whole budget (the notes'
-    share is tested with the notes)."""
     fast = {"model": "replay-model", "api_key_env": KEY_ENV, "timeout_seconds": 0.5,
-            "max_retries": 0, "selection": "ai", "notes_share": 0.0, **changes}
+            "max_retries": 0, "selection": "ai", **changes}
     return dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **fast))
 
 

@@ -136,8 +136,25 @@ def test_the_newest_revisions_come_first_within_the_notes_share_and_digests_get_
     report = run_notes(limited, store, now=T0)
     assert report.counts["made"] == 3 and report.counts["skipped by budget"] == 51
     assert sorted((r["arxiv_id"], r["version"]) for r in stored(cfg)) == sorted(newest)
+    assert report.spent[0] == 3 and 0 < report.spent[1] <= 3 * 5000
     calls = llm.calls
-    assert run_digest(limited, store, now=T0).counts["made"] == 7 == llm.calls - calls
+    digests = run_digest(limited, store, now=T0, spent=report.spent)
+    assert digests.counts["made"] == 7 == llm.calls - calls
+
+
+def test_a_run_with_nothing_to_note_leaves_the_digests_every_item_and_token(cfg, llm):
+    store = Store(cfg.store_path)
+    limited = with_model(cfg, max_per_run=10, token_budget_per_run=200_000)
+    assert run_notes(limited, store, now=T0).counts["made"] == 5  # half of ten
+    again = run_notes(limited, store, now=T0 + dt.timedelta(hours=1))
+    assert again.spent == (5, again.tokens_in + again.tokens_out) and again.counts["made"] == 5
+    done = run_notes(with_model(limited, max_per_run=1000), store, now=T0 + dt.timedelta(hours=2))
+    assert done.counts["made"] == 44
+    idle = run_notes(limited, store, now=T0 + dt.timedelta(hours=3))
+    assert idle.spent == (0, 0) and idle.counts["cached"] == 54
+    calls = llm.calls
+    digests = run_digest(limited, store, now=T0 + dt.timedelta(hours=3), spent=idle.spent)
+    assert digests.counts["made"] == 10 == llm.calls - calls
 
 
 def test_the_notes_spend_no_more_than_their_share_of_the_token_budget(cfg, llm):
@@ -202,14 +219,13 @@ def test_another_model_writes_its_own_notes_and_the_newest_is_shown(cfg, llm):
 
 @pytest.mark.parametrize("setting", [{"notes": False}, {"enabled": False},
                                      {"api_key_env": "PAPERTRAIL_TEST_NO_SUCH_KEY"}])
-def test_notes_off_or_without_a_key_are_skipped_and_off_leave_the_digests_everything(
+def test_notes_off_or_without_a_key_are_skipped_and_leave_the_digests_everything(
         cfg, llm, setting):
     off = with_model(cfg, max_per_run=10, token_budget_per_run=1000, **setting)
     report = run_notes(off, Store(cfg.store_path), now=T0)
     assert report.status == "skipped" and llm.calls == 0 and stored(cfg) == []
-    notes_off = "notes" in setting
-    assert off.digest.limits(notes=True) == ((0, 0) if notes_off else (5, 500))
-    assert off.digest.limits(notes=False) == ((10, 1000) if notes_off else (5, 500))
+    assert report.spent == (0, 0)  # the digests get everything
+    assert off.digest.notes_limits() == ((0, 0) if "notes" in setting else (5, 500))
 
 
 def _note_row(arxiv_id: str, version: int, note: str) -> dict:

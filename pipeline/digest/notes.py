@@ -4,9 +4,9 @@ and why it matters, kept in the notes table.
 
 A note is keyed by (paper, from-version, version, language, model, prompt hash), so each
 is asked for once; it runs on the digests' server and model, within its share of their
-limits (`[digest] notes_share`), newest revision first, failures retried with backoff as
-digests are. Without a model the site makes notes by rule (site/_note.py), so the step
-only adds to what every fork has.
+limits (`[digest] notes_share`; the digests of the same run get what it left), newest
+revision first, failures retried with backoff as digests are. Without a model the site
+makes notes by rule (site/_note.py), so the step only adds to what every fork has.
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
             store.write("notes", table())
             store.commit()
 
-    most, tokens = dcfg.limits(notes=True)
+    most, tokens = dcfg.notes_limits()
     budget, dispatch = Budget(tokens), Dispatch()
     if todo:
         asking = Asking(todo, lambda c: messages(c, language), validate, most, budget,
@@ -121,7 +121,7 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
         dispatch = asyncio.run(generate(asking, dcfg, api_key, on_outcome))
     if changed:
         store.write("notes", table())
-    report = summed("notes", outcomes, dispatch, len(candidates), states["cached"],
+    report = summed("notes", outcomes, dispatch, budget, len(candidates), states["cached"],
                     states["backoff"] + states["exhausted"])
     run.record(
         status=report.status, fetched=len(candidates), new=report.counts["made"],

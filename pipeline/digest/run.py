@@ -33,6 +33,7 @@ CHECKPOINT_EVERY = 20  # outcomes between writes, so a killed run keeps what it 
 class DigestReport(RunReport):
     tokens_in: int = 0
     tokens_out: int = 0
+    spent: tuple[int, int] = (0, 0)  # of the run's limits: items sent, tokens charged
 
     def line(self) -> str:
         if self.status == "skipped":
@@ -95,8 +96,10 @@ def attempted(out: Outcome, previous: dict | None, now: dt.datetime, backoff_hou
             "created": now, "next_attempt_after": wait}
 
 
-def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> DigestReport:
-    """One digest run over the stored papers; never raises for the model server's failures."""
+def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None,
+               spent: tuple[int, int] = (0, 0)) -> DigestReport:
+    """One digest run over the stored papers; never raises for the model server's failures.
+    `spent`: what this run's change notes took of max_per_run and token_budget_per_run."""
     dcfg = cfg.digest
     with recorded(store, "digest", now) as run:
         api_key = os.environ.get(dcfg.api_key_env, "").strip()
@@ -105,10 +108,11 @@ def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> 
         if why:
             run.skip(why, tokens_in=0, tokens_out=0)
             return DigestReport("digest", "skipped", error=why)
-        return _digest(cfg, store, run, api_key)
+        return _digest(cfg, store, run, api_key, spent)
 
 
-def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
+def _digest(cfg: Config, store: Store, run: Run, api_key: str,
+            spent: tuple[int, int]) -> DigestReport:
     dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
     candidates = select(store.read("papers"), store.read("versions"), dcfg.selection)
@@ -129,15 +133,15 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
             store.write("digests", rows.table())
             store.commit()
 
-    most, tokens = dcfg.limits(notes=False)
-    budget, dispatch = Budget(tokens), Dispatch()
+    most = max(0, dcfg.max_per_run - spent[0])
+    budget, dispatch = Budget(max(0, dcfg.token_budget_per_run - spent[1])), Dispatch()
     if todo.todo:
         asking = Asking([p for p, _ in todo.todo], lambda p: messages(p, language), validate,
                         most, budget, dcfg.max_output_tokens)
         dispatch = asyncio.run(generate(asking, dcfg, api_key, on_outcome))
     if rows.changed:
         store.write("digests", rows.table())
-    report = summed("digest", outcomes, dispatch, todo.selected, len(todo.cached),
+    report = summed("digest", outcomes, dispatch, budget, todo.selected, len(todo.cached),
                     todo.backoff + todo.exhausted)
     run.record(
         status=report.status, fetched=todo.selected, new=report.counts["made"],
@@ -152,14 +156,14 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     return report
 
 
-def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, selected: int, cached: int,
-           waiting: int) -> DigestReport:
+def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, budget: Budget,
+           selected: int, cached: int, waiting: int) -> DigestReport:
     """The step's report from its outcomes; the items are papers' versions (or revisions)."""
     failed = [o for o in outcomes if o.status == "failed"]
     made = sum(o.status == "ok" for o in outcomes)
-    budget = dispatch.skipped_budget + sum(o.status == "budget" for o in outcomes)
+    over = dispatch.skipped_budget + sum(o.status == "budget" for o in outcomes)
     counts = {"selected": selected, "made": made, "cached": cached, "failed": len(failed),
-              "skipped by budget": budget, "waiting": waiting}
+              "skipped by budget": over, "waiting": waiting}
     errors = []
     if failed:
         first = failed[0]
@@ -174,4 +178,5 @@ def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, selected: int
     return DigestReport(name, status, counts, sum(o.requests for o in outcomes),
                         sum(o.corrective for o in outcomes), "; ".join(errors) or None,
                         tokens_in=sum(o.tokens_in for o in outcomes),
-                        tokens_out=sum(o.tokens_out for o in outcomes))
+                        tokens_out=sum(o.tokens_out for o in outcomes),
+                        spent=(len(outcomes), budget.used))
