@@ -692,6 +692,8 @@ def test_more_like_this_leads_from_a_result_to_the_papers_most_like_it(page, sit
     assert results(page) == lists[found[0]] and len(lists[found[0]]) == 8
     status = page.locator("#search-status").text_content()
     assert status == f"与《{site['papers'][found[0]]['title']}》最相似的 8 篇论文"
+    assert page.locator("#search-status a").get_attribute("href").endswith(
+        f"/paper/{found[0]}.html")
     assert page.locator("#q").input_value() == ""
 
     page.locator("#q").press_sequentially("graph", delay=15)  # a query replaces the list

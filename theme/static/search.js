@@ -599,8 +599,17 @@
           return null;
         }
         var n = r.docs.length.toLocaleString();
-        status.textContent = r.of ? form.dataset.like.replace("{n}", n)  // a title's "$&" stays
-          .replace("{title}", function () { return r.of.title; }) : form.dataset.count.replace("{n}", n);
+        if (r.of) {  // "与《title》最相似的 n 篇论文", the title linking to the paper
+          var around = form.dataset.like.replace("{n}", n).split("{title}");
+          var of = document.createElement("a");
+          of.href = paperUrl(r.of);
+          of.textContent = r.of.title;
+          status.textContent = around[0];
+          status.appendChild(of);
+          status.appendChild(document.createTextNode(around.slice(1).join("")));
+        } else {
+          status.textContent = form.dataset.count.replace("{n}", n);
+        }
         return showMore(mine);
       }).catch(function (err) {
         if (mine !== seq) return;
