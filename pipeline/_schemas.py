@@ -88,6 +88,17 @@ VERSIONS = pa.schema([
     ("abstract", pa.string()),
 ])
 
+# What a row of the model's work keeps of its attempts: the last error, how many, all they
+# cost, when it was written, and when a failed one may be tried again.
+_ATTEMPTS = [
+    ("error", pa.string()),
+    ("attempts", pa.int32()),
+    ("tokens_in", pa.int64()),
+    ("tokens_out", pa.int64()),
+    ("created", _TS),
+    ("next_attempt_after", _TS),
+]
+
 DIGESTS = pa.schema([
     ("arxiv_id", pa.string()),
     ("version", pa.int32()),
@@ -101,12 +112,7 @@ DIGESTS = pa.schema([
     ("method", pa.string()),
     ("results", pa.string()),
     ("conclusion", pa.string()),
-    ("error", pa.string()),
-    ("attempts", pa.int32()),
-    ("tokens_in", pa.int64()),
-    ("tokens_out", pa.int64()),
-    ("created", _TS),
-    ("next_attempt_after", _TS),
+    *_ATTEMPTS,
 ])
 
 # A change note (修订说明) by the model: what changed from one stored version of a paper
@@ -120,12 +126,7 @@ NOTES = pa.schema([
     ("prompt_hash", pa.string()),
     ("status", pa.string()),  # ok | failed
     ("note", pa.string()),
-    ("error", pa.string()),
-    ("attempts", pa.int32()),
-    ("tokens_in", pa.int64()),
-    ("tokens_out", pa.int64()),
-    ("created", _TS),
-    ("next_attempt_after", _TS),
+    *_ATTEMPTS,
 ])
 
 # Each paper's most similar papers in the library (pipeline.similar), derived from the

@@ -23,6 +23,7 @@ from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
+from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
 
 # Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
@@ -92,6 +93,13 @@ def hf_replay() -> Iterator[HFReplay]:
 def hf_config(config: Config, hf_replay: HFReplay) -> Config:
     """Both sources pointed at their local replays."""
     return fast_hf(config, hf_replay.endpoint)
+
+
+@pytest.fixture
+def llm() -> Iterator[OpenAIReplay]:
+    """The model replay: chat (digests, change notes) and embeddings over the sample."""
+    with OpenAIReplay() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ import datetime as dt
 import json
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow as pa
@@ -50,12 +49,6 @@ def early_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     _ingest(config_mod.load(root / "papertrail.toml"), as_of_day=1)
     return root / "data"
-
-
-@pytest.fixture
-def llm() -> Iterator[OpenAIReplay]:
-    with OpenAIReplay() as server:
-        yield server
 
 
 @pytest.fixture

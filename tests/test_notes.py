@@ -8,7 +8,6 @@ import datetime as dt
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import feedparser
@@ -52,12 +51,6 @@ def revised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
                                   now=api.as_of)
             assert report.status == "ok"
     return root / "data"
-
-
-@pytest.fixture
-def llm() -> Iterator[OpenAIReplay]:
-    with OpenAIReplay() as server:
-        yield server
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ import dataclasses
 import datetime as dt
 import html
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -260,12 +259,6 @@ def test_a_damaged_table_is_named_and_made_anew_by_full(store_with_papers):
 
 
 # -- by embeddings: the model replay's /v1/embeddings ----------------------------------------------
-
-
-@pytest.fixture
-def llm() -> Iterator[OpenAIReplay]:
-    with OpenAIReplay() as server:
-        yield server
 
 
 def _embedding(cfg: Config, llm: OpenAIReplay, monkeypatch: pytest.MonkeyPatch,
