@@ -916,3 +916,37 @@ def test_a_topic_page_shows_its_description_in_the_sites_language(tmp_path):
         build_at_last_run(cfg)
         page = lxml_html.parse(str(cfg.output_path / "topic/diffusion/index.html"))
         assert [p.text_content() for p in page.xpath("//p[@class='intro']")] == [shown]
+
+
+def test_a_past_days_revisions_brief_shows_the_version_that_came_that_day(tmp_path):
+    """A paper revised twice is in two days' revision briefs: each card shows the version,
+    time and change note of its own day, not the paper's latest."""
+    last = sample.announced_at(DAYS[-1])
+    v2 = next(e for e in sample.entries() if e.version == 2 and e.announced < last)
+    v3 = dataclasses.replace(v2, version=3, abstract=v2.abstract + " We add an ablation.",
+                             comment="v3: camera-ready", updated=last - dt.timedelta(hours=7),
+                             announced=last)
+    cfg = make_config(tmp_path)
+    store = Store(cfg.store_path)
+    with ArxivReplay([*sample.entries(), v3]) as api:
+        for day in DAYS:
+            api.as_of = at(day)
+            ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
+    build_at_last_run(cfg)
+    seen = {r["version"]: r["first_seen"] for r in store.read("versions").to_pylist()
+            if r["arxiv_id"] == v2.arxiv_id}
+    assert sorted(seen) == [1, 2, 3]
+    tz = dt.timezone(dt.timedelta(hours=8))
+    days = {v: seen[v].astimezone(tz).strftime("%Y-%m-%d") for v in (2, 3)}
+    assert days[2] != days[3]
+    for version, day in days.items():
+        page = lxml_html.parse(str(cfg.output_path / f"brief/{day}/revised/index.html"))
+        [card] = page.xpath(f"//article[@id='p-{v2.arxiv_id}']")
+        assert card.xpath(".//span[@class='kind']")[0].text_content().endswith(f"v{version}")
+        when = dt.datetime.fromisoformat(card.xpath(".//time")[0].get("datetime"))
+        assert when == seen[version]
+        note = card.xpath(".//p[@class='change-note']")[0].text_content()
+        assert note.startswith("修订说明 ") and "摘要新增 1 句" in note
+    timeline = lxml_html.parse(str(cfg.output_path / f"paper/{v2.arxiv_id}.html")).xpath(
+        "//section[@class='timeline']//li/@data-version")
+    assert timeline == ["1", "2", "3"]

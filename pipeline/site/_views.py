@@ -7,6 +7,7 @@ plain str (Jinja autoescapes it) or as Markup built by escaping first
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import itertools
 from collections.abc import Iterator
@@ -168,6 +169,13 @@ class Paper:
     def anchor(self) -> str:
         """The id of the paper's card in a list (old ids' slash is not an id character)."""
         return "p-" + self.arxiv_id.replace("/", "-")
+
+    def as_of(self, version: int, seen: dt.datetime) -> Paper:
+        """The paper as its `version` came in (`seen`): that version's number, time and
+        history, for a past day's list of revisions. Its text is the latest: the card links
+        to the paper as it is now."""
+        return dataclasses.replace(self, version=version, version_seen_at=seen,
+                                   versions=[v for v in self.versions if v.version <= version])
 
     def at(self, clock: str) -> dt.datetime:
         """The paper's time on ``clock``: a list's sort key (CLOCKS, "revision" when this

@@ -29,7 +29,7 @@ class Output:
     def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment) -> None:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
-        self.cards: dict[tuple[str, str, str], Markup] = {}
+        self.cards: dict[tuple[str, int, str, str], Markup] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -91,7 +91,7 @@ class Output:
         (h2 right under a page's h1, h3 under a section's h2), rendered once per clock and
         heading; lists show it compact (the abstract lives on the paper page), the home
         page in full."""
-        key = (paper.arxiv_id, clock, heading)
+        key = (paper.arxiv_id, paper.version, clock, heading)
         if not full and key in self.cards:
             return self.cards[key]
         html = Markup(self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
