@@ -8,10 +8,12 @@ import datetime as dt
 import subprocess
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from pipeline import compact, databranch, ingest
 from pipeline import config as config_mod
+from pipeline._schemas import NOTES, TABLES
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
@@ -252,3 +254,31 @@ def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path
     assert [s.run_id for s in snaps] == sorted(originals)
     for snap in snaps:
         assert store.read_snapshot(snap).equals(originals[snap.run_id])
+
+
+def test_two_runs_change_notes_both_survive_a_concurrent_save(tmp_path, remote, replay):
+    """Rows the snapshots cannot rebuild (digests, change notes, similar lists, embeddings,
+    the ledger) are merged by key: each run's notes survive the other's push."""
+    assert set(databranch._KEYS) == set(TABLES) - {"papers", "versions"}
+    run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
+    ours = checkout(tmp_path, "ours", remote, replay.url)
+    theirs = checkout(tmp_path, "theirs", remote, replay.url)
+    ids = []
+    for cfg in (ours, theirs):
+        databranch.restore(cfg.root, cfg.store_path)
+        store = Store(cfg.store_path)
+        arxiv_id = store.read("papers")["arxiv_id"][len(ids)].as_py()
+        ids.append(arxiv_id)
+        row = {"arxiv_id": arxiv_id, "from_version": 1, "version": 2, "language": "zh-CN",
+               "model": "m", "prompt_hash": "p", "status": "ok", "note": f"note of {arxiv_id}",
+               "attempts": 1, "created": replay.as_of}
+        with store.lock():
+            store.write("notes", pa.Table.from_pylist([row], schema=NOTES))
+    databranch.save(theirs, theirs.root, now=replay.as_of)
+    assert databranch.save(ours, ours.root, now=replay.as_of).merged
+
+    final = checkout(tmp_path, "final", remote, replay.url)
+    databranch.restore(final.root, final.store_path)
+    notes = Store(final.store_path).read("notes").to_pylist()
+    assert sorted((r["arxiv_id"], r["note"]) for r in notes) == sorted(
+        (i, f"note of {i}") for i in ids)
