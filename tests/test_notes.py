@@ -278,3 +278,14 @@ def test_the_models_note_shows_on_the_page_in_the_feed_and_in_the_brief_as_text(
     for card in cards:
         note = card.xpath(".//p[@class='change-note']")[0].text_content()
         assert note.startswith("AI 修订说明 "), note
+
+
+@pytest.mark.parametrize(("language", "named", "example"), [
+    ("zh-CN", "Simplified Chinese", "主结果 76.3 → 78.1"),
+    ("en", "English", "main result 76.3 → 78.1"),
+])
+def test_the_note_is_asked_for_in_the_sites_language(revised_store, language, named, example):
+    change = revisions(Store(revised_store), "all")[0]
+    system, user = messages(change, language)
+    assert f"Write it in {named}" in system["content"] and example in system["content"]
+    assert user["content"].startswith("Write the change note of this revision.\n")
