@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import json
 import os
 
 import pandas as pd
@@ -25,7 +24,7 @@ from pipeline.config import Config
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
 from pipeline.digest.plan import due, selected
-from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, summed
+from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, recorded_as, summed
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
 
@@ -123,14 +122,8 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
         store.write("notes", table())
     report = summed("notes", outcomes, dispatch, budget, len(candidates), states["cached"],
                     states["backoff"] + states["exhausted"])
-    run.record(
-        status=report.status, fetched=len(candidates), new=report.counts["made"],
-        unchanged=report.counts["cached"], requests=report.requests, retries=report.retries,
-        error=report.error, tokens_in=report.tokens_in, tokens_out=report.tokens_out,
-        details=json.dumps({
-            **report.counts, "backoff": states["backoff"], "exhausted": states["exhausted"],
-            "left_outage": dispatch.left_outage, "budget_used": budget.used,
-            "model": dcfg.model, "language": language, "prompt_version": dcfg.prompt_version,
-            "prompt_hash": phash,
-        }, ensure_ascii=False))
-    return report
+    return recorded_as(run, report, {
+        "backoff": states["backoff"], "exhausted": states["exhausted"],
+        "left_outage": dispatch.left_outage, "budget_used": budget.used,
+        "model": dcfg.model, "language": language, "prompt_version": dcfg.prompt_version,
+        "prompt_hash": phash})

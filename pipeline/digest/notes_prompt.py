@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 
 from pipeline._changes import changes
-from pipeline.digest.prompt import FIRMER, LANGUAGES, check
+from pipeline.digest.prompt import FIRMER, LANGUAGES, check, field_lines
 
 FIELDS: dict[str, tuple[str, int]] = {
     "note": ("what changed from the old version to the new one and why it matters to a "
@@ -79,8 +79,7 @@ def prompt_hash(prompt_version: str) -> str:
 
 
 def messages(change: Change, language: str) -> list[dict[str, str]]:
-    fields = "\n".join(f'- "{name}": {what} (at most {most} characters)'
-                       for name, (what, most) in FIELDS.items())
+    fields = field_lines(FIELDS)
     data: dict[str, object] = {"arxiv_id": change.arxiv_id,
                                "from_version": change.from_version,
                                "version": change.version, "title": change.title,

@@ -66,9 +66,14 @@ def prompt_hash(prompt_version: str) -> str:
     return hashlib.sha256(spec.encode()).hexdigest()[:16]
 
 
+def field_lines(fields: dict[str, tuple[str, int]]) -> str:
+    """The reply's fields as the system message lists them."""
+    return "\n".join(f'- "{name}": {what} (at most {most} characters)'
+                     for name, (what, most) in fields.items())
+
+
 def messages(paper: PaperText, language: str) -> list[dict[str, str]]:
-    fields = "\n".join(f'- "{name}": {what} (at most {most} characters)'
-                       for name, (what, most) in FIELDS.items())
+    fields = field_lines(FIELDS)
     data = json.dumps({"arxiv_id": paper.arxiv_id, "version": paper.version,
                        "title": paper.title, "abstract": paper.abstract}, ensure_ascii=False)
     return [

@@ -143,16 +143,20 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str,
         store.write("digests", rows.table())
     report = summed("digest", outcomes, dispatch, budget, todo.selected, len(todo.cached),
                     todo.backoff + todo.exhausted)
+    return recorded_as(run, report, {
+        "backoff": todo.backoff, "exhausted": todo.exhausted,
+        "left_outage": dispatch.left_outage, "budget_used": budget.used,
+        "model": dcfg.model, "base_url": dcfg.base_url, "language": language,
+        "prompt_version": dcfg.prompt_version, "prompt_hash": phash})
+
+
+def recorded_as(run: Run, report: DigestReport, details: dict[str, object]) -> DigestReport:
+    """The step's row in the run ledger, from its report and what else it tells."""
     run.record(
-        status=report.status, fetched=todo.selected, new=report.counts["made"],
+        status=report.status, fetched=report.counts["selected"], new=report.counts["made"],
         unchanged=report.counts["cached"], requests=report.requests, retries=report.retries,
         error=report.error, tokens_in=report.tokens_in, tokens_out=report.tokens_out,
-        details=json.dumps({
-            **report.counts, "backoff": todo.backoff, "exhausted": todo.exhausted,
-            "left_outage": dispatch.left_outage, "budget_used": budget.used,
-            "model": dcfg.model, "base_url": dcfg.base_url, "language": language,
-            "prompt_version": dcfg.prompt_version, "prompt_hash": phash,
-        }, ensure_ascii=False))
+        details=json.dumps({**report.counts, **details}, ensure_ascii=False))
     return report
 
 

@@ -242,7 +242,7 @@ def _shards(spans: dict[str, Span], flat: np.ndarray) -> tuple[dict[str, str], i
     del expansions
     size = sum(len(t) + 8 + 3 * (len(c) if c else e - a) for t, (_, c, a, e) in spans.items()
                ) + sum(len(p) + 12 * len(v) for p, v in prefix_map.items())
-    shards = 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
+    shards = _shard_count(size)
     shard_t: list[list[str]] = [[] for _ in range(shards)]
     shard_p: list[dict[str, list[str]]] = [{} for _ in range(shards)]
     for t in spans:
@@ -257,6 +257,12 @@ def _shards(spans: dict[str, Span], flat: np.ndarray) -> tuple[dict[str, str], i
     return {f"search/t/{k}.json": dumps({"prefixes": shard_p[k],
                                          "terms": {t: entry(t) for t in shard_t[k]}})
             for k in range(shards)}, shards
+
+
+def _shard_count(size: int) -> int:
+    """Shards for `size` raw bytes: a power of two, so each averages ≤ SHARD_TARGET and the
+    count only changes when the data doubles."""
+    return 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
 
 
 def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str]) -> dict[str, str]:
@@ -289,7 +295,7 @@ def _similar_files(docs: Sequence[Paper]) -> tuple[dict[str, str], int]:
     if not lists:
         return {}, 0
     size = sum(len(i) + 4 + 7 * len(v) for i, v in lists.items())
-    shards = 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
+    shards = _shard_count(size)
     parts: list[dict[str, list[int]]] = [{} for _ in range(shards)]
     for arxiv_id, numbers in lists.items():
         parts[fnv1a(arxiv_id) % shards][arxiv_id] = numbers
