@@ -7,6 +7,7 @@ import datetime as dt
 import gzip
 import itertools
 import json
+import os
 import re
 import shutil
 from html.parser import HTMLParser
@@ -24,7 +25,7 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _search, i18n, settings
+from pipeline.site import _html, _search, _workers, i18n, settings
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
@@ -294,6 +295,25 @@ def test_catalogue_has_every_key_in_both_languages():
     assert all(zh[k].count("{") == en[k].count("{") for k in zh)
 
 
+def test_catalogue_keys_read_as_attributes_and_shadow_no_dict_method():
+    for language in i18n.CATALOGUE:
+        s = i18n.strings(language)
+        assert set(s) & set(dir(dict)) == set()
+        assert s.authors == s["authors"] == i18n.CATALOGUE[language]["authors"]
+        with pytest.raises(AttributeError):
+            _ = s.no_such_key
+
+
+def test_name_lists_are_escaped_and_cut_as_the_loops_were():
+    names = ["Ada <b>", "Bo & Co", *(f"N{i}" for i in range(12))]
+    assert _html.bdi(names[:2]) == "<bdi>Ada &lt;b&gt;</bdi>, <bdi>Bo &amp; Co</bdi>"
+    assert _html.bdi(names, 12).endswith("<bdi>N9</bdi> …")
+    assert _html.bdi(names[:12], 12).endswith("<bdi>N9</bdi>")
+    assert _html.bdi([]) == ""
+    assert _html.meta_tags(['x" onload="y'], "citation_author") == \
+        '<meta name="citation_author" content="x&#34; onload=&#34;y">\n'
+
+
 def test_templates_use_only_catalogue_keys():
     keys = set(i18n.CATALOGUE["en"])
     used = set()
@@ -384,6 +404,32 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     again = build_at_last_run(one)
     assert _tree(one.output_path) == fast
     assert (again.files, again.size_bytes) == (report.files, report.size_bytes)
+
+
+def test_workers_forked_afresh_between_tasks_build_the_same_site(tmp_path, monkeypatch):
+    cfg = make_config(tmp_path)
+    run_pipeline(cfg, DAYS[:2])
+    report = build_at_last_run(cfg)
+    pids = tmp_path / "pids"
+    render_chunk = paper_pages.render_chunk
+
+    def noted(site, out, *args):  # each chunk notes the process that rendered it
+        with open(pids, "a") as fh:
+            fh.write(f"{os.getpid()}\n")
+        return render_chunk(site, out, *args)
+
+    monkeypatch.setattr(paper_pages, "render_chunk", noted)
+    monkeypatch.setattr(paper_pages, "CHUNK", 20)
+    monkeypatch.setattr(_workers, "TASKS_PER_WORKER", 1)
+    again = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("again"),
+                                                              build_jobs=2))
+    recycled = build_at_last_run(again)
+    chunks = pids.read_text().split()
+    assert len(chunks) > 5 and len(set(chunks)) == len(chunks)  # a process per task
+    assert os.getpid() not in map(int, chunks)
+    assert _tree(again.output_path) == _tree(cfg.output_path)
+    assert (recycled.files, recycled.written, recycled.size_bytes) == \
+        (report.files, report.files, report.size_bytes)
 
 
 def _search_files(root: Path) -> dict[str, bytes]:

@@ -51,8 +51,11 @@ def _ascii(text: str) -> str:
 def _braced(text: str) -> str:
     """``text`` safe inside a BibTeX field's braces: its own braces kept only when they
     pair (BibTeX counts them all, escaped or not), and no line break."""
+    text = " ".join(text.split())
+    if "{" not in text and "}" not in text and "\\" not in text:
+        return text  # most titles and names: nothing to pair
     # A backslash before a brace (or at the end, before ours) would escape it for parsers.
-    text = re.sub(r"\\+(?=[{}]|$)", "", " ".join(text.split())).strip()
+    text = re.sub(r"\\+(?=[{}]|$)", "", text).strip()
     depth = 0
     for ch in text:
         depth += {"{": 1, "}": -1}.get(ch, 0)

@@ -21,6 +21,14 @@ from pipeline.site.output import Output
 
 Task = tuple[Callable[..., Any], tuple]
 
+# A worker is forked afresh after this many tasks. Every page a worker renders touches the
+# library it shares with the build (reference counts), and each touched page of memory
+# becomes the worker's own copy: at 200,000 papers a worker that lives through the whole
+# build holds ~1 GB of them, the index's 1.2 GB. Ten tasks (10,000 paper pages) bound that
+# to ~100 MB, and the index's worker gives its memory back soon after the index is done:
+# the peak memory of all processes falls by ~0.7 GiB (docs/SCALE.md).
+TASKS_PER_WORKER = 10
+
 
 @dataclass
 class Done:
@@ -74,7 +82,8 @@ class Workers:
             return  # finish() runs them here
         global _FORKED
         _FORKED = (self.out, tasks)  # forked workers inherit them and all the tasks read
-        self.pool = multiprocessing.get_context("fork").Pool(self.count)
+        self.pool = multiprocessing.get_context("fork").Pool(
+            self.count, maxtasksperchild=TASKS_PER_WORKER)
         self.pending = self.pool.map_async(_run, range(len(tasks)), chunksize=1)
 
     def finish(self) -> list[Any]:

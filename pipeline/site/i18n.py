@@ -548,8 +548,23 @@ CATALOGUE: dict[str, dict[str, str]] = {
 TZ_LABELS = {"zh-CN": {"Asia/Shanghai": "北京时间"}, "en": {"Asia/Shanghai": "Beijing time"}}
 
 
-def strings(language: str) -> dict[str, str]:
-    return CATALOGUE[language]
+class Strings(dict[str, str]):
+    """A language's strings, read as `s.key` in templates straight from the dict: Jinja
+    tries an attribute first, and on a plain dict that miss is an exception raised and
+    caught, thirty times a paper page. No key may be a dict method's name (a test checks)."""
+
+    def __getattr__(self, key: str) -> str:
+        try:
+            return self[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+_STRINGS = {language: Strings(table) for language, table in CATALOGUE.items()}
+
+
+def strings(language: str) -> Strings:
+    return _STRINGS[language]
 
 
 def tz_label(language: str, timezone: str) -> str:

@@ -15,6 +15,7 @@ from markupsafe import Markup
 
 import pipeline.site._cite as _cite
 import pipeline.site._diff as _diff
+import pipeline.site._html as _html
 import pipeline.site._math as _math
 import pipeline.site._note as _note
 import pipeline.site._tex as _tex
@@ -115,9 +116,10 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
 def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # TeX, math, diffs, change notes and citations are made while a page renders, from
+    # TeX, math, diffs, change notes, citations and name lists are made while a page
+    # renders, from
     # its data.
-    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _cite)]
+    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _cite, _html)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
