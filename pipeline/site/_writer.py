@@ -71,6 +71,7 @@ class SkipUnchangedWriter(Writer):
         self.unchanged = 0
         self._root = os.path.realpath(output_path)
         self._safe_dirs: set[str] = set()
+        self._made_dirs: set[Path] = set()  # folders this writer made or found
         self._journal_fd: int | None = None
         self._journal_pid = 0
 
@@ -99,7 +100,9 @@ class SkipUnchangedWriter(Writer):
                 self.unchanged += 1
                 return
         except FileNotFoundError:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.parent not in self._made_dirs:  # paper/ holds 200,000 files: one mkdir
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._made_dirs.add(path.parent)
             self._journal(path)
         if atomic:
             replace_atomically(path, data)
