@@ -10,10 +10,15 @@ import json
 import os
 import re
 import shutil
+import signal
+import threading
+import time
+from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
 
 import feedparser
+import jinja2
 import pyarrow as pa
 import pytest
 from lxml import etree
@@ -26,6 +31,7 @@ from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.site import _html, _search, _workers, i18n, settings
+from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
@@ -430,6 +436,56 @@ def test_workers_forked_afresh_between_tasks_build_the_same_site(tmp_path, monke
     assert _tree(again.output_path) == _tree(cfg.output_path)
     assert (recycled.files, recycled.written, recycled.size_bytes) == \
         (report.files, report.files, report.size_bytes)
+
+
+def _forks_that_hang(render: Callable[[int], object], tries: int = 30) -> int:
+    """Fork from a second thread `tries` times while this thread renders, as the build's
+    worker pool forks fresh workers; count the children that could not render in 5 s."""
+    hung, done = [0], threading.Event()
+
+    def fork_and_render() -> None:
+        try:
+            for _ in range(tries):
+                pid = os.fork()
+                if pid == 0:  # the child: render once, then leave whatever happens
+                    try:
+                        render(-1)
+                    finally:
+                        os._exit(0)
+                deadline = time.monotonic() + 5
+                while os.waitpid(pid, os.WNOHANG) == (0, 0):
+                    if time.monotonic() > deadline:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                        hung[0] += 1
+                        break
+                    time.sleep(0.005)
+        finally:
+            done.set()
+
+    forker = threading.Thread(target=fork_and_render)
+    forker.start()
+    i = 0
+    while not done.is_set():
+        render(i)
+        i += 1
+    forker.join()
+    return hung[0]
+
+
+def test_a_worker_forked_while_the_build_renders_inherits_no_held_lock():
+    # What a paper page computes must hold no lock across Python code (a cached_property
+    # does, for the change note by rule): a worker forked at that moment would wait forever.
+    env = jinja2.Environment(loader=jinja2.DictLoader({"t.html": "{{ x }}"}),
+                             **settings._FIXED["JINJA_ENVIRONMENT"])
+    strings = i18n.strings("zh-CN")
+
+    def render(i: int) -> object:
+        revision = Version(2, "u", "s", texts=(f"T{i}", "a b c " * 40),
+                           previous=(f"T{i}", "a b d " * 40))
+        return env.get_template("t.html").render(x=revision.told(strings))
+
+    assert _forks_that_hang(render) == 0
 
 
 def _search_files(root: Path) -> dict[str, bytes]:

@@ -12,7 +12,6 @@ import datetime as dt
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
@@ -69,9 +68,11 @@ class Version:
                 for key in ("comment", "journal_ref")
                 if getattr(self.before, key, None) != getattr(self.after, key)]
 
-    @cached_property
+    @property
     def note(self) -> list[Part]:
-        """Its change note (修订说明) by rule, as catalogue keys and values (_note)."""
+        """Its change note (修订说明) by rule, as catalogue keys and values (_note). Made
+        each time it is asked for, not cached: a cached_property computes under a lock
+        that a worker forked at that moment would inherit held (_workers)."""
         if self.texts is None or self.previous is None:
             return []
 
@@ -86,7 +87,8 @@ class Version:
         """(label, text) of its change note: the model's when there is one, else by rule."""
         if self.model_note:
             return strings["change_note_ai"], self.model_note
-        return (strings["change_note"], note_text(self.note, strings)) if self.note else None
+        note = self.note
+        return (strings["change_note"], note_text(note, strings)) if note else None
 
     @property
     def title_changed(self) -> bool:

@@ -32,6 +32,7 @@ class Output:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
         self.cards: dict[tuple[str, int, bool], str] = {}  # (id, version, revision)
+        self.feed_specs = {spec.slug: spec for spec in site.feeds}  # every feed, by slug
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -62,10 +63,6 @@ class Output:
         return tuple(Markup(self.template(name).render(ctx))
                      for name in ("_feeds_head", "_feeds_foot"))  # type: ignore[return-value]
 
-    @functools.cached_property
-    def feed_specs(self) -> dict[str, FeedSpec]:
-        """Every feed the site writes, by slug."""
-        return {spec.slug: spec for spec in self.site.feeds}
 
     @functools.cache  # noqa: B019 (one output per process, a few depths × feed sets)
     def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:

@@ -29,9 +29,12 @@ _FIXED: dict[str, object] = {
     "THEME_STATIC_PATHS": [],  # pipeline.site copies theme/static itself
     # Pelican's default is autoescape off: a <script> in a title would run.
     # Templates do not change during a build: no stat of the template file on every
-    # render (a card is rendered ~50,000 times at 20k papers).
+    # render (a card is rendered ~50,000 times at 20k papers). The cache of templates a
+    # plain dict (cache_size -1, a few dozen templates, never evicted), not Jinja's LRU
+    # with its lock: the build forks workers from a pool's thread while its own thread
+    # renders, and a lock held at that moment would stay held in the worker forever.
     "JINJA_ENVIRONMENT": {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True,
-                          "auto_reload": False},
+                          "auto_reload": False, "cache_size": -1},
     # `c is category`: only a code of arXiv's taxonomy links to a category page.
     "JINJA_TESTS": {"category": is_category},
     # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML;
