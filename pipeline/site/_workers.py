@@ -21,14 +21,14 @@ from pipeline.site.output import Output
 
 Task = tuple[Callable[..., Any], tuple]
 
-# A worker is forked afresh after this many tasks (by the pool's thread, while the build's
-# own thread renders: what a worker uses must hold no lock that thread may be holding;
-# see the template cache in settings, and Workers.start). Every page a worker renders touches the
+# A worker is forked afresh after this many tasks. Every page a worker renders touches the
 # library it shares with the build (reference counts), and each touched page of memory
 # becomes the worker's own copy: at 200,000 papers a worker that lives through the whole
 # build holds ~1 GB of them, the index's 1.2 GB. Ten tasks (10,000 paper pages) bound that
 # to ~100 MB, and the index's worker gives its memory back soon after the index is done:
-# the peak memory of all processes falls by ~0.7 GiB (docs/SCALE.md).
+# the peak memory of all processes falls by ~0.7 GiB (docs/SCALE.md). The pool forks them
+# from its own thread while the build's thread renders, so what a render uses must hold no
+# lock across Python code (see Version.note, and the template cache in settings).
 TASKS_PER_WORKER = 10
 
 

@@ -63,7 +63,6 @@ class Output:
         return tuple(Markup(self.template(name).render(ctx))
                      for name in ("_feeds_head", "_feeds_foot"))  # type: ignore[return-value]
 
-
     @functools.cache  # noqa: B019 (one output per process, a few depths × feed sets)
     def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:
         """What a paper page renders before and after its main block, with a stand-in for
@@ -91,24 +90,25 @@ class Output:
         abstract lives on the paper page), the home page in full. A compact card is
         rendered once per version (a list of revisions adds the change note: once more)
         and takes each list's time and heading by substitution: at 200,000 papers the
-        briefs, categories and library lists ask for ~350,000 cards of ~210,000."""
+        briefs, categories and library lists ask ~350,000 times for the cards of ~210,000
+        versions."""
         revision = clock == "revision"
         if full:
-            return Markup(self._render_card(paper, full, revision, self.when(paper, clock),
+            return Markup(self._render_card(paper, full, revision, self._when(paper, clock),
                                             heading))
         key = (paper.arxiv_id, paper.version, revision)
         if key not in self.cards:
             self.cards[key] = self._render_card(paper, False, revision, _WHEN, _HEADING)
-        return Markup(self.cards[key].replace(_WHEN, self.when(paper, clock), 1)
+        return Markup(self.cards[key].replace(_WHEN, self._when(paper, clock), 1)
                       .replace(_HEADING, heading))
 
     def _render_card(self, paper: Paper, full: bool, revision: bool, when: str,
                      heading: str) -> str:
         return self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
-                                            full=full, when=when,
-                                            revision=revision, heading=heading)
+                                            full=full, when=when, revision=revision,
+                                            heading=heading)
 
-    def when(self, paper: Paper, clock: str) -> Markup:
+    def _when(self, paper: Paper, clock: str) -> Markup:
         """What a card says of the time its list is sorted by: the clock's name and the
         time, local and machine-readable."""
         t = paper.at(clock)

@@ -117,8 +117,7 @@ def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
     # TeX, math, diffs, change notes, citations and name lists are made while a page
-    # renders, from
-    # its data.
+    # renders, from its data.
     parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _cite, _html)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
