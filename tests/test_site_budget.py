@@ -3,7 +3,9 @@ link those papers to arXiv, and the sources page says from when on papers have a
 
 from __future__ import annotations
 
+import gc
 import re
+import weakref
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -13,6 +15,7 @@ from click.testing import CliRunner
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
+from pipeline.site import generator
 from pipeline.store import Store
 from tests.test_site import DAYS, build_at_last_run, html_files, parse, run_pipeline
 
@@ -114,3 +117,24 @@ def test_a_limit_too_small_for_lists_feeds_and_search_is_a_config_error(store_of
     result = CliRunner().invoke(cli, ["--config", str(cfg.path), "build"])
     assert result.exit_code == 2
     assert "max_site_mb" in result.output
+
+
+def test_each_pass_lets_go_of_its_output_and_cards(store_of_a_day, monkeypatch):
+    # A build under the limit renders in passes, each with an Output holding ~1 KB of
+    # cards a paper (200 MB at 200,000); a pass's Output must not outlive it.
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    passes: list[weakref.ref] = []
+    render_site = generator.render_site
+
+    def noted(out):
+        passes.append(weakref.ref(out))
+        assert out.cards == {}
+        render_site(out)
+        assert out.cards  # this pass made cards
+
+    monkeypatch.setattr(generator, "render_site", noted)
+    report = build_at_last_run(_config(root, (whole - pages / 4) / 1e6 - 0.001))
+    gc.collect()
+    assert report.left_out > 0 and len(passes) >= 2
+    assert [ref() for ref in passes] == [None] * len(passes)

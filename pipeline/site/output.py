@@ -3,7 +3,6 @@ reused, paginated lists; every page kind in pipeline.site.pages writes through i
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -33,6 +32,10 @@ class Output:
         self.root = Path(writer.output_path)
         self.cards: dict[tuple[str, int, bool], str] = {}  # (id, version, revision)
         self.feed_specs = {spec.slug: spec for spec in site.feeds}  # every feed, by slug
+        # Rendered once per depth and feed set, kept with this Output (a build under
+        # [site] max_site_mb makes one per pass; a cache on the method kept them all).
+        self._feed_links_made: dict[tuple[str, tuple[FeedSpec, ...]], tuple[Markup, Markup]] = {}
+        self._chromes: dict[tuple[int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -55,24 +58,27 @@ class Output:
                 "feed_foot": foot, "local": site.local, "tz_label": site.tz_label,
                 "topic_names": site.topic_names, **ctx}
 
-    @functools.cache  # noqa: B019 (one output per process, a handful of (root, feeds) pairs)
     def _feed_links(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[Markup, Markup]:
         """The feed links of a page's head and footer, rendered once per depth: the same
         on every paper page, and a sixth of the render time when redone each time."""
-        ctx = {"root": root, "feeds": feeds, "s": self.site.strings}
-        return tuple(Markup(self.template(name).render(ctx))
-                     for name in ("_feeds_head", "_feeds_foot"))  # type: ignore[return-value]
+        if (root, feeds) not in self._feed_links_made:
+            ctx = {"root": root, "feeds": feeds, "s": self.site.strings}
+            head, foot = (Markup(self.template(name).render(ctx))
+                          for name in ("_feeds_head", "_feeds_foot"))
+            self._feed_links_made[root, feeds] = head, foot
+        return self._feed_links_made[root, feeds]
 
-    @functools.cache  # noqa: B019 (one output per process, a few depths × feed sets)
     def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:
         """What a paper page renders before and after its main block, with a stand-in for
         the title: paper.html with that block replaced, so every other block is its own."""
-        template = self.env.from_string(
-            '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}"
-            "{% block meta %}" + _META + "{% endblock %}")
-        html = template.render(self.context("../" * depth, feeds, title=_TITLE))
-        before, _, after = html.partition(_MAIN)
-        return before, after
+        if (depth, feeds) not in self._chromes:
+            template = self.env.from_string(
+                '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}"
+                "{% block meta %}" + _META + "{% endblock %}")
+            html = template.render(self.context("../" * depth, feeds, title=_TITLE))
+            before, _, after = html.partition(_MAIN)
+            self._chromes[depth, feeds] = before, after
+        return self._chromes[depth, feeds]
 
     def in_chrome(self, path: str, title: str, meta: str, body: str,
                   feeds: tuple[FeedSpec, ...] = ()) -> None:
