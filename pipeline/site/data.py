@@ -125,9 +125,10 @@ def by_day(site: SiteData) -> dict[str, dict[str, list[Paper]]]:
             days[day(p.first_seen)]["ai"].append(p)
     listed: set[tuple[str, str]] = set()
     for p, version, when in site.revisions:  # newest first: a day shows its last version
-        if (day(when), p.arxiv_id) not in listed:
-            listed.add((day(when), p.arxiv_id))
-            days[day(when)]["revised"].append(p.as_of(version, when))
+        date = day(when)
+        if (date, p.arxiv_id) not in listed:
+            listed.add((date, p.arxiv_id))
+            days[date]["revised"].append(p.as_of(version, when))
     for p in site.digested:
         days[day(p.digest_created)]["digests"].append(p)  # type: ignore[arg-type]
     return days
