@@ -192,3 +192,25 @@ def test_an_index_without_similar_lists_says_so():
     index = _search.build_index([paper(0), paper(1)], T0)
     assert json.loads(index.files[_search.MANIFEST])["similar_shards"] == 0
     assert not [n for n in index.files if n.startswith("search/s/")]
+
+
+def test_the_key_an_index_makes_along_the_way_is_the_one_made_on_its_own(monkeypatch):
+    # A build keeps the last index when its key is unchanged; a new index makes the key
+    # from the texts and records it makes anyway (batches of docs: BATCH made small).
+    monkeypatch.setattr(_search, "BATCH", 7)
+    names = {"graphs": "图学习"}
+    docs = [paper(i, title=f"Paper {i}", abstract=f"We study topic{i % 5}.",
+                  digest="一句话" if i % 3 else None) for i in range(40)]
+    for i, p in enumerate(docs):
+        p.topics = [("graphs", "title")] if i % 2 else []
+        p.similar = [docs[(i + 1) % 40].arxiv_id]
+    key = _search.build_index(docs[::-1], T0, names).key  # sorted into index order inside
+    in_order = sorted(docs, key=lambda p: (p.first_seen, p.arxiv_id))
+    assert key == _search.fingerprint(in_order, names)
+    docs[5].similar = []
+    assert _search.build_index(docs, T0, names).key != key
+    docs[5].similar = [docs[6].arxiv_id]
+    assert _search.build_index(docs, T0, names).key == key
+    assert _search.build_index(docs, T0, {"graphs": "图"}).key != key
+    docs[9].title = "Paper nine"
+    assert _search.fingerprint(in_order, names) != key

@@ -3,9 +3,11 @@ link those papers to arXiv, and the sources page says from when on papers have a
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import re
 import weakref
+from collections import Counter
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -15,8 +17,10 @@ from click.testing import CliRunner
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.site import generator
+from pipeline.site import _search, generator
+from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
+from tests.conftest import serve
 from tests.test_site import DAYS, build_at_last_run, html_files, parse, run_pipeline
 
 
@@ -127,14 +131,78 @@ def test_each_pass_lets_go_of_its_output_and_cards(store_of_a_day, monkeypatch):
     passes: list[weakref.ref] = []
     render_site = generator.render_site
 
-    def noted(out):
+    def noted(out, pages, rendered):
         passes.append(weakref.ref(out))
-        assert out.cards == {}
-        render_site(out)
+        done = render_site(out, pages, rendered)
         assert out.cards  # this pass made cards
+        return done
 
     monkeypatch.setattr(generator, "render_site", noted)
     report = build_at_last_run(_config(root, (whole - pages / 4) / 1e6 - 0.001))
     gc.collect()
     assert report.left_out > 0 and len(passes) >= 2
     assert [ref() for ref in passes] == [None] * len(passes)
+
+
+def _in_an_empty_folder(cfg: config_mod.Config, folder: str) -> config_mod.Config:
+    """As every scheduled run builds: nothing of an earlier build to start from."""
+    return dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path(folder)))
+
+
+def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
+        store_of_a_day, monkeypatch):
+    # The index does not depend on which pages are kept, and a page rendered in a pass
+    # whose estimate moved the boundary is not rendered again (its links to other papers
+    # did not change: this store has no similar papers). Renders are noted in a file:
+    # paper pages render in worker processes.
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    noted = root / "rendered.txt"
+    render_one, build_index = paper_pages.render_one, _search.build_index
+
+    def note(line: str) -> None:
+        with open(noted, "a", encoding="utf-8") as fh:
+            fh.write(line + "\n")
+
+    def rendered(site, out, paper, shown):
+        assert not shown
+        note(paper.path)
+        render_one(site, out, paper, shown)
+
+    def indexed(*args, **kwargs):
+        note("index")
+        return build_index(*args, **kwargs)
+
+    monkeypatch.setattr(paper_pages, "render_one", rendered)
+    monkeypatch.setattr(_search, "build_index", indexed)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "cold")
+    report = build_at_last_run(cfg)
+
+    lines = Counter(noted.read_text("utf-8").split())
+    kept = {str(p.relative_to(cfg.output_path))
+            for p in (cfg.output_path / "paper").glob("*.html")}
+    assert report.left_out > 0 and kept
+    assert lines.pop("index") == 1
+    assert set(lines.values()) == {1}
+    assert kept <= set(lines)
+    assert report.size_bytes <= cfg.site.max_site_mb * 1e6
+
+
+def test_search_links_a_paper_to_its_page_only_while_the_site_keeps_it(
+        store_of_a_day, page):
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "searched")
+    assert build_at_last_run(cfg).left_out > 0
+    out = cfg.output_path
+    manifest = (out / "search" / "manifest.json").read_text("utf-8")
+    ids = [r["arxiv_id"] for r in Store(root / "data").read("papers").to_pylist()]
+    kept = next(i for i in ids if (out / "paper" / f"{i}.html").is_file())
+    gone = next(i for i in ids if not (out / "paper" / f"{i}.html").is_file())
+    assert '"pages_from":[' in manifest.replace(" ", "")
+    with serve(out) as url:
+        for arxiv_id, href in ((kept, f"{url}paper/{kept}.html"),
+                               (gone, f"https://arxiv.org/abs/{gone}")):
+            page.goto(f"{url}search/?q={arxiv_id}")
+            link = page.locator(f'#results li[data-id="{arxiv_id}"] h2 a')
+            assert link.get_attribute("href") == href

@@ -134,10 +134,11 @@ def _limited(root: Path, output: str, max_site_mb: float) -> config_mod.Config:
     return config_mod.load(path)
 
 
-# Killed after the first pass's record (before it measured), after the second pass's
-# sitemap (its lists rewritten, the dropped pages not yet removed), and after the second
-# pass's record.
-@pytest.mark.parametrize("part, n", [("budget.json", 1), ("sitemap.xml", 2), ("budget.json", 2)])
+# Killed after the first pass's lists (no paper page yet), amid its paper pages (some of
+# them to be left out), after the second pass's lists (rewritten, the pages left out not
+# yet removed), and after the record of the boundary (before the manifest).
+@pytest.mark.parametrize("part, n", [("sitemap.xml", 1), ("/paper/", 3), ("sitemap.xml", 2),
+                                     ("budget.json", 1)])
 def test_a_build_killed_while_fitting_max_site_mb_leaves_what_an_uninterrupted_one_makes(
         tmp_path, part, n):
     full = _limited(tmp_path, "full", 10_000)

@@ -120,6 +120,7 @@ class Index:
     terms: int
     categories: list[str]
     topics: list[str]
+    key: str  # fingerprint(docs), made along the way
 
 
 def _digest_text(p: Paper) -> str:
@@ -134,10 +135,11 @@ def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
             "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
 
 
-def _postings(docs: Sequence[Paper], names: dict[str, str]
+def _postings(docs: Sequence[Paper], key: Key
               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(terms, df, starts, doc, score): postings sorted by term number, docs ascending
-    within a term; term k's postings are doc[starts[k]:starts[k + 1]]."""
+    within a term; term k's postings are doc[starts[k]:starts[k + 1]]. The docs' texts go
+    into `key` in order."""
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
@@ -151,7 +153,8 @@ def _postings(docs: Sequence[Paper], names: dict[str, str]
         t_doc: list[int] = []
         t_w: list[float] = []
         for i in range(start, min(n, start + BATCH)):
-            texts = _field_texts(docs[i], names)
+            texts = _field_texts(docs[i], key.topic_names)
+            key.text(texts)
             for field, weight, norm in FIELDS:
                 toks = tokens(texts[field])
                 if not toks:
@@ -165,8 +168,8 @@ def _postings(docs: Sequence[Paper], names: dict[str, str]
         codes, uniques = pd.factorize(np.array(t_tok, dtype=object))
         numbers = np.array([term_no.setdefault(t, len(term_no)) for t in uniques],
                            dtype=np.int64)
-        key = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]
-        uniq, inverse = np.unique(key, return_inverse=True)
+        pairs = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]  # (doc, term)
+        uniq, inverse = np.unique(pairs, return_inverse=True)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
                       np.bincount(inverse, weights=t_w).astype(np.float32)))
     terms = np.array(list(term_no), dtype=object)
@@ -189,28 +192,29 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
     """Every file of the index, deterministic: unchanged papers → unchanged bytes."""
     # Oldest first, so new papers append doc numbers and old chunks keep their bytes.
     docs = sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id))
-    spans, flat = _spans(docs, topic_names or {})
+    key = Key(topic_names or {})
+    spans, flat = _spans(docs, key)
     files, shards = _shards(spans, flat)
     cats = sorted({c for p in docs for c in p.categories})
     topics = sorted({s for p in docs for s, _ in p.topics})
-    files.update(_doc_files(docs, cats, topics))
+    files.update(_doc_files(docs, cats, topics, key))
     similar, similar_shards = _similar_files(docs)
     files.update(similar)
     files[MANIFEST] = dumps({
         "v": VERSION, "as_of": minutes(now), "docs": len(docs), "shards": shards,
         "chunk": CHUNK, "facet_block": FACET_BLOCK, "categories": cats, "topics": topics,
         "cap_df": CAP_DF, "fields": SCHEMA, "similar_shards": similar_shards})
-    return Index(files, shards, len(spans), cats, topics)
+    return Index(files, shards, len(spans), cats, topics, key.hexdigest())
 
 
 # A term's postings: a span [a, e) of the flat (gap, score) array, or its capped list.
 Span = tuple[int, list | None, int, int]  # (df, capped postings or None, a, e)
 
 
-def _spans(docs: Sequence[Paper], names: dict[str, str]) -> tuple[dict[str, Span], np.ndarray]:
+def _spans(docs: Sequence[Paper], key: Key) -> tuple[dict[str, Span], np.ndarray]:
     """Terms in order, each with its postings as a span of one flat array, so only one
     shard's worth of Python lists exists at a time."""
-    terms, df, starts, doc, score = _postings(docs, names)
+    terms, df, starts, doc, score = _postings(docs, key)
     doc = doc.astype(np.int32)
     gaps = np.diff(doc, prepend=0)
     gaps[starts[:-1][df > 0]] = doc[starts[:-1][df > 0]]  # each list starts from doc 0
@@ -265,12 +269,18 @@ def _shard_count(size: int) -> int:
     return 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
 
 
-def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str]) -> dict[str, str]:
-    """Doc chunks, facet blocks and recent.json, each record in SCHEMA's order."""
+def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str], key: Key
+               ) -> dict[str, str]:
+    """Doc chunks, facet blocks and recent.json, each record in SCHEMA's order; the docs'
+    records go into `key` in order."""
     cat_ix = {c: i for i, c in enumerate(cats)}
     topic_ix = {s: i for i, s in enumerate(topics)}
-    files = {f"search/d/{start // CHUNK}.json": dumps([_doc(p) for p in docs[start:start + CHUNK]])
-             for start in range(0, len(docs), CHUNK)}
+    files: dict[str, str] = {}
+    for start in range(0, len(docs), CHUNK):
+        records = [_doc(p) for p in docs[start:start + CHUNK]]
+        for record, p in zip(records, docs[start:start + CHUNK], strict=True):
+            key.doc(record, p)
+        files[f"search/d/{start // CHUNK}.json"] = dumps(records)
     facets: dict[str, Callable[[Paper], object]] = {
         "categories": lambda p: [cat_ix[c] for c in p.categories], "flags": _flags,
         "topics": lambda p: [topic_ix[s] for s, _ in p.topics],
@@ -331,9 +341,11 @@ _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's numb
     "authors": lambda p: [normalise(a) for a in p.authors], "categories": lambda p: p.categories,
     "topics": lambda p: [s for s, _ in p.topics],
 }
+# "page": the paper may have a page; it has one from the manifest's pages_from on (the
+# oldest page [site] max_site_mb keeps), so the index need not change when that moves.
 _FLAGS: dict[str, Callable[[Paper], bool]] = {
     "ai": lambda p: p.ai_related, "revised": lambda p: p.version > 1,
-    "hf": lambda p: p.hf_day is not None, "page": lambda p: p.has_page,
+    "hf": lambda p: p.hf_day is not None, "page": lambda p: p.pageable,
     "venue": lambda p: p.venue is not None,
 }
 SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
@@ -341,13 +353,37 @@ SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
           "term": ["df", "capped", "postings"]}
 
 
+class Key:
+    """The index's key over everything it is made of, in index order: what each doc is
+    searched by, what it shows and its similar papers, the topic names and this module's
+    code and constants. Fields the index leaves out (HF upvotes, comments, …) change often
+    and leave the key alone. Made on its own (fingerprint) or by build_index as it goes,
+    from the texts and records it makes anyway: the same key either way."""
+
+    def __init__(self, topic_names: dict[str, str]) -> None:
+        self.topic_names = topic_names
+        self.texts = hashlib.blake2b(digest_size=16)
+        self.docs = hashlib.blake2b(digest_size=16)
+
+    def text(self, texts: dict[str, str]) -> None:
+        self.texts.update(repr(texts).encode())
+
+    def doc(self, record: list, p: Paper) -> None:
+        self.docs.update(repr((record, p.similar)).encode())
+
+    def hexdigest(self) -> str:
+        h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
+        h.update(repr(sorted(self.topic_names.items())).encode())
+        h.update(self.texts.digest())
+        h.update(self.docs.digest())
+        return h.hexdigest()
+
+
 def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
-    """A key over everything the index is made of, in index order: what each doc shows
-    and is searched by, its similar papers, the topic names and this module's code and
-    constants. Fields the index leaves out (HF upvotes, comments, …) change often and
-    leave the key alone."""
-    h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
-    h.update(repr(sorted(topic_names.items())).encode())
+    """The Key of the index build_index would make of `docs` (in index order)."""
+    key = Key(topic_names)
     for p in docs:
-        h.update(repr((_doc(p), _field_texts(p, topic_names), p.similar)).encode())
-    return h.hexdigest()
+        key.text(_field_texts(p, topic_names))
+    for p in docs:
+        key.doc(_doc(p), p)
+    return key.hexdigest()

@@ -155,6 +155,10 @@ class Paper:
     digest_created: dt.datetime | None = None
     digest_why: str | None = None  # why there is no digest, for a reader
     versions: list[Version] = field(default_factory=list)
+    # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
+    # paper/<id>.html): the paper may have a page, and has one unless [site] max_site_mb
+    # leaves it out (has_page).
+    pageable: bool = True
     has_page: bool = True
     venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
@@ -346,6 +350,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
                           strict=False))
         d = digest_by_id.get(row["arxiv_id"])
         arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
+        pageable = row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id)
         paper = Paper(
             arxiv_id=arxiv_id, version=int(row["version"]), title=title,
             title_html=render_tex(title), abstract_text=clean(row["abstract"]),
@@ -371,8 +376,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             digest_why=None if d else _why_no_digest(
                 cfg, strings, bool(_opt(row["ai_related"])), bool(topics),
                 failed_digests.get(row["arxiv_id"])),
-            # Only an id of arXiv's grammar becomes a path (paper/<id>.html).
-            has_page=row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
+            pageable=pageable, has_page=pageable,
         )
         history = versions_by_id.get(row["arxiv_id"], [])
         previous = None

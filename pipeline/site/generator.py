@@ -20,7 +20,7 @@ from pipeline.config import Config
 from pipeline.site._budget import PaperPages
 from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
-from pipeline.site.output import Output
+from pipeline.site.output import Cards, Output
 from pipeline.site.pages import (
     accepted,
     briefs,
@@ -55,38 +55,55 @@ class PaperTrailGenerator(Generator):
         # The library is millions of objects and no cycles: the cyclic collector would
         # walk it again and again as it grows (a quarter of the load at 200k papers), and
         # in worker processes its walks would copy every page they share with this one.
+        # So it is left out of every collection while the build lasts (frozen).
         gc.disable()
         try:
             lib = load(cfg, Store(cfg.store_path), self.settings.get("PAPERTRAIL_NOW"))
             site = data.compute(cfg, lib, Path(self.theme))
+            gc.freeze()
         finally:
             gc.enable()
-        # Pages render from has_page as the papers hold it when they render, so a second
-        # pass under [site] max_site_mb needs no second SiteData.
-        pages = PaperPages.of(lib.papers, cfg, paper.salt(site))
+        try:
+            self._render(site, writer)
+        finally:
+            gc.unfreeze()
+
+    def _render(self, site: data.SiteData, writer: SkipUnchangedWriter) -> None:
+        """Pass after pass until the site fits under [site] max_site_mb. Pages render from
+        has_page as the papers hold it when they render, so a pass needs no SiteData of its
+        own; the cards, and the paper pages whose links did not change, carry over."""
+        pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(site))
         others = writer.files()  # Pelican's own pages (about), made before this generator
+        cards: Cards = {}
+        rendered: dict[str, list] = {}  # the paper pages' keys, as the passes render them
         while True:
-            gc.freeze()
-            try:
-                render_site(Output(site, writer, self.env))
-            finally:
-                gc.unfreeze()
-            if pages.fit(writer):
+            if render_site(Output(site, writer, self.env, cards), pages, rendered) \
+                    and pages.fit(writer):
                 break
             writer.restart(others)
 
 
-
-def render_site(out: Output) -> None:
+def render_site(out: Output, pages: PaperPages, rendered: dict[str, list]) -> bool:
+    """The site, its paper pages only when they would fit even if nothing else took any
+    room; False when the pages kept, as estimated, do not fit in what the rest leaves, and
+    the oldest gave way: the site is to be rendered again without them (see _budget)."""
     site = out.site
-    # The index and the paper pages, most of the work, go to worker processes while
-    # this one renders the rest; the index first, as the longest single part.
+    sample = pages.sample()
+    sizes = paper.sizes(site, out, sample)  # 2,000 pages at most: ~0.5 s
+    # The index and the paper pages, newest first, go to worker processes while this one
+    # renders the rest; the index first, as the longest single part.
     workers = _workers.Workers(out, _workers.jobs(site.cfg.site.build_jobs))
-    workers.start([(search.render_index, ()), *paper.tasks(site, out)])
-    pages = [path for render in _IN_PROCESS for path in render(site, out)]
-    _, *page_keys = workers.finish()  # the index's task writes no page
-    paper.save_keys(out, page_keys)
-    pages += [p.path for p in site.paged]
-    sitemap.render(site, out, pages)
-    log.info("papertrail pages by section: %s", dict(Counter(p.split("/")[0] for p in pages)))
-    log.info("papertrail: %d pages", len(pages))
+    workers.start([(search.render_index, ()),
+                   *paper.tasks(site, out, pages.to_render(sizes), rendered, pages.salt)])
+    names = [path for render in _IN_PROCESS for path in render(site, out)]
+    names += [p.path for p in site.paged]
+    sitemap.render(site, out, names)
+    _, *keys = workers.finish()  # the index's task writes no page
+    for chunk in keys:
+        rendered.update(chunk)
+    if not pages.place(out.writer, sizes):
+        return False
+    paper.save_keys(out, keys)
+    log.info("papertrail pages by section: %s", dict(Counter(p.split("/")[0] for p in names)))
+    log.info("papertrail: %d pages", len(names))
+    return True

@@ -22,15 +22,22 @@ _MAIN = "\ue000main\ue000"  # stands for the main block in the chrome rendered o
 _META = "\ue000meta\ue000"  # stands for the head's per-page tags
 _WHEN = "\ue000when\ue000"  # stands for a card's time in cards rendered once per version
 _HEADING = "\ue000h\ue000"  # stands for a card's heading element, h2 or h3
+_HREF = "\ue000href\ue000"  # stands for where a card's title links: its page, or arXiv
+
+
+Cards = dict[tuple[str, int, bool], str]  # compact cards by (id, version, revision)
 
 
 class Output:
     """One per process: a forked worker gets a copy, with its copy of the writer."""
 
-    def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment) -> None:
+    def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment,
+                 cards: Cards | None = None) -> None:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
-        self.cards: dict[tuple[str, int, bool], str] = {}  # (id, version, revision)
+        # Whether a paper has a page goes in by substitution too, so a second pass under
+        # [site] max_site_mb, with other pages kept, may share the first one's cards.
+        self.cards: Cards = {} if cards is None else cards
         self.feed_specs = {spec.slug: spec for spec in site.feeds}  # every feed, by slug
         # Rendered once per depth and feed set, kept with this Output (a build under
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
@@ -81,13 +88,12 @@ class Output:
         return self._chromes[depth, feeds]
 
     def in_chrome(self, path: str, title: str, meta: str, body: str,
-                  feeds: tuple[FeedSpec, ...] = ()) -> None:
+                  feeds: tuple[FeedSpec, ...] = ()) -> str:
         """A paper page from its meta and main blocks and the chrome rendered once
         (identical bytes to a full render of paper.html; tests compare)."""
         before, after = self.chrome(path.count("/"), feeds)
         before = before.replace(_TITLE, str(escape(title)), 1).replace(_META, meta, 1)
-        html = before + body + after
-        self.writer.put(self.root / path, html.encode("utf-8"))
+        return before + body + after
 
     def card(self, paper: Paper, full: bool = False, clock: str = "updated",
              heading: str = "h3") -> Markup:
@@ -101,18 +107,23 @@ class Output:
         revision = clock == "revision"
         if full:
             return Markup(self._render_card(paper, full, revision, self._when(paper, clock),
-                                            heading))
+                                            heading, self._href(paper)))
         key = (paper.arxiv_id, paper.version, revision)
         if key not in self.cards:
-            self.cards[key] = self._render_card(paper, False, revision, _WHEN, _HEADING)
+            self.cards[key] = self._render_card(paper, False, revision, _WHEN, _HEADING,
+                                                _HREF)
         return Markup(self.cards[key].replace(_WHEN, self._when(paper, clock), 1)
-                      .replace(_HEADING, heading))
+                      .replace(_HEADING, heading).replace(_HREF, self._href(paper), 1))
 
     def _render_card(self, paper: Paper, full: bool, revision: bool, when: str,
-                     heading: str) -> str:
+                     heading: str, href: str) -> str:
         return self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
                                             full=full, when=when, revision=revision,
-                                            heading=heading)
+                                            heading=heading, href=href)
+
+    @staticmethod
+    def _href(paper: Paper) -> Markup:
+        return escape(_ROOT + paper.path if paper.has_page else paper.abs_url)
 
     def _when(self, paper: Paper, clock: str) -> Markup:
         """What a card says of the time its list is sorted by: the clock's name and the

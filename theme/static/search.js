@@ -86,10 +86,12 @@
   // names the zone, and is read before any result is shown.
   var zone = { id: "UTC", label: "UTC" };
   var published = "DOI";  // a venue known only by a DOI, as the pages' badge words it
+  var pagesFrom = null;  // [updated, id] of the oldest paper page kept; null: none is
   function manifest() {
     return load("search/manifest.json").then(function (m) {
       if (m.timezone) zone = { id: m.timezone, label: m.tz_label || m.timezone };
       if (m.published) published = m.published;
+      pagesFrom = m.pages_from || null;
       return m;
     });
   }
@@ -380,8 +382,15 @@
     });
   }
 
+  // A paper has a page here when it may (its "page" flag) and is no older than the oldest
+  // page the site keeps ([site] max_site_mb; the order _budget.order gives them).
+  function hasPage(doc) {
+    var from = pagesFrom;
+    return doc.is.page && from !== null &&
+      (doc.updated > from[0] || (doc.updated === from[0] && doc.id >= from[1]));
+  }
   function paperUrl(doc) {
-    return doc.is.page ? root + "paper/" + doc.id + ".html" : "https://arxiv.org/abs/" + doc.id;
+    return hasPage(doc) ? root + "paper/" + doc.id + ".html" : "https://arxiv.org/abs/" + doc.id;
   }
 
   // An author's papers: their name searched as a phrase (a quote in a name would end it).

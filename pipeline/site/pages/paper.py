@@ -30,12 +30,14 @@ CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's 
 _TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot", "_venue")
 
 
-def tasks(site: SiteData, out: Output) -> list[tuple[Callable, tuple]]:
-    """render_chunk over spans of SiteData.paged, with what every chunk reads: the last
-    build's keys and what every page depends on besides its own data."""
-    old, common, paged = read_record(out.root / CACHE), salt(site), site.paged
-    return [(render_chunk, (paged[a:a + CHUNK], old, common))
-            for a in range(0, len(paged), CHUNK)]
+def tasks(site: SiteData, out: Output, papers: list[Paper], rendered: dict[str, list],
+          salt: str) -> list[tuple[Callable, tuple]]:
+    """render_chunk over spans of `papers`, with what every chunk reads: the keys of pages
+    rendered before (by the last build, or by an earlier pass of this one) and what every
+    page depends on besides its own data."""
+    old = {**read_record(out.root / CACHE), **rendered}
+    return [(render_chunk, (papers[a:a + CHUNK], old, salt))
+            for a in range(0, len(papers), CHUNK)]
 
 
 def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str, list],
@@ -62,17 +64,26 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
 
 def render_one(site: SiteData, out: Output, paper: Paper,
                shown: list[tuple[str, Markup]]) -> None:
-    """The page's main block (with the similar papers `shown`) into the chrome rendered
+    out.writer.put(out.root / paper.path, html(site, out, paper, shown).encode("utf-8"))
+
+
+def html(site: SiteData, out: Output, paper: Paper, shown: list[tuple[str, Markup]]) -> str:
+    """The page: its main block (with the similar papers `shown`) in the chrome rendered
     once."""
     feeds = page_feeds(out, paper)
     data = {"p": paper, "page_url": page_url(site, paper), "similar": shown}
-    if not paper.title:  # base.html leaves out the title's separator then
-        out.page(paper.path, "paper.html", feeds, title=paper.title_text, **data)
-        return
     template = out.template("paper")
-    ctx = template.new_context(out.context("../" * paper.path.count("/"), feeds, **data))
-    meta, main = ("".join(template.blocks[b](ctx)) for b in ("meta", "main"))
-    out.in_chrome(paper.path, paper.title_text, meta, main, feeds)
+    ctx = out.context("../" * paper.path.count("/"), feeds, **data)
+    if not paper.title:  # base.html leaves out the title's separator then
+        return template.render({**ctx, "title": paper.title_text})
+    blocks = template.new_context(ctx)
+    meta, main = ("".join(template.blocks[b](blocks)) for b in ("meta", "main"))
+    return out.in_chrome(paper.path, paper.title_text, meta, main, feeds)
+
+
+def sizes(site: SiteData, out: Output, papers: list[Paper]) -> list[int]:
+    """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.place)."""
+    return [len(html(site, out, p, similar(site, p)).encode("utf-8")) for p in papers]
 
 
 def similar(site: SiteData, paper: Paper) -> list[tuple[str, Markup]]:

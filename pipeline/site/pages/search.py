@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pipeline.site._search as _search
+from pipeline.site._budget import pages_from
 from pipeline.site._glossary import glossary
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
@@ -26,19 +27,23 @@ def render_pages(site: SiteData, out: Output) -> list[str]:
 def render_index(site: SiteData, out: Output) -> list[str]:
     """When the index's inputs are those of the last build and its files are still the
     ones it wrote (a build killed while writing the index leaves other stamps), keep them:
-    only the manifest's as_of moves. The index's files are not pages: none is returned."""
+    only the manifest's as_of moves. The key is made only then, on its own; a new index
+    makes it along the way. The index's files are not pages: none is returned."""
     w, root = out.writer, out.root
     docs = sorted(site.lib.papers, key=lambda p: (p.first_seen, p.arxiv_id))
-    key = _search.fingerprint(docs, site.topic_names)
     old = read_record(root / CACHE)
     stamps = old.get("stamps")
-    if old.get("key") == key and isinstance(stamps, dict) and stamps and all(
-            stamp(root / name) == seen for name, seen in stamps.items()):
+    if not isinstance(stamps, dict):
+        stamps = {}
+    intact = bool(stamps) and all(stamp(root / name) == seen for name, seen in stamps.items())
+    key = _search.fingerprint(docs, site.topic_names) if intact else None
+    if intact and old.get("key") == key:
         manifest = old["manifest"]
         for name in stamps:
             w.keep(root / name)
     else:
         index = _search.build_index(docs, site.lib.now, site.topic_names)
+        key = index.key
         manifest = json.loads(index.files.pop(_search.MANIFEST))
         stamps = {}
         for name in sorted(index.files):
@@ -46,12 +51,13 @@ def render_index(site: SiteData, out: Output) -> list[str]:
             w.put(root / path, data)
             stamps[path] = stamp(root / path)
     # The site's zone, for the times search.js and follow.js show; the badge of a venue
-    # known by its DOI alone (the index says "DOI"); the glossary, for the English form of
-    # a Chinese query.
+    # known by its DOI alone (the index says "DOI"); the oldest paper page kept; the
+    # glossary, for the English form of a Chinese query.
     w.write_text(_search.MANIFEST, _search.dumps({
         **manifest, "as_of": _search.minutes(site.lib.now),
         "timezone": site.cfg.site.timezone, "tz_label": site.tz_label,
         "published": site.strings["venue_published"],
+        "pages_from": pages_from(site.lib.papers),
         "glossary": glossary(site.cfg.topics)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
                                    sort_keys=True).encode(), atomic=True)
