@@ -16,6 +16,7 @@ import functools
 import os
 import shutil
 from collections.abc import Callable
+from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
@@ -72,13 +73,33 @@ def run(base: Config, folder: Path, echo: Echo, port: int = 8000) -> Config:
 
 
 def serve(output: Path, port: int, echo: Echo) -> None:
-    handler = functools.partial(_QuietHandler, directory=str(output))
+    handler = functools.partial(PagesHandler, directory=str(output))
     with ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
         echo(f"serving the demo site at http://127.0.0.1:{port}/ (Ctrl-C stops)")
         with contextlib.suppress(KeyboardInterrupt):
             server.serve_forever()
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
+class PagesHandler(SimpleHTTPRequestHandler):
+    """A built site served as GitHub Pages serves it: an address it lacks, a folder without
+    an index.html among them, gets 404.html with status 404 (not a folder listing)."""
+
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
+        self.send_error(HTTPStatus.NOT_FOUND)
+
+    def send_error(self, code: int, message: str | None = None,
+                   explain: str | None = None) -> None:
+        page = Path(self.directory) / "404.html"
+        if code != HTTPStatus.NOT_FOUND or not page.is_file():
+            super().send_error(code, message, explain)
+            return
+        body = page.read_bytes()
+        self.send_response(code)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
     def log_message(self, *args: object) -> None:  # one line per request is noise here
         pass

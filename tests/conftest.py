@@ -8,7 +8,7 @@ import functools
 import subprocess
 import threading
 from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,6 +19,7 @@ from pipeline import config as config_mod
 from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
+from pipeline.demo import PagesHandler
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
@@ -120,11 +121,9 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-class _Quiet(SimpleHTTPRequestHandler):
+class _Quiet(PagesHandler):  # 404.html for what the site lacks, as GitHub Pages does
     protocol_version = "HTTP/1.1"
     disable_nagle_algorithm = True  # else each response waits out a delayed ACK
-    def log_message(self, format, *args):  # keep pytest output readable
-        return
 
 
 @contextlib.contextmanager
@@ -157,10 +156,22 @@ def browser():
 @pytest.fixture
 def page(browser):
     """A fresh profile per test; fails the test on any console error, page error or a
-    request to anywhere but 127.0.0.1."""
+    request to anywhere but 127.0.0.1. A page asked for at an address the site lacks
+    (404.html, status 404: the test checks it) is not an error; its resources are."""
     context = browser.new_context(accept_downloads=True)
     errors: list[str] = []
     hosts: list[str] = []
+    missing: set[str] = set()  # documents that came with status 404
+
+    def console(m):
+        if m.type == "error" and not (m.text.startswith("Failed to load resource: the server "
+                                                       "responded with a status of 404")
+                                      and m.location.get("url") in missing):
+            errors.append(m.text)
+
+    def response(r):
+        if r.request.is_navigation_request() and r.status == 404:
+            missing.add(r.url)
 
     def route(r):
         host = urlparse(r.request.url).hostname
@@ -172,7 +183,8 @@ def page(browser):
 
     context.route("**/*", route)
     pg = context.new_page()
-    pg.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    pg.on("response", response)
+    pg.on("console", console)
     pg.on("pageerror", lambda e: errors.append(str(e)))
     yield pg
     context.close()

@@ -13,9 +13,12 @@ import shutil
 import signal
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable
 from html.parser import HTMLParser
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import feedparser
 import jinja2
@@ -34,7 +37,7 @@ from pipeline.site import _html, _search, _workers, i18n, settings
 from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.conftest import fast_arxiv, serve
 
 DAYS = sample.days()
 XSS_ID = "2606.99999"
@@ -154,17 +157,39 @@ def test_every_page_exists(built):
 
 def test_every_internal_link_and_asset_resolves(built):
     root = out(built)
+    base = urlsplit(built[0].site.base_url).path  # where 404.html's links start
     broken = []
     for page in html_files(root):
         for link in parse(page).links:
             if re.match(r"^(https?:|mailto:)", link) or link.startswith("#"):
                 continue
-            target = (page.parent / link.split("#")[0].split("?")[0]).resolve()
+            path = link.split("#")[0].split("?")[0]
+            if path.startswith("/"):
+                assert page.name == "404.html" and path.startswith(base), (page, link)
+                target = (root / path.removeprefix(base)).resolve()
+            else:
+                target = (page.parent / path).resolve()
             if link.endswith("/") or target.is_dir():
                 target = target / "index.html"
             if not target.is_file():
                 broken.append((str(page.relative_to(root)), link))
     assert broken == []
+
+
+def test_an_address_the_site_lacks_gets_404_html_as_github_pages_serves_it(built):
+    """Its links start from the site's root on its host (base_url's path): it is served
+    at any depth. Not in the sitemap: it is no page of the site's own."""
+    root = out(built)
+    page = root / "404.html"
+    links = parse(page).links
+    assert links and all(link.startswith(("/papertrail/", "#")) for link in links)
+    assert "/papertrail/404.html" not in (root / "sitemap.xml").read_text("utf-8")
+    with serve(root) as url:
+        for address in ("nothing/here", "paper/", f"paper/{XSS_ID}.htm"):
+            with pytest.raises(urllib.error.HTTPError) as lacked:
+                urllib.request.urlopen(url + address)
+            assert lacked.value.code == 404
+            assert lacked.value.read() == page.read_bytes()
 
 
 def test_pages_make_no_external_requests_and_carry_a_csp(built):

@@ -211,3 +211,41 @@ def test_search_links_a_paper_to_its_page_only_while_the_site_keeps_it(
             page.goto(f"{url}search/?q={arxiv_id}")
             link = page.locator(f'#results li[data-id="{arxiv_id}"] h2 a')
             assert link.get_attribute("href") == href
+
+
+def test_the_address_of_a_page_left_out_still_shows_its_paper(store_of_a_day, page):
+    """GitHub Pages serves 404.html for an address the site lacks (so does the demo's
+    server, tests' too): at a paper page's address it shows that paper from the index,
+    linked to arXiv; an id the index lacks links to arXiv; any other address, nothing."""
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "missing")
+    assert build_at_last_run(cfg).left_out > 0
+    out = cfg.output_path
+    papers = {r["arxiv_id"]: r["title"] for r in Store(root / "data").read("papers").to_pylist()}
+    gone = next(i for i in papers if not (out / "paper" / f"{i}.html").is_file())
+    with serve(out) as url:
+        response = page.goto(f"{url}paper/{gone}.html")
+        assert response.status == 404
+        page.wait_for_function("() => !document.getElementById('missing-paper').dataset.busy")
+        card = page.locator(f'#missing-result li[data-id="{gone}"]')
+        assert card.locator("h2 a").get_attribute("href") == f"https://arxiv.org/abs/{gone}"
+        assert " ".join(papers[gone].split()) in card.locator("h2").inner_text()
+        assert card.locator("a.more-like").get_attribute("href") == f"{url}search/?like={gone}"
+        assert gone in page.locator("#missing-why").inner_text()
+        assert page.evaluate("getComputedStyle(document.body).margin") != "8px"  # styled
+
+        unknown = "2101.00001"
+        assert unknown not in papers
+        assert page.goto(f"{url}paper/{unknown}.html").status == 404
+        page.wait_for_function("() => !document.getElementById('missing-paper').dataset.busy")
+        assert page.locator("#missing-result li").count() == 0
+        link = page.locator("#missing-why a")
+        assert link.get_attribute("href") == f"https://arxiv.org/abs/{unknown}"
+
+        for address in ("paper/%3Cimg%20src=x%20onerror=alert(1)%3E.html", "nothing/here",
+                        "paper/"):
+            assert page.goto(url + address).status == 404
+            assert page.locator("h1").inner_text() == "找不到这一页"
+            assert page.locator("#missing-paper").is_hidden()
+            assert page.locator("img").count() == 0

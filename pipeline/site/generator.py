@@ -30,6 +30,7 @@ from pipeline.site.pages import (
     home,
     lists,
     me,
+    missing,
     paper,
     search,
     sitemap,
@@ -44,7 +45,7 @@ log = logging.getLogger(__name__)
 # Rendered in this process while the workers run; each reads only the SiteData.
 _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
                sources.render, home.render, feeds.render, me.render, search.render_pages,
-               static.render, accepted.render)
+               static.render, accepted.render, missing.render)
 
 
 class PaperTrailGenerator(Generator):

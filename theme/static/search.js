@@ -534,8 +534,43 @@
     link.appendChild(bdi);
   });
 
+  var missing = document.getElementById("missing-paper");
+  if (missing) missingPaper(missing);
+
   var form = document.getElementById("search");
   if (form) page(form);
+
+  // 404.html, served for any address the site lacks: a paper page's address names its
+  // paper, shown here from the index (its title linking to arXiv when it has no page).
+  // The address is untrusted: only an id of arXiv's grammar is read from it.
+  function missingPaper(section) {
+    var path = location.pathname.slice(new URL(root, location.href).pathname.length);
+    var m = path.match(/^paper\/([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})\.html$/i);
+    if (!m) return;
+    var id = m[1], why = document.getElementById("missing-why");
+    var list = document.getElementById("missing-result");
+    section.hidden = false;
+    section.dataset.busy = "1";  // tests wait on this: the paper, or why not, is on screen
+    search(id + " ").then(function (r) { return docs(r.docs.slice(0, PAGE)); })
+      .then(function (found) {
+        var d = found.filter(function (x) { return x.id === id; })[0];
+        if (d) {
+          why.textContent = section.dataset.gone.replace("{id}", id);
+          document.title = d.title + " · " + document.title;
+          list.appendChild(card(d, { heading: "h2", tldr: true, moreLike: section.dataset.moreLike,
+            meta: "arXiv:" + d.id + " · v" + d.version + " · " + local(d.updated) + " · " +
+              d.categories.join(" ") }));
+        } else {
+          why.textContent = section.dataset.unknown.replace("{id}", id) + " ";
+          var a = document.createElement("a");
+          a.href = "https://arxiv.org/abs/" + id;
+          a.textContent = section.dataset.arxiv;
+          why.appendChild(a);
+        }
+      }).catch(function (err) {
+        why.textContent = String(err.message || err);
+      }).then(function () { delete section.dataset.busy; });
+  }
 
   function page(form) {
     var input = form.elements.q;
