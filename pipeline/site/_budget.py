@@ -5,12 +5,11 @@ to arXiv from the lists, as papers past paper_pages_days do. Each pass first ren
 sample of the paper pages in memory to estimate their bytes. When they would not all fit
 even if nothing else took any room, the pass renders everything else first, measures it,
 and the oldest pages give way before any page is rendered; otherwise the paper pages
-render alongside the rest, and the estimate is checked against what the rest took. When
-pages gave way the pass starts again: the writer skips every file whose bytes did not
-change, and the cards, the search index and the pages already rendered carry over (none
-depends on which pages are kept). At the end the whole site is measured, and when it is
-over the limit after all, the oldest pages whose own bytes cover the excess give way and
-the site is rendered again. The boundary is recorded, so the next build starts from it:
+render alongside the rest. At the end the whole site is measured, and when it is over the
+limit, the oldest pages whose own bytes cover the excess give way. When pages gave way
+the pass starts again: the writer skips every file whose bytes did not change, and the
+cards, the search index and the pages already rendered carry over (none depends on which
+pages are kept). The boundary is recorded, so the next build starts from it:
 a rebuild of unchanged data is one pass that writes nothing.
 """
 
@@ -133,27 +132,23 @@ class PaperPages:
                 return len(kept) - i * step
         return 0
 
-    def to_render(self, sizes: list[int]) -> list[Paper]:
-        """The pages kept, newest first, to render while the rest of the site is; none when
-        they would not all fit even if the rest took no room: some give way then, and which
-        depends on what the rest takes, so they wait for the next pass."""
+    def to_render(self, sizes: list[int]) -> list[Paper] | None:
+        """The pages kept, newest first, to render while the rest of the site is (fit()
+        decides then); None when they would not all fit even if the rest took no room: some
+        give way, and which depends on what the rest takes (give_way())."""
         kept = self.kept
-        return [] if self._cut(kept, sizes, 0) else kept[::-1]
+        return None if self._cut(kept, sizes, 0) else kept[::-1]
 
-    def place(self, writer: SkipUnchangedWriter, sizes: list[int]) -> bool:
-        """With the rest of the site rendered (and the pages to_render()): True when the
-        pages kept fit in what the rest took, as estimated (then to_render() gave them all);
-        else the oldest give way, leaving the headroom free, and False."""
+    def give_way(self, writer: SkipUnchangedWriter, sizes: list[int]) -> None:
+        """With the rest of the site rendered and the pages waiting: the oldest give way to
+        what the rest took, as estimated, leaving the headroom free."""
         kept = self.kept
         out = Path(writer.output_path)
-        pages = {os.path.normpath(out / p.path) for p in kept}
-        rest = _bytes(out, {p for p in map(os.path.normpath, writer.files()) if p not in pages})
+        rest = _bytes(out, {os.path.normpath(p) for p in writer.files()})
         if rest > self.limit:
             self._too_large(rest, len(kept))
         cut = self._cut(kept, sizes, rest)
-        if cut:
-            self.keep_from(order(kept[cut]) if cut < len(kept) else _PAST_ALL)
-        return not cut
+        self.keep_from(order(kept[cut]) if cut < len(kept) else _PAST_ALL)
 
     def fit(self, writer: SkipUnchangedWriter) -> bool:
         """Record this pass's boundary, then measure; when over the limit, move the boundary

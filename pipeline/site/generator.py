@@ -93,16 +93,18 @@ def render_site(out: Output, pages: PaperPages, rendered: dict[str, list]) -> bo
     sizes = paper.sizes(site, out, sample)  # 2,000 pages at most: ~0.5 s
     # The index and the paper pages, newest first, go to worker processes while this one
     # renders the rest; the index first, as the longest single part.
+    rendering = pages.to_render(sizes)
     workers = _workers.Workers(out, _workers.jobs(site.cfg.site.build_jobs))
     workers.start([(search.render_index, ()),
-                   *paper.tasks(site, out, pages.to_render(sizes), rendered, pages.salt)])
+                   *paper.tasks(site, out, rendering or [], rendered, pages.salt)])
     names = [path for render in _IN_PROCESS for path in render(site, out)]
     names += [p.path for p in site.paged]
     sitemap.render(site, out, names)
     _, *keys = workers.finish()  # the index's task writes no page
     for chunk in keys:
         rendered.update(chunk)
-    if not pages.place(out.writer, sizes):
+    if rendering is None:
+        pages.give_way(out.writer, sizes)
         return False
     paper.save_keys(out, keys)
     log.info("papertrail pages by section: %s", dict(Counter(p.split("/")[0] for p in names)))
