@@ -554,8 +554,8 @@
     search(id + " ").then(function (r) { return docs(r.docs.slice(0, PAGE)); })
       .then(function (found) {
         var d = found.filter(function (x) { return x.id === id; })[0];
-        if (d) {
-          why.textContent = section.dataset.gone.replace("{id}", id);
+        if (d) {  // it may have its page after all (a deploy under way): then no "why"
+          why.textContent = hasPage(d) ? "" : section.dataset.gone.replace("{id}", id);
           document.title = d.title + " · " + document.title;
           list.appendChild(card(d, { heading: "h2", tldr: true, moreLike: section.dataset.moreLike,
             meta: "arXiv:" + d.id + " · v" + d.version + " · " + local(d.updated) + " · " +
