@@ -277,8 +277,9 @@ def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str], key: K
     topic_ix = {s: i for i, s in enumerate(topics)}
     files: dict[str, str] = {}
     for start in range(0, len(docs), CHUNK):
-        records = [_doc(p) for p in docs[start:start + CHUNK]]
-        for record, p in zip(records, docs[start:start + CHUNK], strict=True):
+        chunk = docs[start:start + CHUNK]
+        records = [_doc(p) for p in chunk]
+        for record, p in zip(records, chunk, strict=True):
             key.doc(record, p)
         files[f"search/d/{start // CHUNK}.json"] = dumps(records)
     facets: dict[str, Callable[[Paper], object]] = {

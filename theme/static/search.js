@@ -17,8 +17,11 @@
   var CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff";
   var TOKEN = new RegExp("[0-9]{4}\\.[0-9]{4,5}|[0-9a-z\u0370-\u03ff\u0400-\u04ff]+|[" + CJK + "]+", "g");
   var IS_CJK = new RegExp("^[" + CJK + "]");
-  var ARXIV = /^(?:arxiv:\s*)?([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})(?:v[0-9]+)?$/i;
-  var ARXIV_URL = /^(?:https?:\/\/)?(?:www\.|export\.)?arxiv\.org\/(?:abs|pdf|html)\/([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})(?:v[0-9]+)?(?:\.pdf)?\/?$/i;
+  var ID = "([0-9]{4}\\.[0-9]{4,5}|[a-z][a-z.-]*/[0-9]{7})";  // an arXiv id, new or old style
+  var ARXIV = new RegExp("^(?:arxiv:\\s*)?" + ID + "(?:v[0-9]+)?$", "i");
+  var ARXIV_URL = new RegExp("^(?:https?://)?(?:www\\.|export\\.)?arxiv\\.org/(?:abs|pdf|html)/" +
+    ID + "(?:v[0-9]+)?(?:\\.pdf)?/?$", "i");
+  var PAPER_PATH = new RegExp("^paper/" + ID + "\\.html$", "i");  // a paper page's, from root
   var DAY = 24 * 60;
   var RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
   var CLOCKS = ["updated", "first_seen", "published"];
@@ -468,11 +471,22 @@
     var m = q.match(ARXIV_URL) || q.match(ARXIV);
     if (!m) return null;
     var id = m[1].toLowerCase();
-    return search(id + " ").then(function (r) { return r.docs.length ? docs([r.docs[0]]) : []; })
-      .then(function (found) {
-        var hit = found.filter(function (d) { return d.id === id; })[0];
-        return hit ? paperUrl(hit) : "https://arxiv.org/abs/" + id;
-      }, function () { return "https://arxiv.org/abs/" + id; });
+    return paperById(id).then(function (hit) {
+      return hit ? paperUrl(hit) : "https://arxiv.org/abs/" + id;
+    }, function () { return "https://arxiv.org/abs/" + id; });
+  }
+
+  // The index's record of the paper with this id, searched as a query would be (an
+  // old-style id is two terms: its record need not come first); undefined when none.
+  function paperById(id) {
+    return search(id + " ").then(function (r) { return docs(r.docs.slice(0, PAGE)); })
+      .then(function (found) { return found.filter(function (d) { return d.id === id; })[0]; });
+  }
+
+  // A result's meta line: its id, version, the time on `clock` and its categories.
+  function metaLine(d, clock) {
+    return "arXiv:" + d.id + " · v" + d.version + " · " + local(d[clock]) + " · " +
+      d.categories.join(" ");
   }
 
   // Text with the query's terms wrapped in <mark>, built node by node.
@@ -545,31 +559,28 @@
   // The address is untrusted: only an id of arXiv's grammar is read from it.
   function missingPaper(section) {
     var path = location.pathname.slice(new URL(root, location.href).pathname.length);
-    var m = path.match(/^paper\/([0-9]{4}\.[0-9]{4,5}|[a-z][a-z.-]*\/[0-9]{7})\.html$/i);
+    var m = path.match(PAPER_PATH);
     if (!m) return;
     var id = m[1], why = document.getElementById("missing-why");
     var list = document.getElementById("missing-result");
     section.hidden = false;
     section.dataset.busy = "1";  // tests wait on this: the paper, or why not, is on screen
-    search(id + " ").then(function (r) { return docs(r.docs.slice(0, PAGE)); })
-      .then(function (found) {
-        var d = found.filter(function (x) { return x.id === id; })[0];
-        if (d) {  // it may have its page after all (a deploy under way): then no "why"
-          why.textContent = hasPage(d) ? "" : section.dataset.gone.replace("{id}", id);
-          document.title = d.title + " · " + document.title;
-          list.appendChild(card(d, { heading: "h2", tldr: true, moreLike: section.dataset.moreLike,
-            meta: "arXiv:" + d.id + " · v" + d.version + " · " + local(d.updated) + " · " +
-              d.categories.join(" ") }));
-        } else {
-          why.textContent = section.dataset.unknown.replace("{id}", id) + " ";
-          var a = document.createElement("a");
-          a.href = "https://arxiv.org/abs/" + id;
-          a.textContent = section.dataset.arxiv;
-          why.appendChild(a);
-        }
-      }).catch(function (err) {
-        why.textContent = String(err.message || err);
-      }).then(function () { delete section.dataset.busy; });
+    paperById(id).then(function (d) {
+      if (d) {  // it may have its page after all (a deploy under way): then no "why"
+        why.textContent = hasPage(d) ? "" : section.dataset.gone.replace("{id}", id);
+        document.title = d.title + " · " + document.title;
+        list.appendChild(card(d, { heading: "h2", tldr: true, moreLike: section.dataset.moreLike,
+          meta: metaLine(d, "updated") }));
+      } else {
+        why.textContent = section.dataset.unknown.replace("{id}", id) + " ";
+        var a = document.createElement("a");
+        a.href = "https://arxiv.org/abs/" + id;
+        a.textContent = section.dataset.arxiv;
+        why.appendChild(a);
+      }
+    }).catch(function (err) {
+      why.textContent = String(err.message || err);
+    }).then(function () { delete section.dataset.busy; });
   }
 
   function page(form) {
@@ -672,8 +683,7 @@
         var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
         records.forEach(function (d) {
           list.appendChild(card(d, { heading: "h2", terms: current.terms, tldr: true,
-            moreLike: form.dataset.moreLike, meta: "arXiv:" + d.id +
-            " · v" + d.version + " · " + local(d[clock]) + " · " + d.categories.join(" ") }));
+            moreLike: form.dataset.moreLike, meta: metaLine(d, clock) }));
         });
         delete form.dataset.busy;  // tests and scripts wait on this: results are on screen
       });

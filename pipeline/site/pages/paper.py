@@ -82,7 +82,7 @@ def html(site: SiteData, out: Output, paper: Paper, shown: list[tuple[str, Marku
 
 
 def sizes(site: SiteData, out: Output, papers: list[Paper]) -> list[int]:
-    """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.place)."""
+    """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.sample)."""
     return [len(html(site, out, p, similar(site, p)).encode("utf-8")) for p in papers]
 
 
