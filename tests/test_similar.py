@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import html
 import re
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from pipeline import config as config_mod
 from pipeline.config import Config
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
+from tests.conftest import serve
 
 
 def _project(folder: Path, extra: str = "") -> Config:
@@ -208,15 +208,16 @@ def test_an_empty_library_and_a_lone_paper_get_no_lists(tmp_path, sample_papers)
     assert _lists(store) == {sample_papers["arxiv_id"][0].as_py(): []}
 
 
-def _shown(page: Path) -> list[tuple[str, str]]:
-    """The similar papers a built page lists: (link, title)."""
-    section = re.search(r'<section class="similar".*?</section>', page.read_text("utf-8"), re.S)
-    assert section is not None
-    return [(href, html.unescape(re.sub(r"<[^>]+>", "", title))) for href, title in re.findall(
-        r'<li><a href="([^"]+)"[^>]*>(.*?)</a>', section.group(0))]
+def _shown(page, url: str) -> list[tuple[str, str]]:
+    """The similar papers a paper page lists once search.js has them: (link, title)."""
+    page.goto(url)
+    page.wait_for_function("() => !document.querySelector('section[data-similar]').dataset.busy")
+    return [tuple(x) for x in page.eval_on_selector_all(
+        "section.similar:not([hidden]) li a", "els => els.map(a => [a.href, a.textContent])")]
 
 
-def test_a_paper_page_lists_them_and_follows_their_titles(store_with_papers, sample_papers):
+def test_a_paper_page_lists_them_and_follows_their_titles(store_with_papers, sample_papers,
+                                                          page):
     cfg, store = store_with_papers
     cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, paper_pages_days=2))
     similar.similar(cfg, store)
@@ -225,25 +226,34 @@ def test_a_paper_page_lists_them_and_follows_their_titles(store_with_papers, sam
     lists = _lists(store)
     papers = {r["arxiv_id"]: r for r in sample_papers.to_pylist()}
     paged = {i for i, r in papers.items() if r["updated"] >= now - dt.timedelta(days=2)}
-    arxiv_id = next(i for i in sorted(paged) if set(lists[i]) - paged and set(lists[i]) & paged)
-    page = cfg.output_path / "paper" / f"{arxiv_id}.html"
-    # In the stored order; a paper with a page of its own links to it, any other to arXiv.
-    assert _shown(page) == [
-        (f"{n}.html" if n in paged else
-         f"https://arxiv.org/abs/{n}v{papers[n]['version']}", papers[n]["title"])
-        for n in lists[arxiv_id]]
-    # A neighbour retitled: the pages listing it are made again, and only those.
+    arxiv_id = next(i for i in sorted(paged) if set(lists[i]) - paged and set(lists[i]) & paged
+                    and not any("$" in papers[n]["title"] for n in lists[i]))
+    listing = cfg.output_path / "paper" / f"{arxiv_id}.html"
+    assert "<li>" not in listing.read_text("utf-8")  # the list is not in the page's bytes
+    with serve(cfg.output_path) as url:
+        # In the stored order; a paper with a page of its own links to it, any other to arXiv.
+        assert _shown(page, f"{url}paper/{arxiv_id}.html") == [
+            (f"{url}paper/{n}.html" if n in paged else f"https://arxiv.org/abs/{n}",
+             " ".join(papers[n]["title"].split())) for n in lists[arxiv_id]]
+    # A neighbour retitled: the page listing it shows the new title without being made again.
     neighbour = next(n for n in lists[arxiv_id] if n in paged)
-    listing = {i for i in paged if neighbour in lists[i]} | {neighbour}
-    other = next(i for i in sorted(paged) if i not in listing)
-    untouched = (cfg.output_path / "paper" / f"{other}.html").stat().st_mtime_ns
+    untouched = listing.stat().st_mtime_ns
     titles = sample_papers["title"].to_pylist()
     titles[sample_papers["arxiv_id"].to_pylist().index(neighbour)] = "A Retitled Neighbour"
     store.write("papers", sample_papers.set_column(
         sample_papers.schema.get_field_index("title"), "title", pa.array(titles)))
     build.build(cfg, now=now)
-    assert (neighbour + ".html", "A Retitled Neighbour") in _shown(page)
-    assert (cfg.output_path / "paper" / f"{other}.html").stat().st_mtime_ns == untouched
+    with serve(cfg.output_path) as url:
+        assert (f"{url}paper/{neighbour}.html", "A Retitled Neighbour") in _shown(
+            page, f"{url}paper/{arxiv_id}.html")
+    assert listing.stat().st_mtime_ns == untouched
+
+
+def test_a_paper_without_similar_papers_has_no_section(store_with_papers, sample_papers):
+    cfg, _ = store_with_papers
+    build.build(cfg, now=pc.max(sample_papers["updated"]).as_py())  # no lists made
+    pages = list((cfg.output_path / "paper").glob("*.html"))
+    assert pages and not any("data-similar" in p.read_text("utf-8") for p in pages)
 
 
 def test_a_damaged_table_is_named_and_made_anew_by_full(store_with_papers):

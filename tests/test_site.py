@@ -424,10 +424,9 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     fast = _tree(cfg.output_path)
     assert sum(k.startswith("paper/") for k in fast) > 100
 
-    def through_pelican(site, out, paper, shown) -> None:  # the stock path: write_file
+    def through_pelican(site, out, paper) -> None:  # the stock path: write_file
         out.page(paper.path, "paper.html", paper_pages.page_feeds(out, paper), p=paper,
-                 title=paper.title_text, page_url=paper_pages.page_url(site, paper),
-                 similar=shown)
+                 title=paper.title_text, page_url=paper_pages.page_url(site, paper))
 
     monkeypatch.setattr(paper_pages, "render_one", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),

@@ -551,6 +551,9 @@
   var missing = document.getElementById("missing-paper");
   if (missing) missingPaper(missing);
 
+  var similar = document.querySelector("section[data-similar]");
+  if (similar) similarPapers(similar);
+
   var form = document.getElementById("search");
   if (form) page(form);
 
@@ -581,6 +584,25 @@
     }).catch(function (err) {
       why.textContent = String(err.message || err);
     }).then(function () { delete section.dataset.busy; });
+  }
+
+  // A paper page's similar papers, from the index's list (the one 更多类似 shows): titles
+  // linking to their pages, or to arXiv for papers without one. Shown once they are there.
+  function similarPapers(section) {
+    section.dataset.busy = "1";  // tests wait on this
+    similarTo(section.dataset.similar).then(function (r) { return docs(r.docs); })
+      .then(function (found) {
+        var list = section.querySelector("ol");
+        found.forEach(function (d) {
+          var li = document.createElement("li"), a = document.createElement("a");
+          a.href = paperUrl(d);
+          a.textContent = d.title;
+          li.appendChild(a);
+          list.appendChild(li);
+        });
+        section.hidden = !found.length;
+      }).catch(function (err) { console.warn("similar papers:", err.message || err); })
+      .then(function () { delete section.dataset.busy; });
   }
 
   function page(form) {

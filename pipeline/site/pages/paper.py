@@ -7,11 +7,8 @@ import dataclasses
 import hashlib
 import inspect
 import json
-import posixpath
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
-from markupsafe import Markup
 
 import pipeline.site._cite as _cite
 import pipeline.site._diff as _diff
@@ -48,30 +45,28 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
     the page is made again."""
     keys = {}
     for paper in papers:
-        shown = similar(site, paper)
-        key = hashlib.blake2b((salt + repr(vars(paper)) + repr(shown)).encode(),
-                              digest_size=16).hexdigest()
+        # The page says whether it has similar papers, not which (search.js lists them).
+        shown = {**vars(paper), "similar": bool(paper.similar)}
+        key = hashlib.blake2b((salt + repr(shown)).encode(), digest_size=16).hexdigest()
         target = out.root / paper.path
         seen = stamp(target)
         if seen and old.get(paper.path) == [key, *seen]:
             out.writer.keep(target)
         else:
-            render_one(site, out, paper, shown)
+            render_one(site, out, paper)
             seen = stamp(target)
         keys[paper.path] = [key, *(seen or [])]
     return keys
 
 
-def render_one(site: SiteData, out: Output, paper: Paper,
-               shown: list[tuple[str, Markup]]) -> None:
-    out.writer.put(out.root / paper.path, html(site, out, paper, shown).encode("utf-8"))
+def render_one(site: SiteData, out: Output, paper: Paper) -> None:
+    out.writer.put(out.root / paper.path, html(site, out, paper).encode("utf-8"))
 
 
-def html(site: SiteData, out: Output, paper: Paper, shown: list[tuple[str, Markup]]) -> str:
-    """The page: its main block (with the similar papers `shown`) in the chrome rendered
-    once."""
+def html(site: SiteData, out: Output, paper: Paper) -> str:
+    """The page: its main block in the chrome rendered once."""
     feeds = page_feeds(out, paper)
-    data = {"p": paper, "page_url": page_url(site, paper), "similar": shown}
+    data = {"p": paper, "page_url": page_url(site, paper)}
     template = out.template("paper")
     ctx = out.context("../" * paper.path.count("/"), feeds, **data)
     if not paper.title:  # base.html leaves out the title's separator then
@@ -83,23 +78,7 @@ def html(site: SiteData, out: Output, paper: Paper, shown: list[tuple[str, Marku
 
 def sizes(site: SiteData, out: Output, papers: list[Paper]) -> list[int]:
     """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.sample)."""
-    return [len(html(site, out, p, similar(site, p)).encode("utf-8")) for p in papers]
-
-
-def similar(site: SiteData, paper: Paper) -> list[tuple[str, Markup]]:
-    """The papers its page lists as similar: (link, title), part of the page's key. A link
-    relative to the page (a tenth of the list's bytes on 200,000 pages), or to arXiv for a
-    paper without a page here."""
-    here = posixpath.dirname(paper.path)
-    return [(_relative(n.path, here) if n.has_page else n.abs_url, n.title_html)
-            for n in (site.lib.by_id[i] for i in paper.similar)]
-
-
-def _relative(path: str, folder: str) -> str:
-    # Both in paper/ but for old-style ids: a slice, not relpath's walk (20,000 pages × 8).
-    if path.startswith(folder + "/") and "/" not in path[len(folder) + 1:]:
-        return path[len(folder) + 1:]
-    return posixpath.relpath(path, folder)
+    return [len(html(site, out, p).encode("utf-8")) for p in papers]
 
 
 def page_url(site: SiteData, paper: Paper) -> str | None:
