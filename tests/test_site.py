@@ -895,6 +895,30 @@ def test_version_history_links_each_version_on_arxiv(built):
         for n in range(1, revised["version"] + 1)]
 
 
+def test_a_paper_page_says_each_clock_once(built):
+    """A first version was updated when it was published: its page shows when it was
+    published and stored here, and no version history (the clocks say it all); a revised
+    paper's shows its three clocks and every version seen."""
+    s = i18n.strings("zh-CN")
+    rows = [r for r in built[1].read("papers").to_pylist() if r["arxiv_id"] != XSS_ID]
+    seen: dict[str, list[int]] = {}
+    for v in built[1].read("versions").to_pylist():
+        seen.setdefault(v["arxiv_id"], []).append(v["version"])
+    for row in (next(r for r in rows if r["version"] == 1),
+                next(r for r in rows if r["version"] > 1 and len(seen[r["arxiv_id"]]) > 1)):
+        page = lxml_html.parse(str(out(built) / f"paper/{row['arxiv_id']}.html"))
+        clocks = {dt_.text: dt.datetime.fromisoformat(dd.find("time").get("datetime"))
+                  for dt_, dd in zip(page.xpath("//dl[@class='clocks']/dt"),
+                                     page.xpath("//dl[@class='clocks']/dd"), strict=True)}
+        expected = {s["first_seen"]: row["first_seen"], s["published"]: row["published"]}
+        if row["version"] > 1:
+            expected[s["updated"]] = row["updated"]
+        assert clocks == expected
+        versions = page.xpath("//section[@class='timeline']//li/@data-version")
+        assert versions == ([str(v) for v in sorted(seen[row["arxiv_id"]])]
+                            if row["version"] > 1 else [])
+
+
 def test_version_history_shows_how_the_comment_changed(built):
     """The sample's revisions come with a new comment: the timeline of each revised paper
     with a page shows it, the old words removed and the new added."""
