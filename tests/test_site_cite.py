@@ -1,16 +1,31 @@
-"""How a paper is cited: the Highwire and OpenGraph tags of its page's head, and its
-BibTeX entry read back by a BibTeX parser."""
+"""How a paper is cited: the Highwire and OpenGraph tags of its page's head, and the BibTeX
+entry app.js makes from them in chromium, read back by a BibTeX parser."""
 
 from __future__ import annotations
 
 import bibtexparser
+import pyarrow as pa
 import pytest
 from lxml import html as lxml_html
 
-from pipeline.site._cite import bibtex
 from pipeline.site._tex import plain_tex
-from tests.test_search_index import paper
-from tests.test_site import built, out  # noqa: F401 (the module's site fixture)
+from tests.conftest import serve
+from tests.test_site import DAYS, build_at_last_run, built, make_config, out, run_pipeline  # noqa: F401 (the module's site fixture)
+
+# Titles and names as upstream may send them (title, authors, DOI); the entry's fields and
+# key as a BibTeX parser reads them back ("{year}": the paper's).
+CASES = [
+    (("Break} out @misc{evil, title={x}} \\", ["A {B", "C} D", "Ünïcode Nâme"], None),
+     {"key": "b{year}break", "title": "Break out @miscevil, title=x",  # unpaired: no braces
+      "author": "A B and C D and Ünïcode Nâme"}),
+    (("Attention Is All You Need", ["Ashish Vaswani"], "10.1145/3700000.3700001"),
+     {"key": "vaswani{year}attention", "title": "Attention Is All You Need",
+      "author": "Ashish Vaswani", "doi": "10.1145/3700000.3700001"}),
+    (("On the $\\alpha$-Fairness\n of Models", ["Zoë Ångström"], None),  # TeX, as written
+     {"key": "angstrom{year}fairness", "title": "On the $\\alpha$-Fairness of Models",
+      "author": "Zoë Ångström"}),
+    (("深度学习", ["张伟"], None), {"key": "{year}", "title": "深度学习", "author": "张伟"}),
+]
 
 
 def _entry(text: str) -> dict[str, str]:
@@ -21,7 +36,28 @@ def _entry(text: str) -> dict[str, str]:
     return {"key": entry.key, **{f.key: f.value for f in entry.fields}}
 
 
-def test_every_paper_page_carries_its_citation(built):  # noqa: F811
+@pytest.fixture(scope="module")
+def site_with_odd_titles(tmp_path_factory):
+    """A day's site whose first papers have CASES' titles and names; served."""
+    cfg = make_config(tmp_path_factory.mktemp("cite"))
+    store = run_pipeline(cfg, DAYS[:1])
+    table = store.read("papers")
+    rows = table.to_pylist()
+    for row, ((title, authors, doi), _) in zip(rows, CASES, strict=False):
+        row.update(title=title, authors=authors, doi=doi)
+    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    build_at_last_run(cfg)
+    with serve(cfg.output_path) as url:
+        yield url, rows
+
+
+def _bibtex(page, url: str) -> str:
+    page.goto(url)
+    assert page.locator("details.cite").is_visible()
+    return page.locator("#bibtex").text_content()
+
+
+def test_every_paper_page_carries_its_citation_tags(built):  # noqa: F811
     papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
     pages = sorted((out(built) / "paper").glob("*.html"))
     assert len(pages) > 1000
@@ -39,31 +75,28 @@ def test_every_paper_page_carries_its_citation(built):  # noqa: F811
         assert meta["citation_date"] == [row["published"].strftime("%Y/%m/%d")]
         assert meta["citation_arxiv_id"] == [row["arxiv_id"]]
         assert meta["citation_pdf_url"] == [f"https://arxiv.org/pdf/{row['arxiv_id']}v{row['version']}"]
+        assert meta.get("citation_doi") == ([row["doi"]] if row["doi"] else None)
         assert meta["og:url"] == [f"https://example.org/papertrail/paper/{row['arxiv_id']}.html"]
         assert 0 < len(meta["description"][0]) <= 170
+        # The entry is made in the browser, from these tags and the block's data.
         block = page.get_element_by_id("bibtex")
-        assert len(block) == 0  # text only, whatever the title held (XSS_ID's is a script)
-        entry = _entry(block.text_content())
+        assert block.text_content() == "" and block.getparent().get("hidden") is not None
+        assert block.get("data-primary") == row["primary_category"]
+
+
+def test_the_entry_is_in_arxivs_shape_whatever_the_title_and_names_hold(
+        page, site_with_odd_titles):
+    url, rows = site_with_odd_titles
+    for row, (_, expected) in zip(rows, CASES, strict=False):
+        entry = _entry(_bibtex(page, f"{url}paper/{row['arxiv_id']}.html"))
+        year = str(row["published"].year)
+        assert entry == {**expected, "key": expected["key"].format(year=year), "year": year,
+                         "eprint": row["arxiv_id"], "archivePrefix": "arXiv",
+                         "primaryClass": row["primary_category"],
+                         "url": f"https://arxiv.org/abs/{row['arxiv_id']}"}
+    for row in rows[len(CASES):len(CASES) + 20]:  # the sample's own
+        entry = _entry(_bibtex(page, f"{url}paper/{row['arxiv_id']}.html"))
         assert entry["eprint"] == row["arxiv_id"]
         assert entry["author"].split(" and ") == [" ".join(a.split()) for a in row["authors"]]
         assert entry["year"] == str(row["published"].year)
-
-
-def test_hostile_text_stays_inside_its_bibtex_field():
-    p = paper(1, title="Break} out @misc{evil, title={x}} \\",
-              authors=("A {B", "C} D", "Ünïcode Nâme"))
-    entry = _entry(bibtex(p))
-    assert set(entry) == {"key", "title", "author", "year", "eprint", "archivePrefix",
-                          "primaryClass", "url"}
-    assert entry["title"] == "Break out @miscevil, title=x"  # unpaired: braces dropped
-    assert entry["author"] == "A B and C D and Ünïcode Nâme"
-    assert entry["key"] == "b2026break"
-
-
-@pytest.mark.parametrize(("title", "authors", "key"), [
-    ("Attention Is All You Need", ("Ashish Vaswani",), "vaswani2026attention"),
-    ("On the $\\alpha$-Fairness of Models", ("Zoë Ångström",), "angstrom2026fairness"),
-    ("深度学习", ("张伟",), "2026"),
-])
-def test_a_citation_key_is_ascii_and_says_who_when_and_what(title, authors, key):
-    assert _entry(bibtex(paper(1, title=title, authors=authors)))["key"] == key
+        assert entry["title"] == " ".join(row["title"].split())

@@ -12,7 +12,6 @@ from pelican.settings import read_settings
 import pipeline.site.i18n as i18n
 from pipeline._ids import is_category
 from pipeline.config import Config
-from pipeline.site._cite import bibtex
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._html import bdi, meta_tags
 from pipeline.site._tex import render_tex
@@ -38,9 +37,8 @@ _FIXED: dict[str, object] = {
     # `c is category`: only a code of arXiv's taxonomy links to a category page.
     "JINJA_TESTS": {"category": is_category},
     # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML;
-    # `paper | bibtex`: how to cite it; `names | bdi(12)` and `names | meta_tags(name)`:
-    # lists joined in one step (_html).
-    "JINJA_FILTERS": {"tex": render_tex, "bibtex": bibtex, "bdi": bdi, "meta_tags": meta_tags},
+    # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
+    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",

@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-import pipeline.site._cite as _cite
 import pipeline.site._diff as _diff
 import pipeline.site._html as _html
 import pipeline.site._math as _math
@@ -106,9 +105,9 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
 def salt(site: SiteData) -> str:
     """What every paper page depends on besides its own data."""
     parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # TeX, math, diffs, change notes, citations and name lists are made while a page
-    # renders, from its data.
-    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _cite, _html)]
+    # TeX, math, diffs, change notes and name lists are made while a page renders, from its
+    # data.
+    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _html)]
     # Where the site is written, by how many processes, what its feeds hold and how large
     # it may grow change no paper page's bytes.
     settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
