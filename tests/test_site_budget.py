@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import os
 import re
+import time
 import weakref
 from collections import Counter
 from pathlib import Path
@@ -18,6 +20,7 @@ from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.site import _search, generator
+from pipeline.site._budget import PaperPages
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import serve
@@ -157,12 +160,14 @@ def _in_an_empty_folder(cfg: config_mod.Config, folder: str) -> config_mod.Confi
 def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
         store_of_a_day, monkeypatch):
     # Neither the index nor a paper page depends on which pages are kept: a page rendered
-    # in a pass whose estimate moved the boundary is not rendered again. Renders are noted
-    # in a file: paper pages render in worker processes.
+    # in a pass whose estimate moved the boundary is not rendered again, and the index's
+    # key, made along with it, is not made again on its own. Renders are noted in a file:
+    # paper pages and the index render in worker processes.
     root = store_of_a_day
     whole, pages = _whole_site(root)
     noted = root / "rendered.txt"
     render_one, build_index = paper_pages.render_one, _search.build_index
+    fingerprint = _search.fingerprint
 
     def note(line: str) -> None:
         with open(noted, "a", encoding="utf-8") as fh:
@@ -176,8 +181,13 @@ def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
         note("index")
         return build_index(*args, **kwargs)
 
+    def keyed(*args, **kwargs):
+        note("key")
+        return fingerprint(*args, **kwargs)
+
     monkeypatch.setattr(paper_pages, "render_one", rendered)
     monkeypatch.setattr(_search, "build_index", indexed)
+    monkeypatch.setattr(_search, "fingerprint", keyed)
     cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "cold")
     report = build_at_last_run(cfg)
 
@@ -185,10 +195,66 @@ def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
     kept = {str(p.relative_to(cfg.output_path))
             for p in (cfg.output_path / "paper").glob("*.html")}
     assert report.left_out > 0 and kept
-    assert lines.pop("index") == 1
+    assert lines.pop("index") == 1 and "key" not in lines
     assert set(lines.values()) == {1}
     assert kept <= set(lines)
     assert report.size_bytes <= cfg.site.max_site_mb * 1e6
+
+
+def test_pages_that_wait_for_the_index_render_meanwhile_and_those_left_out_go(
+        store_of_a_day, monkeypatch):
+    # When the pages would not fit even with nothing else (at 200,000 papers, not in a
+    # day's sample: it is forced here, once), they wait for the rest to be measured, the
+    # index too; the build's process renders the newest meanwhile (the index is slowed, as
+    # it is the longest part at scale). None is rendered twice, and those that then give
+    # way are gone when the build ends.
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    noted = root / "waited.txt"
+    render_one, build_index = paper_pages.render_one, _search.build_index
+    to_render = PaperPages.to_render
+    forced: list[bool] = []
+
+    def rendered(site, out, paper):
+        with open(noted, "a", encoding="utf-8") as fh:
+            fh.write(f"{paper.path} {os.getpid()}\n")
+        render_one(site, out, paper)
+
+    def slow_index(*args, **kwargs):
+        time.sleep(3)
+        return build_index(*args, **kwargs)
+
+    def waiting_once(self, sizes):
+        if not forced:
+            forced.append(True)
+            return None
+        return to_render(self, sizes)
+
+    monkeypatch.setattr(paper_pages, "render_one", rendered)
+    monkeypatch.setattr(_search, "build_index", slow_index)
+    monkeypatch.setattr(PaperPages, "to_render", waiting_once)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "waited")
+    report = build_at_last_run(cfg)
+
+    lines = [line.split() for line in noted.read_text("utf-8").splitlines()]
+    by_this_process = {path for path, pid in lines if int(pid) == os.getpid()}
+    kept = {str(p.relative_to(cfg.output_path))
+            for p in (cfg.output_path / "paper").glob("*.html")}
+    assert forced and report.left_out > 0 and kept
+    assert by_this_process - kept  # rendered while waiting, then given way: removed
+    assert by_this_process & kept
+    assert Counter(path for path, _ in lines).most_common(1)[0][1] == 1
+    assert kept <= {path for path, _ in lines}
+    papers = Store(root / "data").read("papers").num_rows
+    assert len(kept) == papers - report.left_out
+    assert _bytes_on_disk(cfg.output_path) <= cfg.site.max_site_mb * 1e6
+    assert build_at_last_run(cfg).written == 0
+    # The pages rendered while waiting take no room from the rest: the boundary is the one
+    # drawn when none is rendered while waiting.
+    monkeypatch.setattr(_search, "build_index", build_index)
+    forced.clear()
+    assert build_at_last_run(_in_an_empty_folder(cfg, "unhurried")).left_out == \
+        report.left_out
 
 
 def test_search_links_a_paper_to_its_page_only_while_the_site_keeps_it(

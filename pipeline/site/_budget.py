@@ -4,8 +4,9 @@ Lists, feeds and search stay whole; the oldest paper pages give way, and their p
 to arXiv from the lists, as papers past paper_pages_days do. Each pass first renders a
 sample of the paper pages in memory to estimate their bytes. When they would not all fit
 even if nothing else took any room, the pass renders everything else first, measures it,
-and the oldest pages give way before any page is rendered; otherwise the paper pages
-render alongside the rest. At the end the whole site is measured, and when it is over the
+and the oldest pages give way (while the search index, the longest part, is still being
+made, the build's process renders the newest pages: those kept are not rendered again);
+otherwise the paper pages render alongside the rest. At the end the whole site is measured, and when it is over the
 limit, the oldest pages whose own bytes cover the excess give way. When pages gave way
 the pass starts again: the writer skips every file whose bytes did not change, and the
 cards, the search index and the pages already rendered carry over (none depends on which
@@ -144,7 +145,8 @@ class PaperPages:
         what the rest took, as estimated, leaving the headroom free."""
         kept = self.kept
         out = Path(writer.output_path)
-        rest = _bytes(out, {os.path.normpath(p) for p in writer.files()})
+        ahead = {os.path.normpath(out / p.path) for p in kept}  # rendered while it waited
+        rest = _bytes(out, {os.path.normpath(p) for p in writer.files()} - ahead)
         if rest > self.limit:
             self._too_large(rest, len(kept))
         cut = self._cut(kept, sizes, rest)

@@ -88,6 +88,10 @@ class Workers:
             self.count, maxtasksperchild=TASKS_PER_WORKER)
         self.pending = self.pool.map_async(_run, range(len(tasks)), chunksize=1)
 
+    def running(self) -> bool:
+        """Whether tasks still run in the workers (never when finish() is to run them)."""
+        return self.pending is not None and not self.pending.ready()
+
     def finish(self) -> list[Any]:
         global _FORKED
         if self.pool is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gc
 import logging
 from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pelican.generators import Generator
@@ -72,19 +73,28 @@ class PaperTrailGenerator(Generator):
     def _render(self, site: data.SiteData, writer: SkipUnchangedWriter) -> None:
         """Pass after pass until the site fits under [site] max_site_mb. Pages render from
         has_page as the papers hold it when they render, so a pass needs no SiteData of its
-        own; the cards, and the paper pages whose links did not change, carry over."""
+        own; the cards, the paper pages and the search index carry over (Carried)."""
         pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(site))
         others = writer.files()  # Pelican's own pages (about), made before this generator
         cards: Cards = {}
-        rendered: dict[str, list] = {}  # the paper pages' keys, as the passes render them
+        carried = Carried()
         while True:
-            if render_site(Output(site, writer, self.env, cards), pages, rendered) \
+            if render_site(Output(site, writer, self.env, cards), pages, carried) \
                     and pages.fit(writer):
                 break
             writer.restart(others)
 
 
-def render_site(out: Output, pages: PaperPages, rendered: dict[str, list]) -> bool:
+@dataclass
+class Carried:
+    """What a pass hands the next, none of it depending on which pages are kept: the keys
+    of the paper pages and of the search index it rendered."""
+
+    pages: dict[str, list] = field(default_factory=dict)
+    index: str | None = None
+
+
+def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
     """The site, its paper pages only when they would fit even if nothing else took any
     room; False when the pages kept, as estimated, do not fit in what the rest leaves, and
     the oldest gave way: the site is to be rendered again without them (see _budget)."""
@@ -95,14 +105,22 @@ def render_site(out: Output, pages: PaperPages, rendered: dict[str, list]) -> bo
     # renders the rest; the index first, as the longest single part.
     rendering = pages.to_render(sizes)
     workers = _workers.Workers(out, _workers.jobs(site.cfg.site.build_jobs))
-    workers.start([(search.render_index, ()),
-                   *paper.tasks(site, out, rendering or [], rendered, pages.salt)])
+    workers.start([(search.render_index, (carried.index,)),
+                   *paper.tasks(site, out, rendering or [], carried.pages, pages.salt)])
     names = [path for render in _IN_PROCESS for path in render(site, out)]
     names += [p.path for p in site.paged]
     sitemap.render(site, out, names)
-    _, *keys = workers.finish()  # the index's task writes no page
+    if rendering is None:
+        # The pages wait for the rest to be measured, the index too. Until it is, this
+        # process renders the newest pages: those the boundary keeps carry over to the next
+        # pass, any other is removed as stale when the build ends.
+        for fn, args in paper.tasks(site, out, pages.kept[::-1], carried.pages, pages.salt):
+            if not workers.running():
+                break
+            carried.pages.update(fn(site, out, *args))
+    carried.index, *keys = workers.finish()
     for chunk in keys:
-        rendered.update(chunk)
+        carried.pages.update(chunk)
     if rendering is None:
         pages.give_way(out.writer, sizes)
         return False
