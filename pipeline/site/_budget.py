@@ -5,13 +5,14 @@ to arXiv from the lists, as papers past paper_pages_days do. Each pass first ren
 sample of the paper pages in memory to estimate their bytes. When they would not all fit
 even if nothing else took any room, the pass renders everything else first, measures it,
 and the oldest pages give way (while the search index, the longest part, is still being
-made, the build's process renders the newest pages: those kept are not rendered again);
-otherwise the paper pages render alongside the rest. At the end the whole site is measured, and when it is over the
-limit, the oldest pages whose own bytes cover the excess give way. When pages gave way
-the pass starts again: the writer skips every file whose bytes did not change, and the
-cards, the search index and the pages already rendered carry over (none depends on which
-pages are kept). The boundary is recorded, so the next build starts from it:
-a rebuild of unchanged data is one pass that writes nothing.
+made, the build's process renders the newest pages that may be kept: those kept are not
+rendered again); otherwise the paper pages render alongside the rest. At the end the
+whole site is measured, and when it is over the limit, the oldest pages whose own bytes
+cover the excess give way. When pages gave way the pass starts again: the writer skips
+every file whose bytes did not change, and the cards, the search index and the pages
+already rendered carry over (none depends on which pages are kept). The boundary is
+recorded, so the next build starts from it: a rebuild of unchanged data is one pass that
+writes nothing.
 """
 
 from __future__ import annotations
@@ -140,17 +141,28 @@ class PaperPages:
         kept = self.kept
         return None if self._cut(kept, sizes, 0) else kept[::-1]
 
+    def ahead(self, writer: SkipUnchangedWriter, sizes: list[int]) -> list[Paper]:
+        """With the pages waiting and the rest rendered but for the index: the newest pages,
+        newest first, that would fit if the index took no room. The pages kept will be
+        among them."""
+        kept = self.kept
+        return kept[self._cut(kept, sizes, self._rest(writer)):][::-1]
+
     def give_way(self, writer: SkipUnchangedWriter, sizes: list[int]) -> None:
         """With the rest of the site rendered and the pages waiting: the oldest give way to
         what the rest took, as estimated, leaving the headroom free."""
         kept = self.kept
-        out = Path(writer.output_path)
-        ahead = {os.path.normpath(out / p.path) for p in kept}  # rendered while it waited
-        rest = _bytes(out, {os.path.normpath(p) for p in writer.files()} - ahead)
+        rest = self._rest(writer)
         if rest > self.limit:
             self._too_large(rest, len(kept))
         cut = self._cut(kept, sizes, rest)
         self.keep_from(order(kept[cut]) if cut < len(kept) else _PAST_ALL)
+
+    def _rest(self, writer: SkipUnchangedWriter) -> int:
+        """The bytes of everything but the paper pages (some may be rendered ahead)."""
+        out = Path(writer.output_path)
+        pages = {os.path.normpath(out / p.path) for p in self.eligible}
+        return _bytes(out, {os.path.normpath(p) for p in writer.files()} - pages)
 
     def fit(self, writer: SkipUnchangedWriter) -> bool:
         """Record this pass's boundary, then measure; when over the limit, move the boundary

@@ -110,11 +110,12 @@ def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
     names = [path for render in _IN_PROCESS for path in render(site, out)]
     names += [p.path for p in site.paged]
     sitemap.render(site, out, names)
-    if rendering is None:
+    if rendering is None and workers.running():
         # The pages wait for the rest to be measured, the index too. Until it is, this
-        # process renders the newest pages: those the boundary keeps carry over to the next
-        # pass, any other is removed as stale when the build ends.
-        for fn, args in paper.tasks(site, out, pages.kept[::-1], carried.pages, pages.salt):
+        # process renders the newest of those that may be kept: those the boundary keeps
+        # carry over to the next pass, any other is removed as stale when the build ends.
+        ahead = pages.ahead(out.writer, sizes)
+        for fn, args in paper.tasks(site, out, ahead, carried.pages, pages.salt):
             if not workers.running():
                 break
             carried.pages.update(fn(site, out, *args))
