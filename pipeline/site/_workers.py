@@ -84,8 +84,11 @@ class Workers:
             return  # finish() runs them here
         global _FORKED
         _FORKED = (self.out, tasks)  # forked workers inherit them and all the tasks read
+        # No more workers than tasks: an idle one would still share the build's memory, and
+        # each page of it the build then writes to would be copied (a first pass whose
+        # pages wait runs the index alone, while the build's process renders pages).
         self.pool = multiprocessing.get_context("fork").Pool(
-            self.count, maxtasksperchild=TASKS_PER_WORKER)
+            min(self.count, len(tasks)), maxtasksperchild=TASKS_PER_WORKER)
         self.pending = self.pool.map_async(_run, range(len(tasks)), chunksize=1)
 
     def running(self) -> bool:
