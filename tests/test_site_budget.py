@@ -10,6 +10,7 @@ import re
 import time
 import weakref
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -157,6 +158,20 @@ def _in_an_empty_folder(cfg: config_mod.Config, folder: str) -> config_mod.Confi
     return dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path(folder)))
 
 
+def _noting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, noted: Path,
+            what: Callable[..., str]) -> None:
+    """`owner.name` adds a line to `noted` at each call: what(its arguments) and the
+    process that called it (paper pages and the index render in worker processes)."""
+    real = getattr(owner, name)
+
+    def noting(*args, **kwargs):
+        with open(noted, "a", encoding="utf-8") as fh:
+            fh.write(f"{what(*args)} {os.getpid()}\n")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, noting)
+
+
 def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
         store_of_a_day, monkeypatch):
     # Neither the index nor a paper page depends on which pages are kept: a page rendered
@@ -166,32 +181,13 @@ def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
     root = store_of_a_day
     whole, pages = _whole_site(root)
     noted = root / "rendered.txt"
-    render_one, build_index = paper_pages.render_one, _search.build_index
-    fingerprint = _search.fingerprint
-
-    def note(line: str) -> None:
-        with open(noted, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
-
-    def rendered(site, out, paper):
-        note(paper.path)
-        render_one(site, out, paper)
-
-    def indexed(*args, **kwargs):
-        note("index")
-        return build_index(*args, **kwargs)
-
-    def keyed(*args, **kwargs):
-        note("key")
-        return fingerprint(*args, **kwargs)
-
-    monkeypatch.setattr(paper_pages, "render_one", rendered)
-    monkeypatch.setattr(_search, "build_index", indexed)
-    monkeypatch.setattr(_search, "fingerprint", keyed)
+    _noting(monkeypatch, paper_pages, "render_one", noted, lambda site, out, paper: paper.path)
+    _noting(monkeypatch, _search, "build_index", noted, lambda *args: "index")
+    _noting(monkeypatch, _search, "fingerprint", noted, lambda *args: "key")
     cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "cold")
     report = build_at_last_run(cfg)
 
-    lines = Counter(noted.read_text("utf-8").split())
+    lines = Counter(line.split()[0] for line in noted.read_text("utf-8").splitlines())
     kept = {str(p.relative_to(cfg.output_path))
             for p in (cfg.output_path / "paper").glob("*.html")}
     assert report.left_out > 0 and kept
@@ -211,14 +207,8 @@ def test_pages_that_wait_for_the_index_render_meanwhile_and_those_left_out_go(
     root = store_of_a_day
     whole, pages = _whole_site(root)
     noted = root / "waited.txt"
-    render_one, build_index = paper_pages.render_one, _search.build_index
-    to_render = PaperPages.to_render
+    build_index, to_render = _search.build_index, PaperPages.to_render
     forced: list[bool] = []
-
-    def rendered(site, out, paper):
-        with open(noted, "a", encoding="utf-8") as fh:
-            fh.write(f"{paper.path} {os.getpid()}\n")
-        render_one(site, out, paper)
 
     def slow_index(*args, **kwargs):
         time.sleep(3)
@@ -230,7 +220,7 @@ def test_pages_that_wait_for_the_index_render_meanwhile_and_those_left_out_go(
             return None
         return to_render(self, sizes)
 
-    monkeypatch.setattr(paper_pages, "render_one", rendered)
+    _noting(monkeypatch, paper_pages, "render_one", noted, lambda site, out, paper: paper.path)
     monkeypatch.setattr(_search, "build_index", slow_index)
     monkeypatch.setattr(PaperPages, "to_render", waiting_once)
     cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "waited")

@@ -134,6 +134,17 @@ def _limited(root: Path, output: str, max_site_mb: float) -> config_mod.Config:
     return config_mod.load(path)
 
 
+def _a_day_and_a_limit_for_half_its_pages(root: Path) -> tuple[dt.datetime, float]:
+    """A store of the sample's first day: its last run, and a max_site_mb that leaves out
+    about half its paper pages."""
+    full = _limited(root, "full", 10_000)
+    now = _last_run(run_pipeline(full, DAYS[:1]))
+    build_mod.build(full, now=now)
+    whole = sum(len(v) for v in _files(full.output_path).values())
+    pages = sum(len(v) for k, v in _files(full.output_path).items() if k.startswith("paper/"))
+    return now, (whole - pages / 2) / 1e6
+
+
 # Killed after the first pass's lists (no paper page yet), amid its paper pages (some of
 # them to be left out), after the second pass's lists (rewritten, the pages left out not
 # yet removed), and after the record of the boundary (before the manifest).
@@ -141,13 +152,7 @@ def _limited(root: Path, output: str, max_site_mb: float) -> config_mod.Config:
                                      ("budget.json", 1)])
 def test_a_build_killed_while_fitting_max_site_mb_leaves_what_an_uninterrupted_one_makes(
         tmp_path, part, n):
-    full = _limited(tmp_path, "full", 10_000)
-    store = run_pipeline(full, DAYS[:1])
-    now = _last_run(store)
-    build_mod.build(full, now=now)
-    whole = sum(len(v) for v in _files(full.output_path).values())
-    pages = sum(len(v) for k, v in _files(full.output_path).items() if k.startswith("paper/"))
-    limit = (whole - pages / 2) / 1e6
+    now, limit = _a_day_and_a_limit_for_half_its_pages(tmp_path)
     killed = _limited(tmp_path, "out", limit)
     child = subprocess.run([sys.executable, "-c", _KILLER, str(killed.path), now.isoformat(),
                             part, str(n)], cwd=REPO, capture_output=True, text=True,
@@ -203,13 +208,7 @@ sys.exit("the build finished before it was killed")
 @pytest.mark.parametrize("at", ["page", "give_way"])
 def test_a_build_killed_amid_the_pages_it_renders_while_they_wait_leaves_no_trace(
         tmp_path, at):
-    full = _limited(tmp_path, "full", 10_000)
-    store = run_pipeline(full, DAYS[:1])
-    now = _last_run(store)
-    build_mod.build(full, now=now)
-    whole = sum(len(v) for v in _files(full.output_path).values())
-    pages = sum(len(v) for k, v in _files(full.output_path).items() if k.startswith("paper/"))
-    limit = (whole - pages / 2) / 1e6
+    now, limit = _a_day_and_a_limit_for_half_its_pages(tmp_path)
     killed = _limited(tmp_path, "out", limit)
     killed.path.write_text(killed.path.read_text("utf-8").replace("build_jobs = 1",
                                                                    "build_jobs = 2"))
