@@ -45,8 +45,8 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
     keys = {}
     for paper in papers:
         # The page says whether it has similar papers, not which (search.js lists them).
-        shown = {**vars(paper), "similar": bool(paper.similar)}
-        key = hashlib.blake2b((salt + repr(shown)).encode(), digest_size=16).hexdigest()
+        state = {**vars(paper), "similar": bool(paper.similar)}
+        key = hashlib.blake2b((salt + repr(state)).encode(), digest_size=16).hexdigest()
         target = out.root / paper.path
         seen = stamp(target)
         if seen and old.get(paper.path) == [key, *seen]:
