@@ -78,7 +78,7 @@
   // "lastname2026word": the first author's family name, the year, the title's first
   // significant word, in ASCII letters and digits (names in other scripts give none).
   function citeKey(first, year, title) {
-    var family = words(first).length ? words(first)[words(first).length - 1] : "";
+    var family = words(first).pop() || "";
     var significant = words(ascii(title)).filter(function (w) {
       return SMALL.indexOf(w.toLowerCase()) < 0;
     });
