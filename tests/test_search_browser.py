@@ -368,6 +368,41 @@ def test_the_bibtex_copy_button_copies_the_entry(page, site):
     assert copied.startswith("@misc{") and f"eprint={{{site['digest_id']}}}" in copied
 
 
+def _top(pg, path: str) -> str:
+    """The header's nav and search box as the page shows them."""
+    pg.goto(path)
+    return pg.eval_on_selector(".top", "top => Array.from(top.children).slice(1)"
+                               ".map(e => e.outerHTML).join('\\n')")
+
+
+def test_a_paper_page_shows_the_sites_nav_and_its_boxes_that_ui_js_holds(page, site,
+                                                                           browser):
+    pid = site["digest_id"]
+    html = (site["out"] / "paper" / f"{pid}.html").read_text("utf-8")
+    for part in ("<nav", 'class="quick"', "data-save", 'id="bibtex"', "data-follows",
+                 "相似论文"):
+        assert part not in html  # once in theme/ui.js, not in every page
+    # The nav and box that a page at the same depth renders (none of its links current).
+    assert _top(page, site["url"] + f"paper/{pid}.html") == _top(page, site["url"] + "about/")
+    page.goto(site["url"] + f"paper/{pid}.html")
+    order = page.eval_on_selector("article.paper", "a => Array.from(a.children).map(e => "
+                                  "e.className || e.tagName.toLowerCase())")
+    links = order.index("links")
+    assert order[links + 1:links + 4] == ["save", "cite", "follows"]
+    assert order[-1] == "similar"
+    assert page.locator("section.similar").get_attribute("data-similar") == pid
+    page.locator(".top nav a").first.click()
+    page.wait_for_url("**/library/updated/all/")
+    # Without scripts the page still reads, and links home.
+    context = browser.new_context(java_script_enabled=False)
+    bare = context.new_page()
+    bare.goto(site["url"] + f"paper/{pid}.html")
+    assert bare.locator("h1").is_visible() and bare.locator("details.abstract p").is_visible()
+    assert bare.locator(".top a.brand").get_attribute("href") == "../index.html"
+    assert bare.locator("nav").count() == 0 and bare.locator("details.cite").count() == 0
+    context.close()
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_home_page_shows_a_paper_on_its_first_screen(page, site, scheme):
     page.set_viewport_size({"width": 1366, "height": 900})

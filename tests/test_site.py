@@ -218,7 +218,7 @@ def test_untrusted_text_stays_text_everywhere(built):
             assert not any(k.startswith("on") for k in attrs), (path, tag, attrs)
             assert not (attrs.get("href") or "").lower().startswith("javascript:"), path
             if tag == "script":
-                assert re.search(r"theme/(app|search|follow)\.js$", attrs.get("src", "")), path
+                assert re.search(r"theme/(ui|app|search|follow)\.js$", attrs.get("src", "")), path
     # the digest (machine output) is labelled and escaped
     assert "test-model" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
 
@@ -819,7 +819,7 @@ def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(buil
     main = page.find(".//main/article")
     order = [e.get("class") or e.tag for e in main]
     assert order.index("lead") == order.index("h1") + 1  # the one line under the title
-    assert order.index("digest") < order.index("abstract") < order.index("follows")
+    assert order.index("digest") < order.index("abstract") < order.index("links")
     assert "onerror" in main.find(".//p[@class='lead']").text_content()  # as text, escaped
     assert main.find(".//p[@class='lead']").find(".//img") is None
     # No digest: the page says why, in the site's language.

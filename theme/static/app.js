@@ -1,13 +1,31 @@
 // PaperTrail: refresh the home page's numbers every minute from status.json, no reload;
-// on a paper page, make and copy its BibTeX, show its changes side by side on a wide
-// screen and, on a phone, fold its abstract under its digest.
-// Reading works without this script (the abstract then stays open; no BibTeX is shown,
-// the citation tags in the head are what reference managers read).
+// on a paper page, put the nav and ui.js's boxes in place, make and copy its BibTeX, show
+// its changes side by side on a wide screen and, on a phone, fold its abstract under its
+// digest.
+// Reading works without this script (the abstract then stays open; a paper page links
+// home but shows no nav and no BibTeX, the citation tags in the head are what reference
+// managers read).
 (function () {
   "use strict";
   var script = document.currentScript;
   var root = script ? script.src.replace(/theme\/app\.js(\?.*)?$/, "") : "";
   var REFRESH_MS = 60 * 1000;
+
+  // A paper page carries neither the site's nav nor the boxes only scripts fill (the save
+  // box, the BibTeX block, the follow buttons, the similar papers): ui.js holds them once,
+  // in the site's language, and they are put in place here, before the other scripts run.
+  // Without scripts the page keeps its brand link home.
+  var ui = window.PaperTrailUI, paper = document.querySelector("article.paper[data-primary]");
+  if (script && ui && paper) {
+    var relative = script.getAttribute("src").replace(/theme\/app\.js(\?.*)?$/, "");
+    document.querySelector(".top .brand")
+      .insertAdjacentHTML("afterend", ui.top.split(ui.root).join(relative));
+    paper.querySelector(".links").insertAdjacentHTML("afterend", ui.tools);
+    if (paper.dataset.similar) {
+      paper.insertAdjacentHTML("beforeend", ui.similar);
+      paper.querySelector("section[data-similar]").dataset.similar = paper.dataset.similar;
+    }
+  }
 
   function show(key, value) {
     var nodes = document.querySelectorAll('[data-stat="' + key + '"]');
@@ -108,8 +126,8 @@
   // Made from the page's citation tags: carried in the page, it was 0.56 KB of every
   // page's ~7. Its block stays hidden without this script.
   var cite = document.getElementById("bibtex");
-  if (cite) {
-    cite.textContent = bibtex(cite.dataset);
+  if (cite && paper) {
+    cite.textContent = bibtex(paper.dataset);
     cite.closest("details").hidden = false;
   }
 

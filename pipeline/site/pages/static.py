@@ -1,9 +1,12 @@
-"""The theme's css and js."""
+"""The theme's css and js, and ui.js: what paper pages show only through their scripts, in
+the site's language (theme/templates/ui.js)."""
 
 from __future__ import annotations
 
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
+
+_ROOT = "\ue000"  # stands for a page's relative root in ui.js's links (app.js puts it in)
 
 
 def render(site: SiteData, out: Output) -> list[str]:
@@ -13,4 +16,6 @@ def render(site: SiteData, out: Output) -> list[str]:
     for path in sorted(static.rglob("*")):
         if path.is_file():
             out.writer.put(out.root / "theme" / path.relative_to(static), path.read_bytes())
+    ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=_ROOT)
+    out.writer.put(out.root / "theme" / "ui.js", ui.encode("utf-8"))
     return []
