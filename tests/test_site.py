@@ -426,7 +426,7 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
 
     def through_pelican(site, out, paper) -> None:  # the stock path: write_file
         out.page(paper.path, "paper.html", paper_pages.page_feeds(out, paper), p=paper,
-                 title=paper.title_text, page_url=paper_pages.page_url(site, paper))
+                 title=paper.title_text)
 
     monkeypatch.setattr(paper_pages, "render_one", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),

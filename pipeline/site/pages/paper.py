@@ -65,7 +65,7 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
 def html(site: SiteData, out: Output, paper: Paper) -> str:
     """The page: its main block in the chrome rendered once."""
     feeds = page_feeds(out, paper)
-    data = {"p": paper, "page_url": page_url(site, paper)}
+    data = {"p": paper}
     template = out.template("paper")
     ctx = out.context("../" * paper.path.count("/"), feeds, **data)
     if not paper.title:  # base.html leaves out the title's separator then
@@ -78,12 +78,6 @@ def html(site: SiteData, out: Output, paper: Paper) -> str:
 def sizes(site: SiteData, out: Output, papers: list[Paper]) -> list[int]:
     """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.sample)."""
     return [len(html(site, out, p).encode("utf-8")) for p in papers]
-
-
-def page_url(site: SiteData, paper: Paper) -> str | None:
-    """The page's address for link previews, when the site knows where it is served."""
-    base = site.cfg.site.base_url
-    return f"{base.rstrip('/')}/{paper.path}" if base else None
 
 
 def page_feeds(out: Output, paper: Paper) -> tuple[FeedSpec, ...]:
