@@ -318,6 +318,11 @@ def test_english_build(tmp_path):
     home = (cfg.output_path / "index.html").read_text("utf-8")
     assert '<html lang="en">' in home and "Never miss the next important paper." in home
     assert "Beijing time" in home and "新增论文" not in home
+    # What paper pages show only through their scripts is in the site's language too.
+    ui = (cfg.output_path / "theme" / "ui.js").read_text("utf-8")
+    parts = json.loads(ui.split("window.PaperTrailUI = ", 1)[1].rstrip().removesuffix(";"))
+    assert ">Browse the library</a>" in parts["top"] and ">Similar papers</h2>" in parts["similar"]
+    assert ">Cite (BibTeX)</summary>" in parts["tools"]
 
 
 def test_catalogue_has_every_key_in_both_languages():
