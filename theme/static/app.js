@@ -8,7 +8,8 @@
 (function () {
   "use strict";
   var script = document.currentScript;
-  var root = script ? script.src.replace(/theme\/app\.js(\?.*)?$/, "") : "";
+  // The site's root relative to the page: where fetches and the nav's links start.
+  var root = script ? script.getAttribute("src").replace(/theme\/app\.js(\?.*)?$/, "") : "";
   var REFRESH_MS = 60 * 1000;
 
   // A paper page carries neither the site's nav nor the boxes only scripts fill (the save
@@ -17,9 +18,8 @@
   // Without scripts the page keeps its brand link home.
   var ui = window.PaperTrailUI, paper = document.querySelector("article.paper[data-primary]");
   if (script && ui && paper) {
-    var relative = script.getAttribute("src").replace(/theme\/app\.js(\?.*)?$/, "");
     document.querySelector(".top .brand")
-      .insertAdjacentHTML("afterend", ui.top.split(ui.root).join(relative));
+      .insertAdjacentHTML("afterend", ui.top.split(ui.root).join(root));
     paper.querySelector(".links").insertAdjacentHTML("afterend", ui.tools);
     if (paper.dataset.similar) {
       paper.insertAdjacentHTML("beforeend", ui.similar);

@@ -65,9 +65,8 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
 def html(site: SiteData, out: Output, paper: Paper) -> str:
     """The page: its main block in the chrome rendered once."""
     feeds = page_feeds(out, paper)
-    data = {"p": paper}
     template = out.template("paper")
-    ctx = out.context("../" * paper.path.count("/"), feeds, **data)
+    ctx = out.context("../" * paper.path.count("/"), feeds, p=paper)
     if not paper.title:  # base.html leaves out the title's separator then
         return template.render({**ctx, "title": paper.title_text})
     blocks = template.new_context(ctx)
