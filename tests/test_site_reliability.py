@@ -105,8 +105,10 @@ def _config(root: Path, language: str, output: str = "out") -> config_mod.Config
     return config_mod.load(path)
 
 
-@pytest.mark.parametrize("part", ["/paper/", "/search/"])
-def test_a_build_killed_midway_leaves_no_page_the_next_build_keeps(tmp_path, part):
+# Killed amid the paper pages, amid the search index, and right after theme/ui.js (the
+# killed build's language in it).
+@pytest.mark.parametrize("part, n", [("/paper/", 5), ("/search/", 5), ("/theme/ui.js", 1)])
+def test_a_build_killed_midway_leaves_no_page_the_next_build_keeps(tmp_path, part, n):
     en = _config(tmp_path, "en")
     store = run_pipeline(en, DAYS[:2])
     now = _last_run(store)
@@ -117,7 +119,7 @@ def test_a_build_killed_midway_leaves_no_page_the_next_build_keeps(tmp_path, par
     zh = _config(tmp_path, "zh-CN")
     _rewrite_papers(store, lambda rows: [r.update(title=r["title"] + " (killed)") for r in rows])
     child = subprocess.run([sys.executable, "-c", _KILLER, str(zh.path), now.isoformat(), part,
-                            "5"], cwd=REPO, capture_output=True, text=True, timeout=300)
+                            str(n)], cwd=REPO, capture_output=True, text=True, timeout=300)
     assert child.returncode == 9, child.stderr
 
     store.write("papers", original)
