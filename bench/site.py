@@ -115,7 +115,7 @@ def child(cfg_path: str) -> None:
             top = path.relative_to(cfg.output_path).parts
             folders[top[0] if len(top) > 1 else "(top)"] += path.stat().st_size
     print(json.dumps({"seconds": seconds, "rss": hwm, "files": report.files,
-                      "left_out": report.left_out,
+                      "light": report.light,
                       "bytes": report.size_bytes, "written": report.written,
                       "home": (cfg.output_path / "index.html").stat().st_size,
                       "folders": folders}))
@@ -177,7 +177,7 @@ def bench(n: int, jobs: int, repeat: int, max_site_mb: float) -> None:
                   f"RSS {full['rss']:.0f} MiB), {full['files']:,} files, "
                   f"{full['bytes'] / 1e6:.0f} MB ({full['bytes'] / 1e6 / (n / 1000):.1f} MB "
                   f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB, "
-                  f"{full['left_out']:,} paper pages left out", flush=True)
+                  f"{full['light']:,} paper pages light", flush=True)
             print("  by folder: " + ", ".join(
                 f"{name} {size / 1e6:.1f} MB" for name, size in
                 sorted(full["folders"].items(), key=lambda kv: -kv[1])), flush=True)

@@ -37,19 +37,24 @@ class BuildReport:
     size_bytes: int
     removed: int
     base_url: str  # [site] base_url the feeds, OPML and sitemap were made with
-    left_out: int = 0  # paper pages left out to stay within [site] max_site_mb
+    light: int = 0  # light paper pages, to stay within [site] max_site_mb
+    left_out: int = 0  # paper pages left out, when even light ones do not all fit
     max_site_mb: float = 0
 
     def line(self) -> str:
         line = (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
                 f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale "
                 f"removed · {self.seconds:.1f} s")
+        if self.light:
+            line += (f"\n{self.light} paper pages light, the oldest, to stay within "
+                     f"[site] max_site_mb = {self.max_site_mb:g}: their article loads with "
+                     "JavaScript")
         if self.left_out:
-            line += (f"\n{self.left_out} paper pages left out, the oldest, to stay within "
-                     f"[site] max_site_mb = {self.max_site_mb:g}: their papers link to arXiv")
+            line += (f"\n{self.left_out} paper pages left out, the oldest, as even light ones "
+                     f"do not all fit in {self.max_site_mb:g} MB: their papers link to arXiv")
         if self.size_bytes > PAGES_LIMIT:
             line += ("\nwarning: the site is larger than GitHub Pages' 1 GB limit; lower "
-                     "[site] max_site_mb to 950 so the oldest paper pages give way")
+                     "[site] max_site_mb to 950 so the oldest paper pages turn light")
         if not self.base_url:
             line += ("\nnote: no [site] base_url: pages link relatively, but feeds, feeds.opml "
                      "and sitemap.xml need absolute URLs (feed readers cannot resolve the "
@@ -99,9 +104,11 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     produced = {os.path.normpath(p) for p in w.files()}
     removed = _remove_stale(out, produced)
     size = sum(os.stat(p).st_size for p in produced)
-    left_out = read_record(out / BUDGET).get("left_out")
+    record = read_record(out / BUDGET)
+    light, left_out = (record.get(k) for k in ("light", "left_out"))
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
                        len(produced), size, removed, cfg.site.base_url,
+                       light if isinstance(light, int) else 0,
                        left_out if isinstance(left_out, int) else 0, cfg.site.max_site_mb)
 
 

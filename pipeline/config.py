@@ -151,7 +151,8 @@ class SiteConfig:
     # way to one that says so and links the day's brief. An entry with its abstract is 2-3
     # KB, so a day of all cs.* (~1,500 papers) is 3-4 MB.
     feed_max_mb: float = _spec(5.0, _between(0.05, 50), "0.05 to 50 MB")
-    # Past it the oldest paper pages are left out. GitHub Pages publishes at most 1 GB and
+    # Past it the oldest paper pages turn light (their article fetched by the page's script,
+    # ~2 KB a paper where a full page is ~5). GitHub Pages publishes at most 1 GB and
     # does not say how it counts (the files, or the archive the workflow uploads): 5% spare.
     max_site_mb: float = _spec(950.0, _at_least(1), "a number of MB ≥ 1")
 

@@ -279,6 +279,36 @@ def test_hostile_text_shows_as_text_and_runs_nothing(page, site):
     assert dialogs == []
 
 
+def test_hostile_text_on_a_light_page_shows_as_text_and_runs_nothing(page, site):
+    """The same paper's page made light: its article and citation tags come from its shard
+    through app.js, and stay text. Every page is made light through the budget's record,
+    from which the next build starts (fit() never makes a page full again)."""
+    cfg = site["out"].parent / "papertrail.toml"
+    light = cfg.with_name("light.toml")
+    light.write_text(cfg.read_text("utf-8").replace('output = "out"', 'output = "light"'),
+                     encoding="utf-8")
+    light_cfg = config_mod.load(light)
+    build_at_last_run(light_cfg)
+    record = light_cfg.output_path / ".papertrail" / "budget.json"
+    record.write_text(json.dumps({**json.loads(record.read_text("utf-8")),
+                                  "first": [2**63, ""]}), encoding="utf-8")
+    assert build_at_last_run(light_cfg).light == len(site["papers"])
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    with serve(light_cfg.output_path) as url:
+        page.goto(f"{url}paper/{XSS_ID}.html")
+        page.wait_for_selector("article.paper[data-primary] .follows button")
+        assert page.locator("main h1").text_content() == XSS_TITLE
+        assert page.locator('meta[name="citation_title"]').get_attribute("content") == \
+            XSS_TITLE
+        assert "<b>Mallory</b>" in page.locator("main .authors").text_content()
+        assert HOSTILE_DIGEST in page.locator("main .lead").text_content()
+        page.wait_for_timeout(300)  # time for an injected image's onerror to have fired
+        assert page.evaluate(
+            "() => document.querySelectorAll('main script, main img, [onerror]').length") == 0
+    assert dialogs == []
+
+
 def test_result_times_are_in_the_sites_zone_with_its_label(page, site):
     other = sorted(site["papers"])[7]
     assert search(page, site, other)[0] == other

@@ -1,10 +1,14 @@
-"""[site] max_site_mb: the site never passes it; the oldest paper pages give way, the lists
-link those papers to arXiv, and the sources page says from when on papers have a page."""
+"""[site] max_site_mb: the site never passes it; the oldest paper pages turn light (their
+article in a shard the page fetches) and keep their address, and when even light pages do
+not all fit the oldest give way and their papers link to arXiv. The sources page says up to
+when pages are light, and from when on papers have one."""
 
 from __future__ import annotations
 
 import dataclasses
 import gc
+import gzip
+import json
 import os
 import re
 import time
@@ -46,9 +50,25 @@ def _bytes_on_disk(root: Path) -> int:
 
 
 def _whole_site(root: Path) -> tuple[int, int]:
-    """The site with every paper page, built again: (its bytes, its paper pages' bytes)."""
-    assert build_at_last_run(_config(root)).left_out == 0
+    """The site with every paper page full, built again: (its bytes, its paper pages'
+    bytes)."""
+    assert build_at_last_run(_config(root)).light == 0
     return _bytes_on_disk(root / "out"), _bytes_on_disk(root / "out" / "paper")
+
+
+def _pages(out: Path) -> tuple[set[str], set[str]]:
+    """The paper pages under `out`, (full, light), by site path."""
+    full, light = set(), set()
+    for page in (out / "paper").glob("*.html"):
+        text = page.read_text("utf-8")
+        (light if 'data-light="' in text else full).add(str(page.relative_to(out)))
+    return full, light
+
+
+def _shards(out: Path) -> dict[str, dict[str, list[str]]]:
+    """Every shard's entries by id, by the shard's name."""
+    return {path.name.removesuffix(".json.gz"): json.loads(gzip.decompress(path.read_bytes()))
+            for path in (out / "paper" / "shards").rglob("*.json.gz")}
 
 
 @pytest.fixture(scope="module")
@@ -61,58 +81,73 @@ def store_of_a_day(tmp_path_factory) -> Path:
     return root
 
 
-def test_the_oldest_paper_pages_give_way_and_the_site_stays_within_the_limit(store_of_a_day):
+def test_the_oldest_paper_pages_turn_light_and_the_site_stays_within_the_limit(
+        store_of_a_day):
     root = store_of_a_day
     out = root / "out"
     whole, pages = _whole_site(root)
     papers = {r["arxiv_id"]: r["updated"] for r in
               Store(root / "data").read("papers").select(["arxiv_id", "updated"]).to_pylist()}
-    limit_mb = (whole - pages / 2) / 1e6
+    limit_mb = (whole - pages / 4) / 1e6
     cfg = _config(root, limit_mb)
 
     report = build_at_last_run(cfg)
 
     assert _bytes_on_disk(out) <= limit_mb * 1e6
     assert report.size_bytes <= limit_mb * 1e6
-    kept = {p.stem for p in (out / "paper").glob("*.html")}
-    left = set(papers) - kept
-    assert report.left_out == len(left) > 0
-    assert f"{len(left)} paper pages left out" in report.line()
-    # The newest keep their page: every page kept is of a paper updated no earlier than
-    # any left out.
-    assert min(papers[i] for i in kept) >= max(papers[i] for i in left)
-    # Lists link the papers left out to arXiv, and no link anywhere points at a page gone.
-    some = sorted(left)[0]
+    full_pages, light_pages = _pages(out)
+    full = {Path(p).stem for p in full_pages}
+    light = {Path(p).stem for p in light_pages}
+    assert full | light == set(papers) and full and light  # every paper keeps its page
+    assert report.light == len(light)
+    assert f"{len(light)} paper pages light" in report.line()
+    # The newest stay full: every full page is of a paper updated no earlier than any
+    # light one.
+    assert min(papers[i] for i in full) >= max(papers[i] for i in light)
+    # Each light page's article and citation tags are in its shard, named by its id but the
+    # last two digits: a shard holds every paper of its range, and a shard is there only
+    # for a light page.
+    shards = _shards(out)
+    assert {i for entries in shards.values() for i in entries} >= light
+    for name, entries in shards.items():
+        assert set(entries) == {i for i in papers if i[:-2] == name}
+        assert set(entries) & light
+    some = sorted(light)[0]
+    meta, main = shards[some[:-2]][some]
+    assert f'<meta name="citation_arxiv_id" content="{some}">' in meta
+    assert '<article class="paper" data-primary=' in main and '<details class="abstract"' in main
+    # Lists link every paper to its page, and no link anywhere points at a page gone.
     library = "".join(p.read_text("utf-8") for p in (out / "library").rglob("*.html"))
-    assert f"https://arxiv.org/abs/{some}v" in library
-    assert f"paper/{some}.html" not in library
+    assert re.search(rf'<h2><a href="(\.\./)+paper/{some}\.html">', library)
     broken = [(page, link) for page in html_files(out) for link in parse(page).links
               if link.startswith("../") and not _resolves(page, link)]
     assert broken == []
     zone = ZoneInfo(cfg.site.timezone)
-    first = min(papers[i] for i in kept).astimezone(zone).strftime("%Y-%m-%d")
+    last = max(papers[i] for i in light).astimezone(zone).strftime("%Y-%m-%d")
     sources = (out / "sources" / "index.html").read_text("utf-8")
-    assert re.search(rf"{first} 起更新的论文。更早的 {len(left):,} 篇", sources)
-    assert f"站点不超过 {limit_mb:g} MB" in sources
+    assert f"都有单独的论文页。其中 {len(light):,} 篇（{last} 及以前更新的）是轻量论文页" in sources
+    assert f"站点因此不超过 {limit_mb:g} MB" in sources
 
 
-def test_a_rebuild_under_the_same_limit_writes_nothing_and_a_higher_one_brings_pages_back(
+def test_a_rebuild_under_the_same_limit_writes_nothing_and_a_higher_one_makes_pages_full(
         store_of_a_day):
     root = store_of_a_day
     out = root / "out"
     whole, pages = _whole_site(root)
-    cfg = _config(root, (whole - pages / 3) / 1e6)
+    cfg = _config(root, (whole - pages / 5) / 1e6)
     first = build_at_last_run(cfg)
-    assert first.left_out > 0
+    assert first.light > 0 and _shards(out)
 
     again = build_at_last_run(cfg)
 
-    assert (again.written, again.removed, again.left_out) == (0, 0, first.left_out)
+    assert (again.written, again.removed, again.light) == (0, 0, first.light)
     back = build_at_last_run(_config(root))
-    assert back.left_out == 0
-    assert len(list((out / "paper").glob("*.html"))) == \
-        Store(root / "data").read("papers").num_rows
-    assert "都有单独的论文页" in (out / "sources" / "index.html").read_text("utf-8")
+    assert back.light == 0
+    full, light = _pages(out)
+    assert len(full) == Store(root / "data").read("papers").num_rows and not light
+    assert not (out / "paper" / "shards").exists() or not _shards(out)  # stale: removed
+    sources = (out / "sources" / "index.html").read_text("utf-8")
+    assert "都有单独的论文页。" in sources and "轻量" not in sources
 
 
 def test_a_limit_too_small_for_lists_feeds_and_search_is_a_config_error(store_of_a_day):
@@ -121,6 +156,7 @@ def test_a_limit_too_small_for_lists_feeds_and_search_is_a_config_error(store_of
     with pytest.raises(config_mod.ConfigError) as caught:
         build_mod.build(cfg, now=max(r["finished"] for r in runs))
     assert "site.max_site_mb = 1" in str(caught.value)
+    assert "even without its" in str(caught.value)
     assert str(cfg.path) in str(caught.value)
     result = CliRunner().invoke(cli, ["--config", str(cfg.path), "build"])
     assert result.exit_code == 2
@@ -146,9 +182,9 @@ def test_the_passes_share_one_set_of_cards_and_let_go_of_it(store_of_a_day, monk
         return done
 
     monkeypatch.setattr(generator, "render_site", noted)
-    report = build_at_last_run(_config(root, (whole - pages / 4) / 1e6 - 0.001))
+    report = build_at_last_run(_config(root, (whole - pages / 6) / 1e6 - 0.001))
     gc.collect()
-    assert report.left_out > 0 and len(passes) >= 2
+    assert report.light > 0 and len(passes) >= 2
     assert len(set(cards)) == 1
     assert [ref() for ref in passes] == [None] * len(passes)
 
@@ -174,7 +210,7 @@ def _noting(monkeypatch: pytest.MonkeyPatch, owner: object, name: str, noted: Pa
 
 def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
         store_of_a_day, monkeypatch):
-    # Neither the index nor a paper page depends on which pages are kept: a page rendered
+    # Neither the index nor a full page depends on which pages are light: a page rendered
     # in a pass whose estimate moved the boundary is not rendered again, and the index's
     # key, made along with it, is not made again on its own. Renders are noted in a file:
     # paper pages and the index render in worker processes.
@@ -184,26 +220,25 @@ def test_a_first_build_over_the_limit_renders_the_index_once_and_no_page_twice(
     _noting(monkeypatch, paper_pages, "render_one", noted, lambda site, out, paper: paper.path)
     _noting(monkeypatch, _search, "build_index", noted, lambda *args: "index")
     _noting(monkeypatch, _search, "fingerprint", noted, lambda *args: "key")
-    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "cold")
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 4) / 1e6), "cold")
     report = build_at_last_run(cfg)
 
     lines = Counter(line.split()[0] for line in noted.read_text("utf-8").splitlines())
-    kept = {str(p.relative_to(cfg.output_path))
-            for p in (cfg.output_path / "paper").glob("*.html")}
-    assert report.left_out > 0 and kept
+    kept, light = _pages(cfg.output_path)
+    assert report.light == len(light) > 0 and kept
     assert lines.pop("index") == 1 and "key" not in lines
     assert set(lines.values()) == {1}
     assert kept <= set(lines)
     assert report.size_bytes <= cfg.site.max_site_mb * 1e6
 
 
-def test_pages_that_wait_for_the_index_render_meanwhile_and_those_left_out_go(
+def test_pages_that_wait_for_the_index_render_meanwhile_and_those_then_light_are_made_so(
         store_of_a_day, monkeypatch):
     # When the pages would not fit even with nothing else (at 200,000 papers, not in a
     # day's sample: it is forced here, once), they wait for the rest to be measured, the
     # index too; the build's process renders the newest meanwhile (the index is slowed, as
-    # it is the longest part at scale). None is rendered twice, and those that then give
-    # way are gone when the build ends.
+    # it is the longest part at scale). None is rendered full twice, and those that then
+    # turn light are light pages when the build ends.
     root = store_of_a_day
     whole, pages = _whole_site(root)
     noted = root / "waited.txt"
@@ -214,89 +249,213 @@ def test_pages_that_wait_for_the_index_render_meanwhile_and_those_left_out_go(
         time.sleep(3)
         return build_index(*args, **kwargs)
 
-    def waiting_once(self, sizes):
+    def waiting_once(self):
         if not forced:
             forced.append(True)
             return None
-        return to_render(self, sizes)
+        return to_render(self)
 
     _noting(monkeypatch, paper_pages, "render_one", noted, lambda site, out, paper: paper.path)
     monkeypatch.setattr(_search, "build_index", slow_index)
     monkeypatch.setattr(PaperPages, "to_render", waiting_once)
-    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "waited")
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 4) / 1e6), "waited")
     report = build_at_last_run(cfg)
 
     lines = [line.split() for line in noted.read_text("utf-8").splitlines()]
     by_this_process = {path for path, pid in lines if int(pid) == os.getpid()}
-    kept = {str(p.relative_to(cfg.output_path))
-            for p in (cfg.output_path / "paper").glob("*.html")}
-    assert forced and report.left_out > 0 and kept
-    assert by_this_process - kept  # rendered while waiting, then given way: removed
+    kept, light = _pages(cfg.output_path)
+    assert forced and report.light == len(light) > 0 and kept
+    assert by_this_process - kept <= light  # rendered while waiting, then made light
+    assert by_this_process - kept
     assert by_this_process & kept
     assert Counter(path for path, _ in lines).most_common(1)[0][1] == 1
     assert kept <= {path for path, _ in lines}
     papers = Store(root / "data").read("papers").num_rows
-    assert len(kept) == papers - report.left_out
+    assert len(kept) == papers - report.light
     assert _bytes_on_disk(cfg.output_path) <= cfg.site.max_site_mb * 1e6
     assert build_at_last_run(cfg).written == 0
     # The pages rendered while waiting take no room from the rest: the boundary is the one
     # drawn when none is rendered while waiting.
     monkeypatch.setattr(_search, "build_index", build_index)
     forced.clear()
-    assert build_at_last_run(_in_an_empty_folder(cfg, "unhurried")).left_out == \
-        report.left_out
+    assert build_at_last_run(_in_an_empty_folder(cfg, "unhurried")).light == report.light
 
 
-def test_search_links_a_paper_to_its_page_only_while_the_site_keeps_it(
-        store_of_a_day, page):
+def test_when_even_light_pages_do_not_fit_the_oldest_give_way(store_of_a_day, page):
+    """Lists, search and the sitemap link a paper whose page gave way to arXiv, and its
+    page's address shows it from the index (404.html), saying why it has no page."""
     root = store_of_a_day
     whole, pages = _whole_site(root)
-    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "searched")
-    assert build_at_last_run(cfg).left_out > 0
+    papers = {r["arxiv_id"]: r["updated"] for r in
+              Store(root / "data").read("papers").select(["arxiv_id", "updated"]).to_pylist()}
+    limit_mb = (whole - pages * 0.8) / 1e6
+    cfg = _in_an_empty_folder(_config(root, limit_mb), "left-out")
+    report = build_at_last_run(cfg)
+
     out = cfg.output_path
+    assert _bytes_on_disk(out) <= limit_mb * 1e6
+    full, light = ({Path(p).stem for p in kind} for kind in _pages(out))
+    gone = set(papers) - full - light
+    assert report.left_out == len(gone) > 0 and report.light == len(light) > 0
+    assert f"{len(gone)} paper pages left out" in report.line()
+    assert min(papers[i] for i in light) >= max(papers[i] for i in gone)
+    assert not {i for entries in _shards(out).values() for i in entries} & gone - \
+        {i for i in papers if i[:-2] in {j[:-2] for j in light}}
+    some = sorted(gone)[0]
+    library = "".join(p.read_text("utf-8") for p in (out / "library").rglob("*.html"))
+    assert f'<h2><a href="https://arxiv.org/abs/{some}v' in library
+    assert f"paper/{some}.html" not in library
+    assert f"paper/{some}.html" not in (out / "sitemap.xml").read_text("utf-8")
+    broken = [(p, link) for p in html_files(out) for link in parse(p).links
+              if link.startswith("../") and not _resolves(p, link)]
+    assert broken == []
+    zone = ZoneInfo(cfg.site.timezone)
+    first = min(papers[i] for i in full | light).astimezone(zone).strftime("%Y-%m-%d")
+    sources = (out / "sources" / "index.html").read_text("utf-8")
+    assert re.search(rf"{first} 起更新的论文。更早的 {len(gone):,} 篇", sources)
+    assert "是轻量论文页" in sources
+    assert build_at_last_run(cfg).written == 0
     manifest = (out / "search" / "manifest.json").read_text("utf-8")
-    ids = [r["arxiv_id"] for r in Store(root / "data").read("papers").to_pylist()]
-    kept = next(i for i in ids if (out / "paper" / f"{i}.html").is_file())
-    gone = next(i for i in ids if not (out / "paper" / f"{i}.html").is_file())
     assert '"pages_from":[' in manifest.replace(" ", "")
     with serve(out) as url:
-        for arxiv_id, href in ((kept, f"{url}paper/{kept}.html"),
-                               (gone, f"https://arxiv.org/abs/{gone}")):
+        for arxiv_id, href in ((sorted(light)[0], f"{url}paper/{sorted(light)[0]}.html"),
+                               (some, f"https://arxiv.org/abs/{some}")):
             page.goto(f"{url}search/?q={arxiv_id}")
             link = page.locator(f'#results li[data-id="{arxiv_id}"] h2 a')
             assert link.get_attribute("href") == href
+        assert page.goto(f"{url}paper/{some}.html").status == 404
+        page.wait_for_function("() => !document.getElementById('missing-paper').dataset.busy")
+        card = page.locator(f'#missing-result li[data-id="{some}"]')
+        assert card.locator("h2 a").get_attribute("href") == f"https://arxiv.org/abs/{some}"
+        assert some in page.locator("#missing-why").inner_text()
 
 
-def test_the_address_of_a_page_left_out_still_shows_its_paper(store_of_a_day, page):
-    """GitHub Pages serves 404.html for an address the site lacks (so does the demo's
-    server, tests' too): at a paper page's address it shows that paper from the index,
-    linked to arXiv; an id the index lacks links to arXiv; any other address, nothing."""
+def test_search_links_every_paper_to_its_page_full_or_light(store_of_a_day, page):
     root = store_of_a_day
     whole, pages = _whole_site(root)
-    cfg = _in_an_empty_folder(_config(root, (whole - pages / 2) / 1e6), "missing")
-    assert build_at_last_run(cfg).left_out > 0
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 4) / 1e6), "searched")
+    report = build_at_last_run(cfg)
+    assert report.light > 0 and report.left_out == 0
     out = cfg.output_path
-    papers = {r["arxiv_id"]: r["title"] for r in Store(root / "data").read("papers").to_pylist()}
-    gone = next(i for i in papers if not (out / "paper" / f"{i}.html").is_file())
+    full, light = (sorted(Path(p).stem for p in kind) for kind in _pages(out))
     with serve(out) as url:
-        response = page.goto(f"{url}paper/{gone}.html")
-        assert response.status == 404
+        for arxiv_id in (full[0], light[0]):
+            page.goto(f"{url}search/?q={arxiv_id}")
+            link = page.locator(f'#results li[data-id="{arxiv_id}"] h2 a')
+            assert link.get_attribute("href") == f"{url}paper/{arxiv_id}.html"
+
+
+def test_a_light_page_shows_its_paper_from_its_shard(store_of_a_day, browser):
+    """In chromium, served as GitHub Pages serves it (the shard as stored, gzipped): a
+    light page shows what the paper's full page shows, its head's citation tags included,
+    and the scripts a full page runs fill its boxes. Without JavaScript it shows its title,
+    its arXiv link and why there is no more; without its shard, why not."""
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages / 4) / 1e6), "light")
+    assert build_at_last_run(cfg).light > 0
+    out = cfg.output_path
+    papers = {r["arxiv_id"]: r for r in Store(root / "data").read("papers").to_pylist()}
+    light = sorted(Path(p).stem for p in _pages(out)[1])
+    # a light paper with more than one author, so the follow buttons are several
+    some = next(i for i in light if len(papers[i]["authors"]) > 1)
+    # its full page, in a site built with every page full
+    assert build_at_last_run(_config(root)).light == 0
+    with serve(root / "out") as url:
+        full = _shown(browser, url, f"paper/{some}.html")
+    with serve(out) as url:
+        light = _shown(browser, url, f"paper/{some}.html")
+        assert light == full
+        assert full["status"] == 200 and full["errors"] == []
+        assert '<details class="abstract"' in light["article"]
+        assert ["citation_arxiv_id", some] in light["tags"]
+        assert light["nav"] and light["bibtex"].startswith("@misc{")
+        assert light["follows"] >= len(papers[some]["authors"])
+        assert light["scripts"] == "objectobject"  # search.js and follow.js ran
+
+        context = browser.new_context(java_script_enabled=False)
+        try:
+            tab = context.new_page()
+            tab.goto(f"{url}paper/{some}.html")
+            assert " ".join(papers[some]["title"].split()) in tab.locator("h1").inner_text()
+            assert tab.locator(f'a[href^="https://arxiv.org/abs/{some}v"]').count() == 1
+            assert "JavaScript" in tab.locator("body").inner_text()
+            assert tab.locator("details.abstract").count() == 0
+        finally:
+            context.close()
+
+        (out / "paper" / "shards" / f"{some[:-2]}.json.gz").unlink()
+        context = browser.new_context()
+        try:
+            tab = context.new_page()
+            tab.goto(f"{url}paper/{some}.html")
+            note = tab.locator("article.paper[data-light] p.note")
+            note.wait_for()
+            assert "HTTP 404" in note.inner_text() and "arXiv" in note.inner_text()
+            tab.wait_for_function("() => window.PTSearch")  # the nav's search works still
+        finally:
+            context.close()
+
+
+def _shown(browser, url: str, path: str) -> dict:
+    """What the page at `path` shows in chromium once its scripts are done (the similar
+    papers' list aside: search.js fills it from the index in its own time), the site's
+    own address as "/"."""
+    context = browser.new_context()
+    try:
+        tab = context.new_page()
+        errors: list[str] = []
+        tab.on("pageerror", lambda e: errors.append(str(e)))
+        status = tab.goto(url + path).status
+        tab.wait_for_selector("article.paper[data-primary] .follows button")
+        shown = tab.evaluate("""() => {
+            const article = document.querySelector("article.paper").cloneNode(true);
+            article.querySelectorAll("section.similar").forEach(s => s.remove());
+            return {article: article.outerHTML,
+                    tags: [...document.querySelectorAll("meta[name]")]
+                      .map(m => [m.name, m.content]),
+                    nav: document.querySelector(".top nav").outerHTML,
+                    bibtex: document.getElementById("bibtex").textContent,
+                    follows: document.querySelectorAll(".follows button").length,
+                    scripts: typeof window.PTSearch + typeof window.PTFollow};
+        }""")
+        shown["article"] = shown["article"].replace(url, "/")
+        return {"status": status, "errors": errors, "title": tab.title(), **shown}
+    finally:
+        context.close()
+
+
+def test_the_address_of_a_page_the_site_lacks_shows_its_paper(store_of_a_day, page):
+    """GitHub Pages serves 404.html for an address the site lacks (so does the demo's
+    server, tests' too): at a paper page's address it shows that paper from the index,
+    linked to arXiv when it is past paper_pages_days; an id the index lacks links to arXiv;
+    any other address, nothing."""
+    root = store_of_a_day
+    cfg = _config(root)
+    path = cfg.path.with_name("aged.toml")
+    path.write_text(cfg.path.read_text("utf-8") + "paper_pages_days = 1\n", encoding="utf-8")
+    build_at_last_run(config_mod.load(path))
+    out = root / "out"
+    papers = {r["arxiv_id"]: r["title"] for r in Store(root / "data").read("papers").to_pylist()}
+    with serve(out) as url:
+        gone = next(i for i in papers if not (out / "paper" / f"{i}.html").is_file())
+        assert page.goto(f"{url}paper/{gone}.html").status == 404
         page.wait_for_function("() => !document.getElementById('missing-paper').dataset.busy")
         card = page.locator(f'#missing-result li[data-id="{gone}"]')
         assert card.locator("h2 a").get_attribute("href") == f"https://arxiv.org/abs/{gone}"
-        assert " ".join(papers[gone].split()) in card.locator("h2").inner_text()
-        assert card.locator("a.more-like").get_attribute("href") == f"{url}search/?like={gone}"
         assert gone in page.locator("#missing-why").inner_text()
-        assert page.evaluate("getComputedStyle(document.body).margin") != "8px"  # styled
 
         # a page the site keeps but the host lacks for a moment (a deploy under way)
-        kept = next(i for i in papers if (out / "paper" / f"{i}.html").is_file())
+        kept = next(i for i in sorted(papers) if (out / "paper" / f"{i}.html").is_file())
         (out / "paper" / f"{kept}.html").unlink()
         assert page.goto(f"{url}paper/{kept}.html").status == 404
         page.wait_for_function("() => !document.getElementById('missing-paper').dataset.busy")
-        link = page.locator(f'#missing-result li[data-id="{kept}"] h2 a')
-        assert link.get_attribute("href") == f"{url}paper/{kept}.html"
+        card = page.locator(f'#missing-result li[data-id="{kept}"]')
+        assert card.locator("h2 a").get_attribute("href") == f"{url}paper/{kept}.html"
+        assert " ".join(papers[kept].split()) in card.locator("h2").inner_text()
+        assert card.locator("a.more-like").get_attribute("href") == f"{url}search/?like={kept}"
         assert page.locator("#missing-why").inner_text() == ""
+        assert page.evaluate("getComputedStyle(document.body).margin") != "8px"  # styled
 
         unknown = "2101.00001"
         assert unknown not in papers
@@ -312,3 +471,4 @@ def test_the_address_of_a_page_left_out_still_shows_its_paper(store_of_a_day, pa
             assert page.locator("h1").inner_text() == "找不到这一页"
             assert page.locator("#missing-paper").is_hidden()
             assert page.locator("img").count() == 0
+

@@ -156,10 +156,12 @@ class Paper:
     digest_why: str | None = None  # why there is no digest, for a reader
     versions: list[Version] = field(default_factory=list)
     # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
-    # paper/<id>.html): the paper may have a page, and has one unless [site] max_site_mb
-    # leaves it out (has_page).
+    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb (_budget) its
+    # page may be light (its article in a shard the page's script fetches), and when even
+    # light pages do not all fit, the oldest have none (has_page).
     pageable: bool = True
     has_page: bool = True
+    light: bool = False
     venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here

@@ -18,7 +18,7 @@ from pelican.generators import Generator
 import pipeline.site._workers as _workers
 import pipeline.site.data as data
 from pipeline.config import Config
-from pipeline.site._budget import PaperPages
+from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.output import Cards, Output
@@ -43,10 +43,11 @@ from pipeline.store import Store
 
 log = logging.getLogger(__name__)
 
-# Rendered in this process while the workers run; each reads only the SiteData.
+# Rendered in this process while the workers run; each reads only the SiteData, and none
+# depends on which paper pages are light but the sources page (which says so).
 _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
-               sources.render, home.render, feeds.render, me.render, search.render_pages,
-               static.render, accepted.render, missing.render)
+               home.render, feeds.render, me.render, search.render_pages, static.render,
+               accepted.render, missing.render)
 
 
 class PaperTrailGenerator(Generator):
@@ -72,50 +73,75 @@ class PaperTrailGenerator(Generator):
 
     def _render(self, site: data.SiteData, writer: SkipUnchangedWriter) -> None:
         """Pass after pass until the site fits under [site] max_site_mb. Pages render from
-        has_page as the papers hold it when they render, so a pass needs no SiteData of its
-        own; the cards, the paper pages and the search index carry over (Carried)."""
+        has_page and light as the papers hold them when they render, so a pass needs no
+        SiteData of its own; the estimate of the pages' bytes (from a sample that does not
+        depend on where the boundaries are), the cards, the paper pages and the search
+        index carry over (Carried)."""
         pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(site))
         others = writer.files()  # Pelican's own pages (about), made before this generator
         cards: Cards = {}
         carried = Carried()
-        while True:
-            if render_site(Output(site, writer, self.env, cards), pages, carried) \
-                    and pages.fit(writer):
-                break
+        out = Output(site, writer, self.env, cards)
+        pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
+        while not (render_site(out, pages, carried) and pages.fit(writer)):
             writer.restart(others)
+            out = Output(site, writer, self.env, cards)
 
 
 @dataclass
 class Carried:
-    """What a pass hands the next, none of it depending on which pages are kept: the keys
-    of the paper pages and of the search index it rendered."""
+    """What a pass hands the next, none of it depending on which pages are light: the keys
+    of the paper pages and of the search index it rendered, and the files the rest of the
+    site made (but the sources page) with the pages the sitemap lists, while the same
+    papers have a page."""
 
     pages: dict[str, list] = field(default_factory=dict)
     index: str | None = None
+    rest: tuple[Rank | None, set[str], list[str]] | None = None
+
+
+def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Carried
+                ) -> list[str]:
+    """Everything but the paper pages and the search index; returns the pages the sitemap
+    lists. A later pass that only turned more pages light makes again only the sources
+    page, which says which are."""
+    writer = out.writer
+    said = sources.render(site, out)
+    if carried.rest is None or carried.rest[0] != pages.paged:
+        made = writer.files()
+        names = [*said, *(path for render in _IN_PROCESS for path in render(site, out))]
+        names += [p.path for p in site.paged]
+        sitemap.render(site, out, names)
+        carried.rest = pages.paged, writer.files() - made, names
+    else:
+        for path in carried.rest[1]:
+            writer.keep(Path(path))
+    return carried.rest[2]
 
 
 def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
-    """The site, its paper pages only when they would fit even if nothing else took any
-    room; False when the pages kept, as estimated, do not fit in what the rest leaves, and
-    the oldest gave way: the site is to be rendered again without them (see _budget)."""
+    """The site, its paper pages only when the full ones would fit even if nothing else took
+    any room; False when they, as estimated, do not fit in what the rest leaves, and the
+    oldest turned light: the site is to be rendered again so (see _budget)."""
     site = out.site
-    sample = pages.sample()
-    sizes = paper.sizes(site, out, sample)  # 2,000 pages at most: ~0.5 s
-    # The index and the paper pages, newest first, go to worker processes while this one
-    # renders the rest; the index first, as the longest single part.
-    rendering = pages.to_render(sizes)
+    # The index and the paper pages, the light ones with their shards and then the full ones
+    # newest first, go to worker processes while this one renders the rest; the index
+    # first, as the longest single part.
+    rendering = pages.to_render()
     workers = _workers.Workers(out, _workers.jobs(site.cfg.site.build_jobs))
+    shards = pages.shards() if rendering is not None else {}
     workers.start([(search.render_index, (carried.index,)),
-                   *paper.tasks(site, out, rendering or [], carried.pages, pages.salt)])
-    names = [path for render in _IN_PROCESS for path in render(site, out)]
-    names += [p.path for p in site.paged]
-    sitemap.render(site, out, names)
+                   *paper.tasks(site, out, rendering or [], carried.pages, pages.salt, shards)])
+    names = render_rest(site, out, pages, carried)
     if rendering is None and workers.running():
-        # The pages wait for the rest to be measured, the index too. Until it is, this
-        # process renders the newest of those that may be kept: those the boundary keeps
-        # carry over to the next pass, any other is removed as stale when the build ends.
-        ahead = pages.ahead(out.writer, sizes)
-        for fn, args in paper.tasks(site, out, ahead, carried.pages, pages.salt):
+        # The pages wait for the rest to be measured, the index too. Until it is, the
+        # oldest turn light for what the rest takes, and this process renders them with
+        # their shards, then the newest that may stay full: the index can only turn more
+        # light, and a shard's bytes do not depend on which of its papers are. What
+        # another pass does not make again is removed as stale when the build ends.
+        pages.give_way(out.writer)
+        for fn, args in paper.tasks(site, out, pages.full[::-1], carried.pages, pages.salt,
+                                    pages.shards()):
             if not workers.running():
                 break
             carried.pages.update(fn(site, out, *args))
@@ -123,7 +149,7 @@ def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
     for chunk in keys:
         carried.pages.update(chunk)
     if rendering is None:
-        pages.give_way(out.writer, sizes)
+        pages.give_way(out.writer)
         return False
     paper.save_keys(out, keys)
     log.info("papertrail pages by section: %s", dict(Counter(p.split("/")[0] for p in names)))

@@ -42,7 +42,7 @@ class Output:
         # Rendered once per depth and feed set, kept with this Output (a build under
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
         self._feed_links_made: dict[tuple[str, tuple[FeedSpec, ...]], tuple[Markup, Markup]] = {}
-        self._chromes: dict[tuple[int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
+        self._chromes: dict[tuple[str, int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -75,23 +75,25 @@ class Output:
             self._feed_links_made[root, feeds] = head, foot
         return self._feed_links_made[root, feeds]
 
-    def chrome(self, depth: int, feeds: tuple[FeedSpec, ...] = ()) -> tuple[str, str]:
-        """What a paper page renders before and after its main block, with a stand-in for
-        the title: paper.html with that block replaced, so every other block is its own."""
-        if (depth, feeds) not in self._chromes:
+    def chrome(self, page: str, depth: int, feeds: tuple[FeedSpec, ...] = ()
+               ) -> tuple[str, str]:
+        """What a paper page (`page`: paper.html, or light.html) renders before and after
+        its main block, with a stand-in for the title: the template with that block
+        replaced, so every other block is its own."""
+        if (page, depth, feeds) not in self._chromes:
             template = self.env.from_string(
-                '{% extends "paper.html" %}{% block main %}' + _MAIN + "{% endblock %}"
-                "{% block meta %}" + _META + "{% endblock %}")
+                f'{{% extends "{page}" %}}{{% block main %}}{_MAIN}{{% endblock %}}'
+                f"{{% block meta %}}{_META}{{% endblock %}}")
             html = template.render(self.context("../" * depth, feeds, title=_TITLE))
             before, _, after = html.partition(_MAIN)
-            self._chromes[depth, feeds] = before, after
-        return self._chromes[depth, feeds]
+            self._chromes[page, depth, feeds] = before, after
+        return self._chromes[page, depth, feeds]
 
     def in_chrome(self, path: str, title: str, meta: str, body: str,
-                  feeds: tuple[FeedSpec, ...] = ()) -> str:
+                  feeds: tuple[FeedSpec, ...] = (), page: str = "paper.html") -> str:
         """A paper page from its meta and main blocks and the chrome rendered once
-        (identical bytes to a full render of paper.html; tests compare)."""
-        before, after = self.chrome(path.count("/"), feeds)
+        (identical bytes to a full render of the template; tests compare)."""
+        before, after = self.chrome(page, path.count("/"), feeds)
         before = before.replace(_TITLE, str(escape(title)), 1).replace(_META, meta, 1)
         return before + body + after
 

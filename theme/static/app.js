@@ -1,10 +1,10 @@
 // PaperTrail: refresh the home page's numbers every minute from status.json, no reload;
-// on a paper page, put the nav and ui.js's boxes in place, make and copy its BibTeX, show
-// its changes side by side on a wide screen and, on a phone, fold its abstract under its
-// digest.
+// on a light paper page, fetch its article from its shard; on a paper page, put the nav
+// and ui.js's boxes in place, make and copy its BibTeX, show its changes side by side on a
+// wide screen and, on a phone, fold its abstract under its digest.
 // Reading works without this script (the abstract then stays open; a paper page links
 // home but shows no nav and no BibTeX, the citation tags in the head are what reference
-// managers read).
+// managers read; a light page shows its title and arXiv link).
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -12,20 +12,7 @@
   var root = script ? script.getAttribute("src").replace(/theme\/app\.js(\?.*)?$/, "") : "";
   var REFRESH_MS = 60 * 1000;
 
-  // A paper page carries neither the site's nav nor the boxes only scripts fill (the save
-  // box, the BibTeX block, the follow buttons, the similar papers): ui.js holds them once,
-  // in the site's language, and they are put in place here, before the other scripts run.
-  // Without scripts the page keeps its brand link home.
-  var ui = window.PaperTrailUI, paper = document.querySelector("article.paper[data-primary]");
-  if (script && ui && paper) {
-    document.querySelector(".top .brand")
-      .insertAdjacentHTML("afterend", ui.top.split(ui.root).join(root));
-    paper.querySelector(".links").insertAdjacentHTML("afterend", ui.tools);
-    if (paper.dataset.similar) {
-      paper.insertAdjacentHTML("beforeend", ui.similar);
-      paper.querySelector("section[data-similar]").dataset.similar = paper.dataset.similar;
-    }
-  }
+  var ui = window.PaperTrailUI;
 
   function show(key, value) {
     var nodes = document.querySelectorAll('[data-stat="' + key + '"]');
@@ -56,19 +43,6 @@
   }
 
   if (document.querySelector("[data-stat]")) setInterval(refresh, REFRESH_MS);
-
-  // A copy button per block it copies (the BibTeX entry); without a script it stays hidden.
-  var copies = document.querySelectorAll("button[data-copy]");
-  for (var c = 0; c < copies.length; c++) {
-    copies[c].hidden = !navigator.clipboard;
-    copies[c].addEventListener("click", function (e) {
-      var button = e.currentTarget;
-      var source = document.getElementById(button.dataset.copy);
-      navigator.clipboard.writeText(source.textContent).then(function () {
-        button.textContent = button.dataset.copied;
-      });
-    });
-  }
 
   // -- a paper page's BibTeX entry, in arXiv's own shape (its "Export BibTeX citation") --
   function tags(name) {
@@ -123,20 +97,46 @@
     return depth === 0 ? text : text.replace(/[{}]/g, "");
   }
 
-  // Made from the page's citation tags: carried in the page, it was 0.56 KB of every
-  // page's ~7. Its block stays hidden without this script.
-  var cite = document.getElementById("bibtex");
-  if (cite && paper) {
-    cite.textContent = bibtex(paper.dataset);
-    cite.closest("details").hidden = false;
-  }
-
-  // On a wide screen each change that both removed and added words reads side by side:
-  // the version before with its removed words beside the new one with its added words,
-  // both made from the one inline diff the page carries.
-  if (window.matchMedia("(min-width: 60rem)").matches) {
-    var diffs = document.querySelectorAll(".timeline li[data-version] p.diff");
-    for (var d = 0; d < diffs.length; d++) sideBySide(diffs[d]);
+  // A paper page carries neither the site's nav nor the boxes only scripts fill (the save
+  // box, the BibTeX block, the follow buttons, the similar papers): ui.js holds them once,
+  // in the site's language, and they are put in place here, before the other scripts run.
+  // Without scripts the page keeps its brand link home.
+  function paperPage(paper) {
+    if (script && ui) {
+      paper.querySelector(".links").insertAdjacentHTML("afterend", ui.tools);
+      if (paper.dataset.similar) {
+        paper.insertAdjacentHTML("beforeend", ui.similar);
+        paper.querySelector("section[data-similar]").dataset.similar = paper.dataset.similar;
+      }
+    }
+    // The BibTeX entry, made from the page's citation tags: carried in the page, it was
+    // 0.56 KB of every page's ~7. Its block stays hidden without this script, and so does
+    // the button that copies it.
+    var cite = document.getElementById("bibtex");
+    if (cite) {
+      cite.textContent = bibtex(paper.dataset);
+      cite.closest("details").hidden = false;
+    }
+    var copy = document.querySelector("button[data-copy]");
+    if (copy) {
+      copy.hidden = !navigator.clipboard;
+      copy.addEventListener("click", function () {
+        navigator.clipboard.writeText(document.getElementById(copy.dataset.copy).textContent)
+          .then(function () { copy.textContent = copy.dataset.copied; });
+      });
+    }
+    // On a wide screen each change that both removed and added words reads side by side:
+    // the version before with its removed words beside the new one with its added words,
+    // both made from the one inline diff the page carries.
+    if (window.matchMedia("(min-width: 60rem)").matches) {
+      var diffs = paper.querySelectorAll(".timeline li[data-version] p.diff");
+      for (var d = 0; d < diffs.length; d++) sideBySide(diffs[d]);
+    }
+    // The digest is what a phone reader came for; the abstract is one tap away.
+    if (window.matchMedia("(max-width: 40rem)").matches) {
+      var folds = paper.querySelectorAll("details[data-fold-narrow]");
+      for (var i = 0; i < folds.length; i++) folds[i].open = false;
+    }
   }
   function sideBySide(diff) {
     if (!diff.querySelector("del") || !diff.querySelector("ins")) return;
@@ -153,9 +153,56 @@
     diff.after(pair);
   }
 
-  // The digest is what a phone reader came for; the abstract is one tap away.
-  if (window.matchMedia("(max-width: 40rem)").matches) {
-    var folds = document.querySelectorAll("details[data-fold-narrow]");
-    for (var i = 0; i < folds.length; i++) folds[i].open = false;
+  // A light page ([site] max_site_mb): its article and citation tags wait in the shard its
+  // id names (pipeline/site/pages/paper.py), fetched and put in place here. They are the
+  // build's own HTML, escaped as a full page's is. Then the scripts a full page runs, in
+  // the same order, now that the boxes they fill are there; on a failure too (the nav's
+  // search still works).
+  function lightPage(shell) {
+    var id = shell.dataset.light;
+    fetch(root + "paper/shards/" + id.slice(0, -2) + ".json.gz")
+      .then(function (r) {
+        if (!r.ok) throw new Error("HTTP " + r.status);
+        return r.arrayBuffer();
+      })
+      .then(function (bytes) {
+        var magic = new Uint8Array(bytes, 0, Math.min(2, bytes.byteLength));
+        // GitHub Pages serves the file as stored; a server that sent it gzip-encoded has
+        // had the browser unpack it already.
+        var body = magic[0] === 0x1f && magic[1] === 0x8b ?
+          new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip")) : bytes;
+        return new Response(body).json();
+      })
+      .then(function (shard) {
+        var entry = Object.prototype.hasOwnProperty.call(shard, id) ? shard[id] : null;
+        if (!entry) throw new Error(id);
+        document.head.insertAdjacentHTML("beforeend", entry[0]);
+        shell.outerHTML = entry[1];
+        paperPage(document.querySelector("article.paper[data-primary]"));
+      })
+      .catch(function (err) {
+        var note = document.createElement("p");
+        note.className = "note";
+        note.textContent = (ui ? ui.light_failed : "{error}")
+          .replace("{error}", String(err.message || err));
+        shell.appendChild(note);
+      })
+      .then(function () {
+        ["search.js", "follow.js"].forEach(function (name) {
+          var s = document.createElement("script");
+          s.src = root + "theme/" + name;
+          s.async = false;  // in order, as a full page's deferred scripts run
+          document.head.appendChild(s);
+        });
+      });
   }
+
+  var light = document.querySelector("article.paper[data-light]");
+  var paper = document.querySelector("article.paper[data-primary]");
+  if ((light || paper) && script && ui) {
+    document.querySelector(".top .brand")
+      .insertAdjacentHTML("afterend", ui.top.split(ui.root).join(root));
+  }
+  if (light) lightPage(light);
+  else if (paper) paperPage(paper);
 })();

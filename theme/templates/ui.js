@@ -18,4 +18,5 @@
 </section>
 {% endset %}
 // Made by the build (pipeline/site/pages/static.py) from the theme's ui.js template.
-window.PaperTrailUI = {{ {"root": root, "top": top, "tools": tools, "similar": similar} | tojson }};
+window.PaperTrailUI = {{ {"root": root, "top": top, "tools": tools, "similar": similar,
+                          "light_failed": s.light_failed} | tojson }};

@@ -1,9 +1,16 @@
 """Paper pages, the bulk of the site: rendered in chunks by worker processes, each page
-only when its inputs changed since it was last rendered (the key cache, pages.json)."""
+only when its inputs changed since it was last rendered (the key cache, pages.json).
+
+A page is full, or light when [site] max_site_mb has no room for every page in full
+(_budget): then it holds its title and arXiv link, and its article and citation tags wait
+in a gzipped shard with those of up to 99 other papers (shard()), ~0.9 KB a paper where
+its full page is ~5 KB. app.js fetches the shard and puts them in place."""
 
 from __future__ import annotations
 
 import dataclasses
+import functools
+import gzip
 import hashlib
 import inspect
 import json
@@ -22,40 +29,110 @@ from pipeline.site.data import SiteData
 from pipeline.site.output import Output
 
 CHUNK = 1000  # paper pages per worker task
-CACHE = ".papertrail/pages.json"  # per paper page: its inputs' key, the file's stamp
-_TEMPLATES = ("paper", "base", "_feeds_head", "_feeds_foot", "_venue")
+CACHE = ".papertrail/pages.json"  # per file: its inputs' key, the file's stamp
+SHARDS = "paper/shards/"  # where light pages' articles wait (see shard())
+_TEMPLATES = ("paper", "light", "base", "_feeds_head", "_feeds_foot", "_venue")
+
+Entry = tuple[str, str]  # a paper page's meta and main blocks
 
 
-def tasks(site: SiteData, out: Output, papers: list[Paper], rendered: dict[str, list],
-          salt: str) -> list[tuple[Callable, tuple]]:
-    """render_chunk over spans of `papers`, with what every chunk reads: the keys of pages
+def shard(arxiv_id: str) -> str:
+    """The file a light page's article waits in: named by its id but the last two digits,
+    so a shard holds at most 100 papers (~40 of cs.*'s in a month of arXiv's numbering),
+    the page's script finds it from the id alone, and a paper's shard never moves."""
+    return f"{SHARDS}{arxiv_id[:-2]}.json.gz"
+
+
+Shards = dict[str, list[Paper]]  # by name, every paper of its range, by id
+
+
+def tasks(site: SiteData, out: Output, full: list[Paper], rendered: dict[str, list],
+          salt: str, shards: Shards) -> list[tuple[Callable, tuple]]:
+    """render_light over the `shards` (in chunks of whole shards), then render_chunk over
+    spans of `full` (in their order), with what every chunk reads: the keys of files
     rendered before (by the last build, or by an earlier pass of this one) and what every
     page depends on besides its own data."""
     old = {**read_record(out.root / CACHE), **rendered}
-    return [(render_chunk, (papers[a:a + CHUNK], old, salt))
-            for a in range(0, len(papers), CHUNK)]
+    made: list[tuple[Callable, tuple]] = []
+    chunk: list[tuple[str, list[Paper]]] = []
+    for name in sorted(shards):
+        chunk.append((name, shards[name]))
+        if sum(len(members) for _, members in chunk) >= CHUNK:
+            made.append((render_light, (chunk, old, salt)))
+            chunk = []
+    if chunk:
+        made.append((render_light, (chunk, old, salt)))
+    return made + [(render_chunk, (full[a:a + CHUNK], old, salt))
+                   for a in range(0, len(full), CHUNK)]
 
 
 def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str, list],
                  salt: str) -> dict[str, list]:
-    """The pages of `papers` whose key changed; returns every page's [key, size, mtime].
-    A page is trusted only while its file is the one the cache saw written: a build killed
-    after rewriting it (in another language, say) leaves a file with another stamp, and
-    the page is made again."""
-    keys = {}
+    """The full pages of `papers` whose key changed; returns every page's [key, size,
+    mtime]."""
+    keys: dict[str, list] = {}
     for paper in papers:
-        # The page says whether it has similar papers, not which (search.js lists them).
-        state = {**vars(paper), "similar": bool(paper.similar)}
-        key = hashlib.blake2b((salt + repr(state)).encode(), digest_size=16).hexdigest()
-        target = out.root / paper.path
-        seen = stamp(target)
-        if seen and old.get(paper.path) == [key, *seen]:
-            out.writer.keep(target)
-        else:
-            render_one(site, out, paper)
-            seen = stamp(target)
-        keys[paper.path] = [key, *(seen or [])]
+        _fresh(out, paper.path, _key(salt, paper), old, keys,
+               functools.partial(render_one, site, out, paper))
     return keys
+
+
+def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper]]],
+                 old: dict[str, list], salt: str) -> dict[str, list]:
+    """These shards and the light pages of their papers, each made again only when its key
+    changed. A shard holds every paper of its range, light or not, so that its bytes do
+    not depend on where the boundary is, and its key is made so (a build renders the
+    shards of the oldest pages while it still measures how many more turn light)."""
+    keys: dict[str, list] = {}
+    for name, members in shards:
+        for paper in members:
+            if paper.light:
+                _fresh(out, paper.path, _key(salt, paper), old, keys,
+                       functools.partial(_render_light, site, out, paper))
+        key = _hash("".join(_key(salt, p, light=False) for p in members))
+        _fresh(out, name, key, old, keys, functools.partial(_render_shard, out, name, members))
+    return keys
+
+
+def _render_light(site: SiteData, out: Output, paper: Paper) -> None:
+    out.writer.put(out.root / paper.path, light_html(site, out, paper).encode("utf-8"))
+
+
+def _render_shard(out: Output, name: str, papers: list[Paper]) -> None:
+    out.writer.put(out.root / name, _gzip({p.arxiv_id: entry(out, p) for p in papers}))
+
+
+def _fresh(out: Output, path: str, key: str, old: dict[str, list], keys: dict[str, list],
+           make: Callable[[], None]) -> None:
+    """Keep the file at `path` when the cache saw it made from `key`, else make it; note
+    its [key, size, mtime] in `keys`. A file is trusted only while it is the one the cache
+    saw written: a build killed after rewriting it (in another language, say) leaves a file
+    with another stamp, and it is made again."""
+    target = out.root / path
+    seen = stamp(target)
+    if seen and old.get(path) == [key, *seen]:
+        out.writer.keep(target)
+    else:
+        make()
+        seen = stamp(target)
+    keys[path] = [key, *(seen or [])]
+
+
+def _key(salt: str, paper: Paper, **state: object) -> str:
+    # The page says whether it has similar papers, not which (search.js lists them); it
+    # says whether it is light, so a page that turns light (or back) is made again.
+    return _hash(salt + repr({**vars(paper), "similar": bool(paper.similar), **state}))
+
+
+def _hash(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+def _gzip(entries: dict[str, Entry]) -> bytes:
+    """A shard: {id: [meta, main]}, gzipped (Pages serves it as is: it counts as stored).
+    The same entries give the same bytes (no time in the gzip header)."""
+    text = json.dumps(entries, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
 
 
 def render_one(site: SiteData, out: Output, paper: Paper) -> None:
@@ -63,20 +140,55 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
 
 
 def html(site: SiteData, out: Output, paper: Paper) -> str:
-    """The page: its main block in the chrome rendered once."""
-    feeds = page_feeds(out, paper)
-    template = out.template("paper")
-    ctx = out.context("../" * paper.path.count("/"), feeds, p=paper)
-    if not paper.title:  # base.html leaves out the title's separator then
-        return template.render({**ctx, "title": paper.title_text})
-    blocks = template.new_context(ctx)
+    """The full page: its meta and main blocks in the chrome rendered once."""
+    return _page(out, paper, "paper.html", entry(out, paper) if paper.title else None)
+
+
+def light_html(site: SiteData, out: Output, paper: Paper) -> str:
+    """The light page: its title and arXiv link, the rest in its shard (app.js)."""
+    return _page(out, paper, "light.html", _blocks(out, paper, "light.html"))
+
+
+def entry(out: Output, paper: Paper) -> Entry:
+    """What a full page holds and a light one fetches: its meta and main blocks."""
+    return _blocks(out, paper, "paper.html")
+
+
+def _blocks(out: Output, paper: Paper, page: str) -> Entry:
+    template = out.template(page)
+    blocks = template.new_context(_context(out, paper))
     meta, main = ("".join(template.blocks[b](blocks)) for b in ("meta", "main"))
-    return out.in_chrome(paper.path, paper.title_text, meta, main, feeds)
+    return meta, main
 
 
-def sizes(site: SiteData, out: Output, papers: list[Paper]) -> list[int]:
-    """The bytes of these papers' pages, rendered in memory (see _budget.PaperPages.sample)."""
-    return [len(html(site, out, p).encode("utf-8")) for p in papers]
+def _context(out: Output, paper: Paper) -> dict:
+    return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper)
+
+
+def _page(out: Output, paper: Paper, page: str, blocks: Entry | None) -> str:
+    if not paper.title or blocks is None:  # base.html leaves out the title's separator then
+        return out.template(page).render({**_context(out, paper), "title": paper.title_text})
+    meta, main = blocks
+    return out.in_chrome(paper.path, paper.title_text, meta, main, page_feeds(out, paper), page)
+
+
+def sizes(site: SiteData, out: Output, papers: list[Paper], per_shard: int
+          ) -> list[tuple[int, int]]:
+    """The bytes of these papers' full pages and of their light pages with their share of a
+    shard, rendered in memory (see _budget.PaperPages.sample): the entries gzipped in
+    groups of `per_shard`, as many as a shard holds on average."""
+    full, light, entries = [], [], []
+    for p in papers:
+        made = entry(out, p)
+        full.append(len(_page(out, p, "paper.html", made).encode("utf-8")))
+        light.append(len(light_html(site, out, p).encode("utf-8")))
+        entries.append((p.arxiv_id, made))
+    shares = []
+    for a in range(0, len(entries), per_shard):
+        group = entries[a:a + per_shard]
+        shares += [len(_gzip(dict(group))) / len(group)] * len(group)
+    return [(page, round(shell + share))
+            for page, shell, share in zip(full, light, shares, strict=True)]
 
 
 def page_feeds(out: Output, paper: Paper) -> tuple[FeedSpec, ...]:

@@ -32,16 +32,24 @@ def render(site: SiteData, out: Output) -> list[str]:
 
 
 def _paper_pages(site: SiteData) -> str:
-    """Which papers have a page: past paper_pages_days or under [site] max_site_mb the
-    oldest have none, and the page says from when on they do."""
+    """Which papers have a page: past paper_pages_days (or, when even light pages do not all
+    fit, under [site] max_site_mb) the oldest have none, and the page says from when on
+    they do; under max_site_mb the oldest pages are light, and it says up to when."""
     paged, s = site.paged, site.strings
     if len(paged) == len(site.lib.papers):
-        return s["paper_pages_all"].format(n=f"{len(paged):,}")
-    first = min((p.updated for p in paged), default=None)
-    return s["paper_pages_from"].format(
-        n=f"{len(paged):,}", date=site.local(first)[:10],
-        without=f"{len(site.lib.papers) - len(paged):,}", days=site.cfg.site.paper_pages_days,
-        mb=f"{site.cfg.site.max_site_mb:g}")
+        said = s["paper_pages_all"].format(n=f"{len(paged):,}")
+    else:
+        said = s["paper_pages_from"].format(
+            n=f"{len(paged):,}",
+            date=site.local(min((p.updated for p in paged), default=None))[:10],
+            without=f"{len(site.lib.papers) - len(paged):,}",
+            days=site.cfg.site.paper_pages_days, mb=f"{site.cfg.site.max_site_mb:g}")
+    light = [p.updated for p in paged if p.light]
+    if light:
+        said += s["paper_pages_light"].format(n=f"{len(light):,}",
+                                              date=site.local(max(light))[:10],
+                                              mb=f"{site.cfg.site.max_site_mb:g}")
+    return said
 
 
 def _per_category(details: object) -> dict[str, object]:
