@@ -132,9 +132,10 @@ class PaperPages:
             p.has_page = paged is None or order(p) >= paged
             p.light = p.has_page and first is not None and order(p) < first
 
-    def _turn(self, full: list[Paper], cut: int, drop: int = 0) -> None:
-        """The oldest `cut` of the `full` pages turn light, and the oldest `drop` of the
-        pages are left out (none of those already left out gets its page back)."""
+    def _turn(self, cut: int, drop: int = 0) -> None:
+        """The oldest `cut` of the full pages turn light, and the oldest `drop` of the pages
+        are left out (none of those already left out gets its page back)."""
+        full = self.full
         first = order(full[cut]) if cut < len(full) else _PAST_ALL
         paged = self.paged
         if drop:
@@ -203,7 +204,7 @@ class PaperPages:
         if rest > self.limit:
             self._too_large(rest)
         cut, drop = self._cut(rest)
-        self._turn(self.full, cut, min(drop, len(self.eligible) - 1))
+        self._turn(cut, min(drop, len(self.eligible) - 1))
 
     def _rest(self, writer: SkipUnchangedWriter) -> int:
         """The bytes of everything but the paper pages and shards (some may be rendered
@@ -239,7 +240,7 @@ class PaperPages:
         drop = len(self.eligible) - len(paged) + max(0, math.ceil(need / each))
         if drop >= len(self.eligible):
             self._too_large(size - sum(saved) - each * len(paged))
-        self._turn(full, cut, drop if need > 0 else 0)
+        self._turn(cut, drop if need > 0 else 0)
         return False
 
     def _too_large(self, rest: float) -> None:

@@ -55,11 +55,13 @@ def tasks(site: SiteData, out: Output, full: list[Paper], rendered: dict[str, li
     old = {**read_record(out.root / CACHE), **rendered}
     made: list[tuple[Callable, tuple]] = []
     chunk: list[tuple[str, list[Paper]]] = []
+    size = 0
     for name in sorted(shards):
         chunk.append((name, shards[name]))
-        if sum(len(members) for _, members in chunk) >= CHUNK:
+        size += len(shards[name])
+        if size >= CHUNK:
             made.append((render_light, (chunk, old, salt)))
-            chunk = []
+            chunk, size = [], 0
     if chunk:
         made.append((render_light, (chunk, old, salt)))
     return made + [(render_chunk, (full[a:a + CHUNK], old, salt))
@@ -141,7 +143,7 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
 
 def html(site: SiteData, out: Output, paper: Paper) -> str:
     """The full page: its meta and main blocks in the chrome rendered once."""
-    return _page(out, paper, "paper.html", entry(out, paper) if paper.title else None)
+    return _page(out, paper, "paper.html", entry(out, paper))
 
 
 def light_html(site: SiteData, out: Output, paper: Paper) -> str:
@@ -165,8 +167,8 @@ def _context(out: Output, paper: Paper) -> dict:
     return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper)
 
 
-def _page(out: Output, paper: Paper, page: str, blocks: Entry | None) -> str:
-    if not paper.title or blocks is None:  # base.html leaves out the title's separator then
+def _page(out: Output, paper: Paper, page: str, blocks: Entry) -> str:
+    if not paper.title:  # base.html leaves out the title's separator then
         return out.template(page).render({**_context(out, paper), "title": paper.title_text})
     meta, main = blocks
     return out.in_chrome(paper.path, paper.title_text, meta, main, page_feeds(out, paper), page)
