@@ -21,19 +21,22 @@ from pipeline._parquet import StoreError, footer_problem
 from pipeline._partition import KEY_PATTERN
 from pipeline._schemas import (
     LEGACY_VERSION,
+    PAPERS_WITH_HF,
+    RETIRED,
     SCHEMA_VERSION,
     SNAPSHOT_VERSIONS,
-    STORED,
     TABLES,
 )
-from pipeline.sources import snapshot_schemas
+from pipeline.sources import snapshot_schemas, store_tables
 
 MANIFEST = "manifest.json"
 FORMAT = 3  # 1: no manifest (files at fixed names); 2: one file per table
 RESTORING = ".restore.tmp"  # where `Store.replace_with` gathers another store's files
 # The one partition of a table written before partitions (formats 1 and 2): its file has
-# the schema version LEGACY_VERSION and the table's full schema (papers with signals).
+# the schema version LEGACY_VERSION (papers with every HF column).
 LEGACY = "*"
+# What a format 3 manifest that lists no migrations had: the release that wrote it.
+_FORMAT_3_MIGRATIONS = ("tables-in-partitions",)
 # Writes one new file at the path it is given; returns the rows it holds.
 Writer = Callable[[Path], int]
 _KEY = re.compile(rf"{KEY_PATTERN}|{re.escape(LEGACY)}")
@@ -69,6 +72,7 @@ class Manifest:
     tables: dict[str, dict[str, Partition]] = field(default_factory=dict)
     snapshots: list[str] = field(default_factory=list)
     generation: int = 0
+    migrations: list[str] = field(default_factory=list)  # those done (`_migrations`)
 
     def files(self) -> set[str]:
         return {part.path for partitions in self.tables.values()
@@ -77,7 +81,7 @@ class Manifest:
 
     def copy(self) -> Manifest:
         return replace(self, tables={n: dict(p) for n, p in self.tables.items()},
-                       snapshots=list(self.snapshots))
+                       snapshots=list(self.snapshots), migrations=list(self.migrations))
 
     def same_files(self, other: Manifest) -> bool:
         return (self.tables, sorted(self.snapshots)) == (other.tables, sorted(other.snapshots))
@@ -92,7 +96,8 @@ class Manifest:
                                "deltas": [[f.path, f.rows] for f in p.deltas]}
                          for key, p in sorted(partitions.items())}
                   for name, partitions in sorted(self.tables.items())}
-        return json.dumps({"format": FORMAT, "generation": self.generation, "tables": tables,
+        return json.dumps({"format": FORMAT, "generation": self.generation,
+                           "migrations": self.migrations, "tables": tables,
                            "snapshots": sorted(self.snapshots)}, indent=1) + "\n"
 
 
@@ -135,7 +140,7 @@ def parse(raw: Any, path: Path) -> Manifest:
         else:
             tables = {n: {str(key): _partition(p) for key, p in partitions.items()}
                       for n, partitions in raw["tables"].items()}
-        known = set(STORED) if raw["format"] == FORMAT else set(TABLES)
+        known = set(store_tables()) | set(RETIRED)
         unknown = set(tables) - known
         if unknown:
             raise StoreError(f"{path}: names tables this papertrail does not know: "
@@ -145,7 +150,10 @@ def parse(raw: Any, path: Path) -> Manifest:
         if bad_keys:
             raise ValueError(f"partition keys {bad_keys[:3]}")
         snapshots = list(raw["snapshots"])
-        manifest = Manifest(tables, snapshots, int(raw["generation"]))
+        done = raw.get("migrations", _FORMAT_3_MIGRATIONS if raw["format"] == FORMAT else [])
+        if not (isinstance(done, list | tuple) and all(isinstance(m, str) for m in done)):
+            raise ValueError("migrations")
+        manifest = Manifest(tables, snapshots, int(raw["generation"]), list(done))
         outside = [r for r in manifest.files() if not _inside(r)]
         if outside:  # a manifest may come from another repository's data branch
             raise StoreError(f"{path}: names files outside the store's own folders: "
@@ -183,7 +191,8 @@ def problems(root: Path, manifest: Manifest) -> list[str]:
     for name, partitions in sorted(manifest.tables.items()):
         for key, partition in sorted(partitions.items()):
             legacy = key == LEGACY
-            schema = TABLES[name] if legacy else STORED[name]
+            spec = store_tables().get(name) or RETIRED[name]
+            schema = PAPERS_WITH_HF if legacy and name == "papers" else spec.schema
             versions = (LEGACY_VERSION,) if legacy else (SCHEMA_VERSION,)
             for part in partition.files:
                 found.append((part.path, footer_problem(root / part.path, schema, part.rows,
@@ -221,7 +230,8 @@ class Transaction:
         for rel in self.written - staging.files():  # superseded inside this transaction
             remove(self.root, rel)
         self.written &= staging.files()
-        if staging.same_files(committed) and (self.root / MANIFEST).exists():
+        if (staging.same_files(committed) and staging.migrations == committed.migrations
+                and (self.root / MANIFEST).exists()):
             return
         for folder in sorted({(self.root / rel).parent for rel in self.written}):
             fsync_dir(folder)

@@ -1,5 +1,6 @@
 """The store's Parquet files: each written once to a new name, fsynced and read back
-checked; read only after their schema version and columns are checked."""
+checked; read only after their schema version and columns are checked. A file may lack
+columns its table gained since it was written: they read as null."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from pipeline._durable import fsync
-from pipeline._schemas import SCHEMA_VERSION, SNAPSHOT_VERSIONS
+from pipeline._schemas import RESTORE, SCHEMA_VERSION, SNAPSHOT_VERSIONS, Table
 from pipeline.sources import snapshot_schemas
 
 META_VERSION = b"papertrail.schema_version"
@@ -19,8 +20,8 @@ META_TABLE = b"papertrail.table"
 # own: [[run_id, day, first row group, row groups], …].
 META_RUNS = b"papertrail.runs"
 ROW_GROUP = 20_000
-_DICTIONARY = {"version", "categories", "primary_category", "source", "status", "language",
-               "model", "prompt_hash", "topics", "hf_keywords"}
+# A snapshot's low-cardinality columns (a table's are in its `Table`).
+SNAPSHOT_DICTIONARY = frozenset({"version", "categories", "primary_category"})
 
 
 class StoreError(Exception):
@@ -39,7 +40,7 @@ def footer_problem(path: Path, schema: pa.Schema, rows: int | None,
     version = (found.metadata or {}).get(META_VERSION, b"?").decode()
     if version not in versions:
         return f"schema version {version}, expected {' or '.join(versions)}"
-    if not found.remove_metadata().equals(schema):
+    if not fits(found, schema):
         return "columns do not match its schema"
     if rows is not None and meta.num_rows != rows:
         return f"{meta.num_rows} rows, the manifest says {rows}"
@@ -57,17 +58,20 @@ def read_checked(path: Path, name: str, columns: list[str] | None = None,
         else:
             table = pq.ParquetFile(path).read_row_groups(list(row_groups), columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        raise StoreError(f"{path}: cannot read this Parquet file ({exc}). {_remedy(name)}"
-                         ) from None
-    _check(path, name, found, snapshot_schemas()[name.removeprefix("snapshot:")],
-           SNAPSHOT_VERSIONS)
+        raise StoreError(f"{path}: cannot read this Parquet file ({exc}). It was not "
+                         f"replaced; {RESTORE}") from None
+    schema = snapshot_schemas()[name.removeprefix("snapshot:")]
+    _check(path, name, found, schema, SNAPSHOT_VERSIONS, RESTORE)
     return table.replace_schema_metadata(None)
 
 
-def read_files(paths: list[Path], name: str, schema: pa.Schema, version: str,
-               columns: list[str] | None = None) -> pa.Table:
+def read_files(paths: list[Path], spec: Table, columns: list[str] | None = None, *,
+               schema: pa.Schema | None = None, version: str = SCHEMA_VERSION) -> pa.Table:
     """The rows of a table's files, in the order given, through one `pyarrow.dataset`
-    (its fragments are read in parallel, in order); each file's footer is checked first."""
+    (its fragments are read in parallel, in order); each file's footer is checked first.
+    `schema` and `version`: what an earlier release wrote, read to migrate it."""
+    name, remedy = spec.name, spec.remedy
+    schema = spec.schema if schema is None else schema
     if not paths:
         return (schema if columns is None else pa.schema([schema.field(c) for c in columns])
                 ).empty_table()
@@ -76,43 +80,39 @@ def read_files(paths: list[Path], name: str, schema: pa.Schema, version: str,
         try:
             found = fragment.physical_schema
         except (OSError, pa.ArrowException) as exc:
-            raise StoreError(f"{path}: cannot read this Parquet file ({exc}). "
-                             f"{_remedy(name)}") from None
-        _check(path, name, found, schema, (version,))
+            raise StoreError(f"{path}: cannot read this Parquet file ({exc}). It was not "
+                             f"replaced; {remedy}") from None
+        _check(path, name, found, schema, (version,), remedy)
     try:
         table = dataset.to_table(columns=columns)
     except (OSError, pa.ArrowException) as exc:
-        raise StoreError(f"cannot read the {name} table's files ({exc}). {_remedy(name)}"
-                         ) from None
+        raise StoreError(f"cannot read the {name} table's files ({exc}). It was not "
+                         f"replaced; {remedy}") from None
     return table.replace_schema_metadata(None)
 
 
+def fits(found: pa.Schema, schema: pa.Schema) -> bool:
+    """Whether a file's columns are the schema's, or some of them (a nullable column added
+    to the table since reads as null), each of the same type."""
+    for fld in found:
+        index = schema.get_field_index(fld.name)
+        if index < 0 or not schema.field(index).type.equals(fld.type):
+            return False
+    return all(fld.nullable for fld in schema if fld.name not in found.names)
+
+
 def _check(path: Path, name: str, found: pa.Schema, schema: pa.Schema,
-           versions: tuple[str, ...]) -> None:
+           versions: tuple[str, ...], remedy: str) -> None:
     version = (found.metadata or {}).get(META_VERSION, b"?").decode()
     if version not in versions:
         raise StoreError(f"{path}: schema version {version}, this papertrail reads "
-                         f"{' or '.join(versions)}. {_remedy(name)}")
-    if not found.remove_metadata().equals(schema):
-        raise StoreError(f"{path}: columns do not match the {name} schema. {_remedy(name)}")
+                         f"{' or '.join(versions)}. It was not replaced; {remedy}")
+    if not fits(found, schema):
+        raise StoreError(f"{path}: columns do not match the {name} schema. It was not "
+                         f"replaced; {remedy}")
 
 
-def _remedy(name: str) -> str:
-    """What repairs a damaged file of this table: papers and versions are made again from
-    the snapshots, similar lists from the papers; the rest exists nowhere else but in the
-    saved copy."""
-    restore = "restore the store from the data branch (`papertrail data restore --force`)"
-    if name in ("papers", "signals", "versions"):
-        return f"It was not replaced; run `papertrail rebuild`, or {restore}"
-    if name == "similar":
-        return f"It was not replaced; run `papertrail similar --full`, or {restore}"
-    if name == "runs":
-        return (f"It was not replaced; {restore}, or run `papertrail rebuild --force`, which "
-                "starts a new, empty run ledger (sources then backfill again)")
-    return f"It was not replaced; {restore}"
-
-
-def write_new(path: Path, table: pa.Table, name: str,
+def write_new(path: Path, table: pa.Table, name: str, dictionary: frozenset[str],
               extra_meta: dict[bytes, bytes] | None = None,
               parts: list[pa.Table] | None = None) -> int:
     """Write `table` to a new file, fsync and check it; returns its row count. With
@@ -123,7 +123,7 @@ def write_new(path: Path, table: pa.Table, name: str,
     table = table.replace_schema_metadata(meta)
     # Dictionary-encode only low-cardinality columns: encoding titles and abstracts costs
     # time and saves nothing. Bounded row groups keep reads lean.
-    low = [f.name for f in table.schema if f.name in _DICTIONARY]
+    low = [f.name for f in table.schema if f.name in dictionary]
     with open(path, "wb") as fh, pq.ParquetWriter(fh, table.schema, compression="zstd",
                                                   use_dictionary=low) as writer:
         for part in parts if parts is not None else [table]:

@@ -6,7 +6,7 @@ all of arXiv, ~4,500 of cs.*), old-style ids by year (`old-98`); the run ledger 
 month its runs started (`202612`). So a partition's size does not grow with the corpus,
 new papers touch the newest partitions only, and a revision touches its paper's.
 
-Inside a partition rows are kept in key order (`KEYS`), one row per key: of rows with
+Inside a partition rows are kept in key order (`Table.key`), one row per key: of rows with
 the same key, the last one wins. A table without a key (the run ledger) is appended to:
 its rows stay in the order written.
 """
@@ -18,18 +18,19 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import KEYS
+from pipeline._schemas import Table
 
 # What a partition key may look like: it names files, and the manifest checks it.
 KEY_PATTERN = r"[0-9a-z][0-9a-z.\-]{0,11}"
 
 
-def keys_of(name: str, table: pa.Table) -> pa.Array:
+def keys_of(spec: Table, table: pa.Table) -> pa.Array:
     """The partition each row belongs to."""
-    if name == "runs":
-        key = pc.strftime(table["started"], format="%Y%m")
+    column = table[spec.partition_by]
+    if pa.types.is_timestamp(column.type):
+        key = pc.strftime(column, format="%Y%m")
     else:
-        ids = table["arxiv_id"]
+        ids = column
         old = pc.struct_field(pc.extract_regex(ids, r"/(?P<yy>\d\d)"), 0)
         key = pc.if_else(pc.match_substring_regex(ids, r"^\d{4}\.\d"),
                          pc.utf8_slice_codeunits(ids, 0, 6),
@@ -39,35 +40,35 @@ def keys_of(name: str, table: pa.Table) -> pa.Array:
     return pc.if_else(safe, key, "other").combine_chunks()
 
 
-def split(name: str, table: pa.Table) -> dict[str, pa.Table]:
+def split(spec: Table, table: pa.Table) -> dict[str, pa.Table]:
     """The rows of each partition, in key order, one per key."""
     if table.num_rows == 0:
         return {}
-    keys = keys_of(name, table)
+    keys = keys_of(spec, table)
     groups = pd.Series(np.arange(table.num_rows)).groupby(
         keys.to_numpy(zero_copy_only=False), sort=True)
-    return {str(key): newest(name, table.take(pa.array(rows.to_numpy())))
+    return {str(key): newest(spec, table.take(pa.array(rows.to_numpy())))
             for key, rows in groups}
 
 
-def newest(name: str, table: pa.Table) -> pa.Table:
+def newest(spec: Table, table: pa.Table) -> pa.Table:
     """The rows in key order, the last of each key only."""
-    if table.num_rows == 0 or not KEYS[name]:
+    if table.num_rows == 0 or not spec.key:
         return table
-    table = table.take(pc.sort_indices(table, [(k, "ascending") for k in KEYS[name]]))
-    ids = _row_keys(name, table).to_numpy(zero_copy_only=False)
+    table = table.take(pc.sort_indices(table, [(k, "ascending") for k in spec.key]))
+    ids = _row_keys(spec.key, table).to_numpy(zero_copy_only=False)
     last = np.append(ids[1:] != ids[:-1], True)  # sorting is stable: the last is newest
     return table if last.all() else table.filter(pa.array(last))
 
 
-def changed(name: str, old: pa.Table, new: pa.Table) -> pa.Table | None:
+def changed(spec: Table, old: pa.Table, new: pa.Table) -> pa.Table | None:
     """The rows of `new` that `old` lacks or holds otherwise; None when `old` holds a key
     `new` lacks (a row removed: a delta cannot say that). Both as `newest` gives them;
     without a key, `new` must start with `old`."""
-    if not KEYS[name]:
+    if not spec.key:
         return new.slice(old.num_rows) if new.slice(0, old.num_rows).equals(old) else None
-    position = pd.Index(_row_keys(name, old).to_numpy(zero_copy_only=False)).get_indexer(
-        _row_keys(name, new).to_numpy(zero_copy_only=False))
+    position = pd.Index(_row_keys(spec.key, old).to_numpy(zero_copy_only=False)).get_indexer(
+        _row_keys(spec.key, new).to_numpy(zero_copy_only=False))
     found = position >= 0
     if int(found.sum()) != old.num_rows:
         return None
@@ -81,8 +82,7 @@ def changed(name: str, old: pa.Table, new: pa.Table) -> pa.Table | None:
     return new.filter(pa.array(differs))
 
 
-def _row_keys(name: str, table: pa.Table) -> pa.ChunkedArray | pa.Array:
-    columns = KEYS[name]
+def _row_keys(columns: tuple[str, ...], table: pa.Table) -> pa.ChunkedArray | pa.Array:
     if len(columns) == 1:
         return table[columns[0]]
     return pc.binary_join_element_wise(

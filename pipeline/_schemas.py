@@ -1,11 +1,17 @@
-"""Explicit pyarrow schemas of every table in the store (see docs/DATA.md).
+"""Every core table of the store, declared once as a `Table` (see docs/DATA.md): its
+schema, key, partitions, how `data save` folds another copy's rows in, what repairs a
+damaged file. A source declares its own tables the same way (`Source.tables`).
 
-Bump SCHEMA_VERSION whenever a schema changes; files with another version are
-refused with a clear error instead of being misread (those of LEGACY_VERSION, written
-before the store was partitioned, are read once, to migrate them).
+A table evolves without a rewrite when a nullable column is added (older files read it
+as null); any other change is a named migration (`pipeline/_migrations.py`). The files'
+SCHEMA_VERSION is their layout, not their columns: those of LEGACY_VERSION, written
+before the store was partitioned, are read once, to migrate them.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
@@ -37,23 +43,7 @@ _ENTRY = [
 # What a source run fetched, normalised: one row per (paper, version) entry.
 ARXIV_SNAPSHOT = pa.schema([*_ENTRY, ("fetched_at", _TS)])
 
-HF_SNAPSHOT = pa.schema([
-    ("arxiv_id", pa.string()),
-    ("hf_day", pa.date32()),  # the daily list the pick appeared in
-    ("upvotes", pa.int32()),
-    ("github_repo", pa.string()),
-    ("github_stars", pa.int32()),
-    ("project_page", pa.string()),
-    ("ai_keywords", _STRS),
-    ("ai_summary", pa.string()),
-    ("submitted_on_daily_at", _TS),
-    ("organization", pa.string()),
-    ("num_comments", pa.int32()),
-    ("title", pa.string()),
-    ("fetched_at", _TS),
-])
-
-# Columns owned by the arXiv merge; the rest of PAPERS is derived by enrich or HF.
+# Columns owned by the arXiv merge; the rest of PAPERS is derived by enrich.
 PAPER_METADATA = ["version", "title", "abstract", "authors", "categories", "primary_category",
                   "comment", "journal_ref", "doi", "published", "updated"]
 
@@ -67,16 +57,6 @@ PAPERS = pa.schema([
     ("ai_reason", pa.string()),
     ("topics", _STRS),
     ("topic_reasons", _STRS),  # parallel to topics
-    # Hugging Face community signals (pipeline.sources.hf)
-    ("hf_day", pa.date32()),  # first day the community picked it
-    ("hf_upvotes", pa.int32()),
-    ("hf_repo", pa.string()),
-    ("hf_stars", pa.int32()),
-    ("hf_project_page", pa.string()),
-    ("hf_keywords", _STRS),
-    ("hf_summary", pa.string()),
-    ("hf_organization", pa.string()),
-    ("hf_comments", pa.int32()),
 ])
 
 VERSIONS = pa.schema([
@@ -172,46 +152,59 @@ RUNS = pa.schema([
 # The runs whose watermark_after counts: a partial run's never passes what it read whole.
 MOVES_WATERMARK = ("ok", "partial")
 
-# The tables as the code reads and writes them.
-TABLES: dict[str, pa.Schema] = {
-    "papers": PAPERS,
-    "versions": VERSIONS,
-    "digests": DIGESTS,
-    "notes": NOTES,
-    "similar": SIMILAR,
-    "embeddings": EMBEDDINGS,
-    "runs": RUNS,
-}
+RESTORE = "restore the store from the data branch (`papertrail data restore --force`)"
+REBUILD = f"run `papertrail rebuild`, or {RESTORE}"
 
-# Hugging Face's counts change every hour; they are stored in a small table of their own
-# (one row per paper that has any) so that an hourly run never rewrites papers.
-SIGNAL_COLUMNS = ["hf_upvotes", "hf_stars", "hf_comments"]
-SIGNALS = pa.schema([PAPERS.field("arxiv_id"), *(PAPERS.field(c) for c in SIGNAL_COLUMNS)])
 
-# The tables as their files hold them: papers without the signals, and the signals.
-STORED: dict[str, pa.Schema] = {
-    "papers": pa.schema([f for f in PAPERS if f.name not in SIGNAL_COLUMNS]),
-    "signals": SIGNALS,
-    "versions": VERSIONS,
-    "digests": DIGESTS,
-    "notes": NOTES,
-    "similar": SIMILAR,
-    "embeddings": EMBEDDINGS,
-    "runs": RUNS,
-}
+@dataclass(frozen=True)
+class Table:
+    """What the store knows of one table."""
 
-# What identifies a row: a later row with the same key replaces an earlier one, and rows
-# are kept in key order. The run ledger has none: it is appended to, in the order runs end.
-KEYS: dict[str, list[str]] = {
-    "papers": ["arxiv_id"],
-    "signals": ["arxiv_id"],
-    "versions": ["arxiv_id", "version"],
-    "digests": ["arxiv_id", "version", "language", "model", "prompt_hash"],
-    "notes": ["arxiv_id", "from_version", "version", "language", "model", "prompt_hash"],
-    "similar": ["arxiv_id"],
-    "embeddings": ["arxiv_id"],
-    "runs": [],
-}
+    name: str
+    schema: pa.Schema
+    # What identifies a row: a later row with the same key replaces an earlier one, and rows
+    # are kept in key order. () for a ledger, appended to in the order written.
+    key: tuple[str, ...]
+    # Which column splits rows into partitions: an arXiv id by its month (`2601.0`), a
+    # timestamp by its month (`202612`); see `_partition.py`.
+    partition_by: str = "arxiv_id"
+    # `data save` with another copy of the store: "rebuild" makes the table again from the
+    # union of both copies' snapshots; "union" keeps both copies' rows, ours on a tie of
+    # `identity` (the key, unless the table has none).
+    on_save: Literal["rebuild", "union"] = "union"
+    identity: tuple[str, ...] = ()
+    # What repairs a damaged file, after "It was not replaced; ".
+    remedy: str = RESTORE
+    # Low-cardinality columns, dictionary-encoded in files (titles and abstracts would cost
+    # time and save nothing).
+    dictionary: frozenset[str] = frozenset()
+
+    @property
+    def row_identity(self) -> tuple[str, ...]:
+        return self.identity or self.key
+
+
+_MODEL_WORK = frozenset({"version", "status", "language", "model", "prompt_hash"})
+
+# The core's tables, as the code reads and writes them; `pipeline.sources.store_tables()`
+# adds each source's own.
+TABLES: dict[str, Table] = {t.name: t for t in (
+    Table("papers", PAPERS, ("arxiv_id",), on_save="rebuild", remedy=REBUILD,
+          dictionary=frozenset({"version", "categories", "primary_category", "topics"})),
+    Table("versions", VERSIONS, ("arxiv_id", "version"), on_save="rebuild", remedy=REBUILD,
+          dictionary=frozenset({"version"})),
+    Table("digests", DIGESTS, ("arxiv_id", "version", "language", "model", "prompt_hash"),
+          dictionary=_MODEL_WORK),
+    Table("notes", NOTES, ("arxiv_id", "from_version", "version", "language", "model",
+                           "prompt_hash"), dictionary=_MODEL_WORK),
+    Table("similar", SIMILAR, ("arxiv_id",),
+          remedy=f"run `papertrail similar --full`, or {RESTORE}"),
+    Table("embeddings", EMBEDDINGS, ("arxiv_id",), dictionary=frozenset({"model"})),
+    Table("runs", RUNS, (), partition_by="started", identity=("run_id",),
+          remedy=f"{RESTORE}, or run `papertrail rebuild --force`, which starts a new, empty "
+                 "run ledger (sources then backfill again)",
+          dictionary=frozenset({"source", "status"})),
+)}
 
 
 def empty(schema: pa.Schema) -> pa.Table:
@@ -228,3 +221,28 @@ def to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema) -> pa.Table:
         else:
             columns.append(pa.nulls(table.num_rows, fld.type))
     return pa.Table.from_arrays(columns, schema=schema)
+
+
+# -- what earlier releases wrote, read only to migrate it (pipeline/_migrations.py) ---------
+
+# Papers with Hugging Face's columns, as every release before `hf` was a table of its own
+# stored them (format 3 kept the three counts in a table of their own, `signals`).
+HF_COLUMNS = ["hf_day", "hf_upvotes", "hf_repo", "hf_stars", "hf_project_page", "hf_keywords",
+              "hf_summary", "hf_organization", "hf_comments"]
+PAPERS_WITH_HF = pa.schema([
+    *PAPERS,
+    ("hf_day", pa.date32()),
+    ("hf_upvotes", pa.int32()),
+    ("hf_repo", pa.string()),
+    ("hf_stars", pa.int32()),
+    ("hf_project_page", pa.string()),
+    ("hf_keywords", _STRS),
+    ("hf_summary", pa.string()),
+    ("hf_organization", pa.string()),
+    ("hf_comments", pa.int32()),
+])
+SIGNALS = pa.schema([PAPERS_WITH_HF.field(c) for c in
+                     ("arxiv_id", "hf_upvotes", "hf_stars", "hf_comments")])
+# Tables a migration removes: a manifest may name them until it has run.
+RETIRED: dict[str, Table] = {"signals": Table("signals", SIGNALS, ("arxiv_id",),
+                                              on_save="rebuild", remedy=REBUILD)}

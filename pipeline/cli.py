@@ -329,7 +329,7 @@ def topics_check(obj: _Context) -> None:
     if not cfg.topics:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
-    papers = obj.store.read("papers")
+    papers = obj.store.library()
     counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
     for topic in cfg.topics:
         count = counts.get(topic.slug, 0)
@@ -363,7 +363,7 @@ def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> No
     if topic is None:
         known = ", ".join(t.slug for t in cfg.topics) or "none configured"
         raise click.BadParameter(f"no topic {slug!r} (known: {known})", param_hint="SLUG")
-    papers = obj.store.read("papers")
+    papers = obj.store.library()
     why = topics_mod.match(papers, (topic,)).reasons.to_pylist()
     df = papers.select(["arxiv_id", "updated", "title"]).to_pandas()
     df["why"] = [r[0] if r else None for r in why]

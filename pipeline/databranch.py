@@ -35,8 +35,9 @@ import pyarrow.parquet as pq
 from pipeline import ingest
 from pipeline._durable import write_text_atomic
 from pipeline._manifest import parse
-from pipeline._schemas import KEYS
+from pipeline._schemas import Table
 from pipeline.config import Config
+from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, RESTORING, Store
 
 DEFAULT_BRANCH = "data"
@@ -49,8 +50,6 @@ _PREFIX = "data"  # the store's folder inside the branch
 _IDENTITY = ["-c", "user.name=papertrail", "-c", "user.email=papertrail@users.noreply.github.com"]
 # Rows of these tables are merged by key; papers and versions are rebuilt from snapshots.
 # (A similar list made for a text the papers no longer hold is made again by the next run.)
-_KEYS = {"runs": ["run_id"], "digests": KEYS["digests"], "notes": KEYS["notes"],
-         "similar": KEYS["similar"], "embeddings": KEYS["embeddings"]}
 _BRANCH_README = """# PaperTrail data
 
 Written by the update workflow (`papertrail data save`); do not edit by hand.
@@ -293,16 +292,18 @@ def _fold_in(cfg: Config, repo: Path, tip: str, store: Store) -> None:
                 raise DataBranchError(f"{rel} differs between the store and the branch at "
                                       f"{tip[:12]}; cannot merge it without losing data")
             store.add_snapshot(path, rel)
-        for name in _KEYS:
-            _union_rows(store, name, theirs.read(name))
-        # papers, versions: rebuilt from the union of snapshots
+        for spec in store_tables().values():
+            if spec.on_save == "union":
+                _union_rows(store, spec, theirs.read(spec.name))
+        # the rest (papers, versions, sources' own tables): made again from the union of
+        # snapshots
         ingest.rebuild(cfg, store)
 
 
-def _union_rows(store: Store, name: str, theirs: pa.Table) -> None:
-    ours = store.read(name).to_pandas()
+def _union_rows(store: Store, spec: Table, theirs: pa.Table) -> None:
+    ours = store.read(spec.name).to_pandas()
     both = pd.concat([theirs.to_pandas(), ours], ignore_index=True)
-    both = both.drop_duplicates(subset=_KEYS[name], keep="last")  # ours wins a tie
-    if name == "runs":
-        both = both.sort_values("started", kind="stable")
-    store.write(name, pa.Table.from_pandas(both, preserve_index=False))
+    both = both.drop_duplicates(subset=list(spec.row_identity), keep="last")  # ours wins a tie
+    if not spec.key:  # a ledger: in the order of its clock
+        both = both.sort_values(spec.partition_by, kind="stable")
+    store.write(spec.name, pa.Table.from_pandas(both, preserve_index=False))

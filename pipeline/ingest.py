@@ -34,10 +34,11 @@ def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None 
             run.skip("disabled in config")
             return RunReport(source, "skipped", error="disabled in config")
         # Read (and so validate) the tables before spending any request on the network.
-        library = Library(store.read("papers"), store.read("versions", columns=VERSION_KEYS))
+        library = Library(store.read("papers"), store.read("versions", columns=VERSION_KEYS),
+                          store.source_tables())
         catch = src.catch_up(cfg, library, store.watermark(source), run.started,
                              Options(since, max_pages, progress))
-        _store(cfg, store, run, catch)
+        _store(cfg, store, run, catch, {**library.tables, **catch.tables})
         return catch.report
 
 
@@ -56,14 +57,17 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
     return ingest(cfg, store, "hf", since=start, now=now)
 
 
-def _store(cfg: Config, store: Store, run: Run, catch: Catch) -> None:
+def _store(cfg: Config, store: Store, run: Run, catch: Catch,
+           tables: dict[str, pa.Table]) -> None:
     """Stage what the catch-up changed and its ledger row; the run's lock commits them."""
     for source, rows in catch.snapshots.items():
         store.write_snapshot(source, run.run_id, run.started, rows)
     for rows in catch.new_versions:
         store.append("versions", rows)
+    for name, rows in catch.tables.items():
+        store.write(name, rows)
     if catch.snapshots:
-        store.write("papers", derive(cfg, catch.papers))
+        store.write("papers", derive(cfg, catch.papers, tables))
     report = catch.report
     run.record(status=report.status, **report.counts, requests=report.requests,
                retries=report.retries, error=report.error,
@@ -98,16 +102,19 @@ def rebuild(cfg: Config, store: Store, *, force: bool = False) -> dict[str, int]
                 "drop those papers. Restore the store (`papertrail data restore --force`), or "
                 "pass --force to rebuild from the snapshots there are")
         store.forget_missing_snapshots()
-        papers, versions = _replay(cfg, store, snaps)
+        library, versions = _replay(cfg, store, snaps)
         store.write("versions", versions)
-        store.write("papers", papers)
-    return {"snapshots": len(snaps), "papers": papers.num_rows, "versions": versions.num_rows}
+        for spec in (t for source in SOURCES.values() for t in source.tables):
+            store.write(spec.name, library.tables.get(spec.name, empty(spec.schema)))
+        store.write("papers", library.papers)
+    return {"snapshots": len(snaps), "papers": library.papers.num_rows,
+            "versions": versions.num_rows}
 
 
-def _replay(cfg: Config, store: Store, snaps: list[Snapshot]) -> tuple[pa.Table, pa.Table]:
-    """Papers and versions from nothing (the current tables may be the very files that are
-    damaged), each snapshot merged by its source in run order."""
-    library = Library(empty(PAPERS), empty(VERSIONS).select(VERSION_KEYS))
+def _replay(cfg: Config, store: Store, snaps: list[Snapshot]) -> tuple[Library, pa.Table]:
+    """Papers, versions and the sources' own tables from nothing (the current tables may be
+    the very files that are damaged), each snapshot merged by its source in run order."""
+    library = Library(empty(PAPERS), empty(VERSIONS).select(VERSION_KEYS), {})
     versions = [empty(VERSIONS)]
     for snap in snaps:
         merged = SOURCES[snap.source].merge(cfg, library, store.read_snapshot(snap))
@@ -115,8 +122,9 @@ def _replay(cfg: Config, store: Store, snaps: list[Snapshot]) -> tuple[pa.Table,
         if merged.new_versions is not None:
             versions.append(merged.new_versions)
             keys = pa.concat_tables([keys, merged.new_versions.select(VERSION_KEYS)])
-        library = Library(merged.papers, keys)
-    return derive(cfg, library.papers), pa.concat_tables(versions)
+        library = Library(merged.papers, keys, {**library.tables, **merged.tables})
+    papers = derive(cfg, library.papers, library.tables)
+    return Library(papers, library.version_keys, library.tables), pa.concat_tables(versions)
 
 
 def uncovered_runs(runs: pd.DataFrame, snaps: list[Snapshot]) -> list[str]:

@@ -15,14 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import (
-    ARXIV_SNAPSHOT,
-    HF_SNAPSHOT,
-    PAPER_METADATA,
-    PAPERS,
-    VERSIONS,
-    to_table,
-)
+from pipeline._schemas import ARXIV_SNAPSHOT, PAPER_METADATA, PAPERS, VERSIONS, to_table
 
 _LISTS = ("authors", "categories")
 
@@ -188,93 +181,3 @@ def _replace_rows(papers: pa.Table, updated: pa.Table, found: _Against) -> pa.Ta
     rows_kept = np.flatnonzero(keep)
     order = pc.sort_indices(combined["arxiv_id"].take(pa.array(rows_kept))).to_numpy()
     return combined.take(pa.array(rows_kept[order]))
-
-
-# -- Hugging Face picks ---------------------------------------------------------------------------
-
-# snapshot column → papers column: the signals a later reading replaces
-HF_SIGNALS = {"upvotes": "hf_upvotes", "github_repo": "hf_repo", "github_stars": "hf_stars",
-              "project_page": "hf_project_page", "ai_keywords": "hf_keywords",
-              "ai_summary": "hf_summary", "organization": "hf_organization",
-              "num_comments": "hf_comments"}
-_HF_COLUMNS = ["hf_day", *HF_SIGNALS.values()]
-
-
-@dataclass(frozen=True)
-class HFMerge:
-    papers: pa.Table
-    changed: pa.Table  # one row per paper whose HF columns changed: what a snapshot keeps
-    fetched: int  # picks read (one paper can be picked on several days)
-    new: int  # papers picked for the first time
-    revised: int  # picks whose upvotes, stars, repo, … changed
-    unchanged: int
-    unmatched: int  # picks of papers the store does not hold (left out)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return {"fetched": self.fetched, "new": self.new, "revised": self.revised,
-                "unchanged": self.unchanged}
-
-
-def merge_hf(papers: pa.Table, batch: pa.Table) -> HFMerge:
-    """Fold HF picks into papers: the first day picked is kept, the latest signals win.
-
-    A signal the reading lacks (null; e.g. the 2024 shape has no githubRepo) keeps the
-    stored value. Picks of papers not in `papers` are counted and left out.
-    """
-    batch = to_table(batch, HF_SNAPSHOT)
-    fetched = batch.num_rows
-    if fetched == 0:
-        return HFMerge(papers, batch, 0, 0, 0, 0, 0)
-    batch = batch.take(pc.sort_indices(batch, [("arxiv_id", "ascending"),
-                                               ("fetched_at", "ascending"),
-                                               ("hf_day", "ascending")]))
-    ids = pd.Index(batch["arxiv_id"].to_numpy(zero_copy_only=False))
-    first_day = batch["hf_day"].to_pandas().groupby(ids).transform("min").to_numpy()
-    last = ~ids.duplicated(keep="last")
-    batch = batch.filter(pa.array(last))
-    day_type = HF_SNAPSHOT.field("hf_day").type
-    batch = batch.set_column(batch.schema.get_field_index("hf_day"), "hf_day",
-                             pa.array(first_day[last], day_type))
-
-    stored_ids = pd.Index(papers["arxiv_id"].to_numpy(zero_copy_only=False))
-    pos = stored_ids.get_indexer(batch["arxiv_id"].to_numpy(zero_copy_only=False))
-    known = pos >= 0
-    unmatched = int((~known).sum())
-    batch, pos = batch.filter(pa.array(known)), pos[known]
-    if batch.num_rows == 0:
-        return HFMerge(papers, batch, fetched, 0, 0, 0, unmatched)
-    stored = papers.take(pa.array(pos))
-
-    merged = {"hf_day": pc.min_element_wise(stored["hf_day"], batch["hf_day"],
-                                            skip_nulls=True)}
-    for snap_col, paper_col in HF_SIGNALS.items():
-        merged[paper_col] = pc.coalesce(batch[snap_col], stored[paper_col])
-    after = to_table(pa.table(merged), pa.schema([PAPERS.field(c) for c in _HF_COLUMNS]))
-    before = stored.select(_HF_COLUMNS)
-    differs = (_as_strings(after) != _as_strings(before)).any(axis=1).to_numpy()
-    is_new = stored["hf_day"].is_null().to_numpy(zero_copy_only=False)
-
-    # Scatter the changed rows back: take from [old column ++ new values].
-    take = np.arange(papers.num_rows)
-    take[pos[differs]] = papers.num_rows + np.arange(int(differs.sum()))
-    take_idx = pa.array(take)
-    mask = pa.array(differs)
-    for name in _HF_COLUMNS:
-        column = pa.concat_arrays([papers[name].combine_chunks(),
-                                   after[name].filter(mask).combine_chunks()])
-        papers = papers.set_column(PAPERS.get_field_index(name), name, column.take(take_idx))
-    return HFMerge(papers=papers.combine_chunks(), changed=batch.filter(mask), fetched=fetched,
-                   new=int(is_new.sum()), revised=int((differs & ~is_new).sum()),
-                   unchanged=int((~differs).sum()), unmatched=unmatched)
-
-
-def _as_strings(table: pa.Table) -> pd.DataFrame:
-    """Every column as text in Arrow (pandas would turn int columns with nulls into floats)."""
-    cols = {}
-    for name in table.column_names:
-        col = table[name]
-        col = (pc.binary_join(col, "\x1f") if pa.types.is_list(col.type)
-               else pc.cast(col, pa.string()))
-        cols[name] = pc.fill_null(col, "\x00").to_numpy(zero_copy_only=False)
-    return pd.DataFrame(cols)

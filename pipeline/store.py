@@ -31,11 +31,10 @@ from typing import Any, TypeVar
 
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from pipeline import _migrations
 from pipeline._manifest import (
-    LEGACY,
     MANIFEST,
     RESTORING,
     Manifest,
@@ -50,23 +49,15 @@ from pipeline._manifest import (
 from pipeline._parquet import (
     META_RUNS,
     ROW_GROUP,
+    SNAPSHOT_DICTIONARY,
     StoreError,
     read_checked,
     read_files,
     write_new,
 )
 from pipeline._partition import changed, newest, split
-from pipeline._schemas import (
-    KEYS,
-    LEGACY_VERSION,
-    MOVES_WATERMARK,
-    SCHEMA_VERSION,
-    SIGNAL_COLUMNS,
-    STORED,
-    TABLES,
-    to_table,
-)
-from pipeline.sources import snapshot_schemas
+from pipeline._schemas import MOVES_WATERMARK, RETIRED, TABLES, Table, to_table
+from pipeline.sources import library_view, snapshot_schemas, store_tables
 
 __all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked"]
 
@@ -117,7 +108,16 @@ class Store:
         self._depth = 0  # lock() nesting: only the outermost takes the lock and commits
 
     def _manifest(self) -> Manifest:
-        return self._tx.pending if self._tx is not None else load(self.root)
+        """What the store holds now; a store an earlier release wrote is upgraded first
+        (`_migrations`: one writer's commit, the only write a reader may cause)."""
+        if self._tx is not None:
+            return self._tx.pending
+        manifest = load(self.root)
+        if _migrations.pending(manifest):
+            with self.lock():
+                pass
+            manifest = load(self.root)
+        return manifest
 
     def _tx_(self) -> Transaction:
         if self._tx is None:
@@ -149,34 +149,19 @@ class Store:
         return problems(self.root, self._manifest())
 
     def table_files(self, name: str) -> list[Path]:
-        """The files that hold a stored table now (papers: without its signals)."""
+        """The files that hold a table now."""
         partitions = self._manifest().tables.get(name, {})
         return [self.root / f.path for key in sorted(partitions)
                 for f in partitions[key].files]
 
-    def read(self, name: str, columns: list[str] | None = None) -> pa.Table:
-        """The table (or some columns), or an empty one when it does not exist yet."""
-        schema = TABLES[name]
-        wanted = list(columns) if columns is not None else schema.names
+    def read(self, name: str, columns: list[str] | None = None, *,
+             schema: pa.Schema | None = None) -> pa.Table:
+        """The table (or some columns), or an empty one when it does not exist yet: its
+        partitions in key order, each merged (`_partition.newest`). `schema`: as an
+        earlier release wrote it (for a migration)."""
+        spec = store_tables().get(name) or RETIRED[name]
         partitions = self._manifest().tables.get(name, {})
-        if LEGACY in partitions or name != "papers" or not set(wanted) & set(SIGNAL_COLUMNS):
-            return self._read_stored(name, wanted)
-        own = [c for c in wanted if c not in SIGNAL_COLUMNS]
-        papers = self._read_stored(name, own if "arxiv_id" in own else ["arxiv_id", *own])
-        signals = self._read_stored("signals", None)
-        at = pc.index_in(papers["arxiv_id"], value_set=signals["arxiv_id"].combine_chunks())
-        return pa.table([signals[c].take(at) if c in SIGNAL_COLUMNS else papers[c]
-                         for c in wanted], schema=pa.schema([schema.field(c) for c in wanted]))
-
-    def _read_stored(self, name: str, columns: list[str] | None) -> pa.Table:
-        """A stored table: its partitions in key order, each merged (`_partition.newest`)."""
-        partitions = self._manifest().tables.get(name, {})
-        if LEGACY in partitions:
-            legacy = partitions[LEGACY]
-            return read_files([self.root / f.path for f in legacy.files], name, TABLES[name],
-                              LEGACY_VERSION, columns)
-        keys = KEYS[name]
-        wanted = columns if columns is None else list(dict.fromkeys([*keys, *columns]))
+        wanted = columns if columns is None else list(dict.fromkeys([*spec.key, *columns]))
         tables: list[pa.Table] = []
         plain: list[Part] = []
         for key in sorted(partitions):
@@ -184,99 +169,113 @@ class Store:
             if not partition.deltas:
                 plain += partition.base  # read together with the next ones
                 continue
-            tables.append(self._read_parts(name, plain, wanted))
+            tables.append(self._read_parts(spec, plain, wanted, schema))
             plain = []
-            merged = newest(name, self._read_parts(name, list(partition.files), wanted))
-            tables.append(merged)
-        tables.append(self._read_parts(name, plain, wanted))
+            tables.append(newest(spec, self._read_parts(spec, list(partition.files), wanted,
+                                                        schema)))
+        tables.append(self._read_parts(spec, plain, wanted, schema))
         table = pa.concat_tables(tables)
         return table if columns is None else table.select(columns)
 
-    def _read_parts(self, name: str, parts: list[Part], columns: list[str] | None
-                    ) -> pa.Table:
-        return read_files([self.root / f.path for f in parts], name, STORED[name],
-                          SCHEMA_VERSION, columns)
+    def library(self, columns: list[str] | None = None) -> pa.Table:
+        """Papers with the columns every source's own tables add (`library_view`)."""
+        own = TABLES["papers"].schema.names
+        papers = self.read("papers", None if columns is None else [
+            c for c in dict.fromkeys(["arxiv_id", *columns]) if c in own])
+        view = library_view(papers, self.source_tables())
+        return view if columns is None else view.select(columns)
+
+    def source_tables(self) -> dict[str, pa.Table]:
+        """Every source's own tables, by name."""
+        return {name: self.read(name) for name in store_tables() if name not in TABLES}
+
+    def _read_parts(self, spec: Table, parts: list[Part], columns: list[str] | None,
+                    schema: pa.Schema | None = None) -> pa.Table:
+        return read_files([self.root / f.path for f in parts], spec, columns, schema=schema)
 
     @_committing
     def write(self, name: str, table: pa.Table) -> None:
         """Make the table hold exactly these rows. Only partitions whose rows changed are
         written: their changed rows as a delta file, or the whole partition again when
         its deltas have grown to half its base (see docs/DATA.md)."""
-        self._put(name, to_table(table, TABLES[name]), replace=True)
+        self._put(store_tables()[name], to_table(table, store_tables()[name].schema),
+                  replace=True)
 
     @_committing
     def append(self, name: str, rows: pa.Table) -> None:
         """Add rows (a row whose key the table holds replaces it), written as deltas of the
         partitions they fall in: nothing else is read or rewritten."""
-        self._put(name, to_table(rows, TABLES[name]), replace=False)
+        self._put(store_tables()[name], to_table(rows, store_tables()[name].schema),
+                  replace=False)
 
-    def _put(self, name: str, table: pa.Table, *, replace: bool) -> None:
+    def drop(self, name: str) -> None:
+        """Stop naming a table's files (a migration retires it); they go at the commit."""
+        self._tx_().pending.tables.pop(name, None)
+
+    def _put(self, spec: Table, table: pa.Table, *, replace: bool) -> None:
         staging = self._tx_().pending
-        stored = staging.tables.get(name, {})
-        if name == "papers":
-            some = functools.reduce(pc.or_, [pc.is_valid(table[c]) for c in SIGNAL_COLUMNS])
-            self._put("signals", table.select(["arxiv_id", *SIGNAL_COLUMNS]).filter(some),
-                      replace=replace)
-            table = table.drop_columns(SIGNAL_COLUMNS)
+        stored = staging.tables.get(spec.name, {})
         result = {} if replace else dict(stored)
-        for key, rows in split(name, table).items():
+        for key, rows in split(spec, table).items():
             old_partition = stored.get(key)
             if old_partition is None:
-                result[key] = self._write_base(name, key, rows)
+                result[key] = self._write_base(spec, key, rows)
             elif replace:
-                result[key] = self._replace_partition(name, key, old_partition, rows)
+                result[key] = self._replace_partition(spec, key, old_partition, rows)
             else:
-                result[key] = self._append_partition(name, key, old_partition, rows)
-        staging.tables[name] = result
+                result[key] = self._append_partition(spec, key, old_partition, rows)
+        staging.tables[spec.name] = result
 
-    def _replace_partition(self, name: str, key: str, old: Partition, rows: pa.Table
+    def _replace_partition(self, spec: Table, key: str, old: Partition, rows: pa.Table
                            ) -> Partition:
         try:
-            current = newest(name, self._read_parts(name, list(old.files), None))
+            current = newest(spec, self._read_parts(spec, list(old.files), None))
         except StoreError:  # damaged: replaced whole (`rebuild` repairs papers so)
-            return self._write_base(name, key, rows)
+            return self._write_base(spec, key, rows)
         if rows.equals(current):
             return old
-        delta = changed(name, current, rows)
+        delta = changed(spec, current, rows)
         if delta is None:  # rows were removed
-            return self._write_base(name, key, rows)
-        return self._add_delta(name, key, old, delta, rows.num_rows, lambda: rows)
+            return self._write_base(spec, key, rows)
+        return self._add_delta(spec, key, old, delta, rows.num_rows, lambda: rows)
 
-    def _append_partition(self, name: str, key: str, old: Partition, rows: pa.Table
+    def _append_partition(self, spec: Table, key: str, old: Partition, rows: pa.Table
                           ) -> Partition:
-        if KEYS[name]:
-            held = self._read_parts(name, list(old.files), KEYS[name])
-            count = newest(name, pa.concat_tables([held, rows.select(KEYS[name])])).num_rows
+        if spec.key:
+            held = self._read_parts(spec, list(old.files), list(spec.key))
+            count = newest(spec, pa.concat_tables([held, rows.select(list(spec.key))])
+                           ).num_rows
         else:
             count = (old.rows or 0) + rows.num_rows
-        return self._add_delta(name, key, old, rows, count, lambda: newest(
-            name, pa.concat_tables([self._read_parts(name, list(old.files), None), rows])))
+        return self._add_delta(spec, key, old, rows, count, lambda: newest(
+            spec, pa.concat_tables([self._read_parts(spec, list(old.files), None), rows])))
 
-    def _add_delta(self, name: str, key: str, old: Partition, delta: pa.Table, count: int,
+    def _add_delta(self, spec: Table, key: str, old: Partition, delta: pa.Table, count: int,
                    merged: Callable[[], pa.Table]) -> Partition:
         """A partition with `delta` (its new and changed rows) on top of `old`; `merged`
         gives all its rows, for when the deltas are folded into a new base."""
         base_rows = sum(f.rows or 0 for f in old.base)
         delta_rows = sum(f.rows or 0 for f in old.deltas) + delta.num_rows
         if 2 * delta_rows >= base_rows:
-            return self._write_base(name, key, merged())
+            return self._write_base(spec, key, merged())
         if len(old.deltas) >= MAX_DELTAS:
-            delta = newest(name, pa.concat_tables(
-                [self._read_parts(name, list(old.deltas), None), delta]))
-            return Partition(old.base, (self._write_part(name, key, delta),), count)
-        return Partition(old.base, (*old.deltas, self._write_part(name, key, delta)), count)
+            delta = newest(spec, pa.concat_tables(
+                [self._read_parts(spec, list(old.deltas), None), delta]))
+            return Partition(old.base, (self._write_part(spec, key, delta),), count)
+        return Partition(old.base, (*old.deltas, self._write_part(spec, key, delta)), count)
 
-    def _write_base(self, name: str, key: str, rows: pa.Table) -> Partition:
+    def _write_base(self, spec: Table, key: str, rows: pa.Table) -> Partition:
         pieces = [rows.slice(start, PIECE_ROWS) for start in range(0, rows.num_rows,
                                                                    PIECE_ROWS)]
-        return Partition(tuple(self._write_part(name, key, piece) for piece in pieces), (),
+        return Partition(tuple(self._write_part(spec, key, piece) for piece in pieces), (),
                          rows.num_rows)
 
-    def _write_part(self, name: str, key: str, rows: pa.Table) -> Part:
+    def _write_part(self, spec: Table, key: str, rows: pa.Table) -> Part:
         tx = self._tx_()
-        rel = (f"tables/{name}-{key}-{tx.pending.generation + 1:06d}-"
+        rel = (f"tables/{spec.name}-{key}-{tx.pending.generation + 1:06d}-"
                f"{secrets.token_hex(4)}.parquet")
-        return Part(rel, tx.new_file(rel, lambda path: write_new(path, rows, name)))
+        return Part(rel, tx.new_file(rel, lambda path: write_new(path, rows, spec.name,
+                                                                 spec.dictionary)))
 
     @_committing
     def write_snapshot(self, source: str, run_id: str, fetched_at: dt.datetime,
@@ -288,7 +287,8 @@ class Store:
             raise StoreError(f"{self.root / rel}: snapshots are immutable and this one exists "
                              "already")
         table = to_table(table, snapshot_schemas()[source])
-        self._tx_().new_file(rel, lambda path: write_new(path, table, f"snapshot:{source}"))
+        self._tx_().new_file(rel, lambda path: write_new(path, table, f"snapshot:{source}",
+                                                         SNAPSHOT_DICTIONARY))
         staging.snapshots.append(rel)
         return self.root / rel
 
@@ -342,7 +342,7 @@ class Store:
             runs.append([snap.run_id, snap.day, first, count])
             first += count
         self._tx_().new_file(rel, lambda path: write_new(
-            path, pa.concat_tables(parts), f"snapshot:{source}",
+            path, pa.concat_tables(parts), f"snapshot:{source}", SNAPSHOT_DICTIONARY,
             extra_meta={META_RUNS: json.dumps(runs).encode()}, parts=parts))
         folded = {str(s.path.relative_to(self.root)) for s in snaps}
         staging.snapshots = [s for s in staging.snapshots if s not in folded] + [rel]
@@ -390,7 +390,7 @@ class Store:
             self._depth = 1
             try:
                 self._tx = Transaction(self.root)
-                self._migrate()
+                _migrations.run(self, self._tx.pending)
                 yield
                 self._tx.commit()
             except BaseException:
@@ -403,17 +403,6 @@ class Store:
                 fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
-
-    def _migrate(self) -> None:
-        """Rewrite the tables of a store written before partitions (one file each) in
-        today's layout, inside the first writer's transaction: they are committed with its
-        own changes, or not at all."""
-        pending = self._tx_().pending
-        for name, partitions in list(pending.tables.items()):
-            if LEGACY in partitions:
-                table = self.read(name)
-                pending.tables[name] = {}  # written again whole, in partitions
-                self._put(name, table, replace=True)
 
     def commit(self) -> None:
         """Make everything written so far current (a checkpoint inside `lock()`)."""

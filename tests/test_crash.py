@@ -17,13 +17,14 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
-from pipeline._schemas import TABLES
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.openai import OpenAIReplay
+from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store
 from tests.crashing import CRASHED, Outcome, run_cli
+from tests.test_store_integrity import PARTITIONED_STORE
 
 DAY1, DAY2, DAY3 = sample.days()[:3]
 T1 = sample.announced_at(DAY1) + dt.timedelta(hours=1)
@@ -113,8 +114,11 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _clone(branch / "fresh", servers)
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
+    # The store the last release wrote, which the first command to open it upgrades.
+    shutil.copytree(PARTITIONED_STORE, root / "release" / "data")
+    _project(root / "release", servers)
     return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
-            "branch": branch}
+            "branch": branch, "release": root / "release"}
 
 
 @dataclass(frozen=True)
@@ -147,6 +151,7 @@ CASES = {
     "data save": Case("branch", "ours", ("data", "save"), T2),
     "data restore": Case("branch", "fresh", ("data", "restore"), T2),
     "data restore --force": Case("branch", "stale", ("data", "restore", "--force"), T2),
+    "status of a store to upgrade": Case("release", ".", ("status",), T2),
 }
 
 
@@ -189,7 +194,7 @@ def _tables(root: Path) -> dict[str, object]:
     store = Store(root)
     runs = store.read("runs")
     order = {run_id: f"#{i}" for i, run_id in enumerate(runs["run_id"].to_pylist())}
-    state: dict[str, object] = {name: store.read(name) for name in TABLES}
+    state: dict[str, object] = {name: store.read(name) for name in store_tables()}
     state["runs"] = runs.drop_columns(["run_id", "finished"])
     state["snapshots"] = [(s.source, s.day, order.get(s.run_id, "?"), store.read_snapshot(s))
                           for s in store.snapshots()]

@@ -13,10 +13,11 @@ import pytest
 
 from pipeline import compact, databranch, ingest
 from pipeline import config as config_mod
-from pipeline._schemas import NOTES, TABLES
+from pipeline._schemas import NOTES
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
+from pipeline.sources import store_tables
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -259,7 +260,8 @@ def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path
 def test_two_runs_change_notes_both_survive_a_concurrent_save(tmp_path, remote, replay):
     """Rows the snapshots cannot rebuild (digests, change notes, similar lists, embeddings,
     the ledger) are merged by key: each run's notes survive the other's push."""
-    assert set(databranch._KEYS) == set(TABLES) - {"papers", "versions"}
+    assert {t.name for t in store_tables().values() if t.on_save == "union"} == {
+        "digests", "notes", "similar", "embeddings", "runs"}
     run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
     ours = checkout(tmp_path, "ours", remote, replay.url)
     theirs = checkout(tmp_path, "theirs", remote, replay.url)

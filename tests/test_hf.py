@@ -9,7 +9,6 @@ import json
 import time
 from collections.abc import Iterator
 
-import pyarrow.compute as pc
 import pytest
 from pytest_httpserver import HTTPServer
 
@@ -177,8 +176,7 @@ def test_a_failure_after_some_days_is_partial_and_keeps_what_was_read(
     report = ingest.ingest_hf(cfg, store, now=_at("2026-06-23"))
     assert report.status == "partial" and "2026-06-23" in report.error
     assert report.watermark_after is None  # the first run never finished cleanly
-    picked = store.read("papers").filter(pc.is_valid(store.read("papers")["hf_day"]))
-    assert set(picked["hf_day"].to_pylist()) == {_day("2026-06-22")}
+    assert set(store.read("hf")["hf_day"].to_pylist()) == {_day("2026-06-22")}
 
 
 # -- the run: accounting, joins, updates, rebuild -------------------------------------------------
@@ -214,7 +212,7 @@ def test_a_pick_missing_from_the_store_is_fetched_from_arxiv_by_id(
     report = ingest.ingest_hf(cfg, store, now=_at("2026-06-22"))
     id_requests = [q["id_list"][0] for q in replay.log if q.get("id_list")]
     assert id_requests and set(joinable) <= set(",".join(id_requests).split(","))
-    papers = store.read("papers").to_pandas().set_index("arxiv_id")
+    papers = store.library().to_pandas().set_index("arxiv_id")
     for arxiv_id in joinable:
         assert papers.loc[arxiv_id, "title"] == in_sample[arxiv_id].title
         assert papers.loc[arxiv_id, "hf_day"] == _day("2026-06-22")
@@ -229,7 +227,7 @@ def test_upvotes_update_on_later_runs_and_the_first_day_is_kept(
         hf_config: Config, store: Store, hf_replay: HFReplay) -> None:
     cfg = _only_days(hf_config, backfill_days=1)
     ingest.ingest_hf(cfg, store, now=_at("2026-06-22"))
-    papers = store.read("papers").to_pandas().set_index("arxiv_id")
+    papers = store.library().to_pandas().set_index("arxiv_id")
     pick = papers[papers["hf_day"].notna()].index[0]
     items = json.loads(sample.hf_daily("2026-06-22"))
     item = next(it for it in items if it["paper"]["id"] == pick)
@@ -237,7 +235,7 @@ def test_upvotes_update_on_later_runs_and_the_first_day_is_kept(
     item["paper"]["githubStars"] = 4242
     hf_replay.days["2026-06-25"] = json.dumps([item]).encode()
     report = ingest.ingest_hf(cfg, store, now=_at("2026-06-25"))
-    after = store.read("papers").to_pandas().set_index("arxiv_id")
+    after = store.library().to_pandas().set_index("arxiv_id")
     assert after.loc[pick, "hf_upvotes"] == 999 and after.loc[pick, "hf_stars"] == 4242
     assert after.loc[pick, "hf_day"] == _day("2026-06-22")
     assert report.counts["revised"] >= 1
@@ -257,12 +255,13 @@ def test_rebuild_reproduces_the_tables_after_arxiv_and_hf_runs(
         replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
         assert ingest.ingest_arxiv(cfg, store, now=replay.as_of).status == "ok"
         assert ingest.ingest_hf(cfg, store, now=_at(day)).status == "ok"
-    papers, versions = store.read("papers"), store.read("versions")
-    assert pc.sum(pc.is_valid(papers["hf_day"])).as_py() > 0
+    papers, versions, picks = store.read("papers"), store.read("versions"), store.read("hf")
+    assert picks.num_rows > 0
     assert {s.source for s in store.snapshots()} == {"arxiv", "hf"}
     ingest.rebuild(cfg, store)
     assert store.read("papers").equals(papers)
     assert store.read("versions").equals(versions)
+    assert store.read("hf").equals(picks)
 
 
 def test_an_empty_list_is_nothing_that_day(base_config: Config) -> None:

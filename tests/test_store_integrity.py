@@ -1,5 +1,5 @@
-"""The store's commit point, its guards against losing data, and the migration of a store
-written before the manifest existed."""
+"""The store's commit point, its guards against losing data, and the upgrade of stores
+earlier releases wrote (before the manifest, before partitions, before `hf` was a table)."""
 
 from __future__ import annotations
 
@@ -11,23 +11,28 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
-from pipeline._schemas import TABLES
+from pipeline._schemas import HF_COLUMNS, PAPERS, PAPERS_WITH_HF, to_table
 from pipeline.cli import cli
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
+from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store, StoreError, StoreLocked
 from tests.test_databranch import checkout
 
 DAYS = sample.days()
 RELEASE_STORE = Path(__file__).parent / "data" / "store-v2"
+# The store the release before `hf` was a table wrote (partitions, HF counts in `signals`).
+PARTITIONED_STORE = Path(__file__).parent / "data" / "store-v3"
 
 
 def _at(day: str) -> dt.datetime:
@@ -47,7 +52,16 @@ def store_of_two_days(config: Config, replay: ArxivReplay) -> Store:
 
 
 def _tables(store: Store) -> dict[str, pa.Table]:
-    return {name: store.read(name) for name in TABLES}
+    return {name: store.read(name) for name in store_tables()}
+
+
+def _today(tables: dict[str, pa.Table], papers_with_hf: pa.Table) -> dict[str, pa.Table]:
+    """The tables as this release holds them, given papers with every HF column: those
+    columns, of the papers the community picked, are the hf table."""
+    picked = papers_with_hf.filter(pc.is_valid(papers_with_hf["hf_day"]))
+    return {name: store_tables()[name].schema.empty_table() for name in store_tables()} | {
+        **tables, "papers": papers_with_hf.select(PAPERS.names),
+        "hf": picked.select(["arxiv_id", *HF_COLUMNS])}
 
 
 def test_a_write_that_fails_midway_leaves_the_last_commit_and_no_file_behind(store_of_two_days):
@@ -79,13 +93,13 @@ def test_leftovers_of_a_crashed_writer_are_removed_when_the_next_one_starts(stor
 def _release_store(into: Path) -> dict[str, pa.Table]:
     """A copy of the store the release before partitions made (tests/data/store-v2: the
     first sample day, one `papertrail run` with arXiv, Hugging Face and digests), and its
-    tables as that release read them (one file each, papers with its HF counts); a table
-    it did not have yet (similar) reads as empty."""
+    tables as this release reads them (that one held one file each, papers with its HF
+    columns); a table it did not have yet (similar) reads as empty."""
     shutil.copytree(RELEASE_STORE, into)
     manifest = json.loads((into / MANIFEST).read_text())
-    return {name: TABLES[name].empty_table() for name in TABLES} | {
-        name: pq.read_table(into / t["path"]).replace_schema_metadata(None)
-        for name, t in manifest["tables"].items()}
+    tables = {name: pq.read_table(into / t["path"]).replace_schema_metadata(None)
+              for name, t in manifest["tables"].items()}
+    return _today(tables, tables["papers"])
 
 
 @pytest.mark.parametrize("layout", ["manifest", "before the manifest"])
@@ -106,7 +120,9 @@ def test_a_store_made_by_the_release_before_partitions_migrates_on_its_first_wri
     assert json.loads((root / MANIFEST).read_text())["format"] == 3
     assert not list(root.glob("*.parquet")) and len(list((root / "tables").iterdir())) == len(
         store.files()) - len(store.snapshots())
-    assert store.rows("papers") == 243 and store.read("papers")["hf_upvotes"].null_count < 243
+    assert store.rows("papers") == 243 and store.rows("hf") == 2
+    assert json.loads((root / MANIFEST).read_text())["migrations"] == [
+        "tables-in-partitions", "hf-in-its-own-table"]
 
     cfg = dataclasses.replace(config, store=dataclasses.replace(config.store, path=root))
     _ingest(cfg, replay, DAYS[1])  # and it goes on as any store
@@ -306,6 +322,66 @@ def test_a_branch_saved_by_the_release_before_partitions_restores_and_saves_part
         ["git", "-C", str(remote), "show", f"data:data/{MANIFEST}"],
         capture_output=True, text=True, check=True).stdout)
     assert saved["format"] == 3 and set(saved["tables"]) == {
-        "papers", "signals", "versions", "digests", "runs"}
+        "papers", "hf", "versions", "digests", "runs"}
     assert not [f for f in tree if f.startswith("data/tables/") and "-" not in f]
     assert Store(fresh.store_path).read("digests").equals(expected["digests"])
+
+
+def _as_saved(root: Path, name: str, key: list[str]) -> pa.Table:
+    """A table of a partitioned store as the release that wrote it read it: each
+    partition's files in order, the last row of each key winning."""
+    manifest = json.loads((root / MANIFEST).read_text())
+    files = [f for _, p in sorted(manifest["tables"][name].items())
+             for f, _ in p["base"] + p["deltas"]]
+    df = pd.concat([pq.read_table(root / f).to_pandas() for f in files], ignore_index=True)
+    df = df.drop_duplicates(key, keep="last").sort_values(key, kind="stable")
+    return pa.Table.from_pandas(df, preserve_index=False)
+
+
+def _partitioned_store(into: Path) -> dict[str, pa.Table]:
+    """A copy of the store the last release wrote (tests/data/store-v3: two sample days of
+    `papertrail run`), and its tables as this release must read them."""
+    shutil.copytree(PARTITIONED_STORE, into)
+    papers = _as_saved(into, "papers", ["arxiv_id"])
+    signals = _as_saved(into, "signals", ["arxiv_id"])
+    at = pc.index_in(papers["arxiv_id"], value_set=signals["arxiv_id"])
+    for column in ("hf_upvotes", "hf_stars", "hf_comments"):
+        papers = papers.append_column(column, signals[column].take(at))
+    with_hf = pa.Table.from_pylist(papers.to_pylist(), schema=PAPERS_WITH_HF)
+    return {name: to_table(table, store_tables()[name].schema)
+            for name, table in _today({}, with_hf).items()} | {
+        "versions": to_table(_as_saved(into, "versions", ["arxiv_id", "version"]),
+                             store_tables()["versions"].schema)}
+
+
+def test_a_store_the_last_release_saved_is_upgraded_when_first_opened(tmp_path, config, replay):
+    root = tmp_path / "data"
+    expected = _partitioned_store(root)
+    assert expected["hf"].num_rows == 20 and expected["papers"].num_rows == 780
+    store = Store(root)
+    for name in ("papers", "versions", "hf"):  # a reader upgrades it, in one commit
+        assert store.read(name).equals(expected[name]), name
+    manifest = json.loads((root / MANIFEST).read_text())
+    assert manifest["migrations"] == ["tables-in-partitions", "hf-in-its-own-table"]
+    assert "signals" not in manifest["tables"] and not list(root.glob("tables/signals-*"))
+    assert not store.check() and store.read("digests").num_rows == 40
+    assert store.library(["arxiv_id", "hf_upvotes"]).filter(
+        pc.is_valid(pc.field("hf_upvotes"))).num_rows == 20
+
+    cfg = dataclasses.replace(config, store=dataclasses.replace(config.store, path=root))
+    _ingest(cfg, replay, DAYS[2])  # and it goes on as any store
+    rebuilt = tmp_path / "rebuilt"
+    shutil.copytree(root, rebuilt)
+    ingest.rebuild(cfg, Store(rebuilt))
+    for name in ("papers", "versions", "hf"):
+        assert Store(rebuilt).read(name).equals(store.read(name)), name
+
+
+def test_a_store_upgraded_by_a_newer_release_is_refused(tmp_path):
+    root = tmp_path / "data"
+    shutil.copytree(PARTITIONED_STORE, root)
+    manifest = json.loads((root / MANIFEST).read_text())
+    manifest["migrations"] = ["tables-in-partitions", "hf-in-its-own-table", "from-2027"]
+    (root / MANIFEST).write_text(json.dumps(manifest))
+    with pytest.raises(StoreError, match=r"newer papertrail \(from-2027\); upgrade papertrail"):
+        Store(root).read("papers")

@@ -11,6 +11,7 @@ import pytest
 
 from pipeline import store as store_mod
 from pipeline._partition import keys_of
+from pipeline._schemas import TABLES
 from pipeline.store import Store
 
 
@@ -39,7 +40,7 @@ def test_the_sample_is_partitioned_by_id_month_and_first_digit(store_with_sample
                                                                sample_papers):
     store = store_with_sample_papers
     assert set(_files(store, "papers")) == set(
-        keys_of("papers", sample_papers).unique().to_pylist()) == {"2606.1", "2606.2"}
+        keys_of(TABLES["papers"], sample_papers).unique().to_pylist()) == {"2606.1", "2606.2"}
     assert store.read("papers").equals(sample_papers)
     assert store.rows("papers") == sample_papers.num_rows
 
@@ -60,19 +61,19 @@ def test_a_changed_paper_writes_one_delta_in_its_partition_and_nothing_else(
     assert store.read("papers").equals(edited)
 
 
-def test_hugging_face_counts_change_signals_only(store_with_sample_papers, sample_papers):
+def test_hugging_face_counts_change_its_own_table_only(store_with_sample_papers, sample_papers):
     store = store_with_sample_papers
-    papers, signals = _files(store, "papers"), _files(store, "signals")
-    assert signals == {}  # nobody upvoted yet
-    upvoted = _with(sample_papers, "hf_upvotes", [0, 5], [12, 3])
-    store.write("papers", upvoted)
-    assert _files(store, "papers") == papers and store.rows("signals") == 2
-    counted = _files(store, "signals")
-    store.write("papers", _with(upvoted, "hf_upvotes", [0], [13]))  # an hour later
-    assert _files(store, "papers") == papers and _files(store, "signals") != counted
-    assert store.read("papers", columns=["hf_upvotes"])["hf_upvotes"].to_pylist()[:1] == [13]
-    store.write("papers", _with(upvoted, "hf_upvotes", [0], [13]))
-    assert store.read("papers").equals(_with(upvoted, "hf_upvotes", [0], [13]))
+    papers = _files(store, "papers")
+    ids = sample_papers["arxiv_id"].to_pylist()
+    picks = pa.Table.from_pylist([{"arxiv_id": ids[0], "hf_upvotes": 12},
+                                  {"arxiv_id": ids[5], "hf_upvotes": 3}])
+    store.write("hf", picks)
+    assert _files(store, "papers") == papers and store.rows("hf") == 2
+    counted = _files(store, "hf")
+    store.write("hf", _with(picks, "hf_upvotes", [0], [13]))  # an hour later
+    assert _files(store, "papers") == papers and _files(store, "hf") != counted
+    assert store.library(["arxiv_id", "hf_upvotes"])["hf_upvotes"].to_pylist()[:1] == [13]
+    assert store.read("papers").equals(sample_papers)
 
 
 def test_deltas_fold_into_the_base_at_half_its_size(store_with_sample_papers, sample_papers):
@@ -130,7 +131,7 @@ def test_any_sequence_of_writes_and_appends_reads_back_as_written(tmp_path, samp
             model = kept
             store.write("versions", pa.Table.from_pylist(list(model.values())))
         expected = [model[k] for k in sorted(model, key=lambda k: (keys_of(
-            "versions", pa.table({"arxiv_id": [k[0]]}))[0].as_py(), k))]
+            TABLES["versions"], pa.table({"arxiv_id": [k[0]]}))[0].as_py(), k))]
         got = store.read("versions")
         assert got.num_rows == store.rows("versions") == len(model), step
         assert got.select(["arxiv_id", "version", "title"]).to_pylist() == [
@@ -145,4 +146,4 @@ def test_the_run_ledger_keeps_the_order_runs_were_recorded(tmp_path):
         store.append_run({"run_id": run_id, "source": "arxiv", "started": started,
                           "finished": started, "status": "ok"})
     assert store.read("runs")["run_id"].to_pylist() == ["b", "a", "c"]
-    assert pc.all(pc.equal(keys_of("runs", store.read("runs")), "197001")).as_py()
+    assert pc.all(pc.equal(keys_of(TABLES["runs"], store.read("runs")), "197001")).as_py()

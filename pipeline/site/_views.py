@@ -32,6 +32,7 @@ from pipeline.site._note import Part, Side, note, note_text
 from pipeline.site._safe import clean, clean_opt
 from pipeline.site._tex import excerpt, plain_tex, render_tex
 from pipeline.site._venue import Venue, venue
+from pipeline.sources import facts as source_facts
 from pipeline.store import Store
 
 CLOCKS = ("updated", "first_seen", "published")
@@ -149,6 +150,7 @@ class Paper:
     hf_day: dt.date | None
     hf_stars: int | None = None  # the code repository's, as Hugging Face reports them
     hf_project: str | None = None  # the project page Hugging Face links
+    facts: tuple[tuple[str, str], ...] = ()  # (label, text) that sources add (`Source.facts`)
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_version: int | None = None  # the version it was written for
@@ -319,7 +321,7 @@ def _read(store: Store, name: str) -> pd.DataFrame:
 
 def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     tz = ZoneInfo(cfg.site.timezone)
-    papers_df = _read(store, "papers")
+    papers_df = _decodable(store.library()).to_pandas()
     versions_df = _read(store, "versions")
     digests_df = _read(store, "digests")
     runs_df = _clean_strings(_read(store, "runs"))
@@ -329,6 +331,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     digest_by_id = _latest_digests(digests_df, cfg.digest_language)
     failed_digests = _failed_digests(digests_df, cfg.digest_language)
     strings = i18n.strings(cfg.site.language)
+    shown = [(clean(f.label[cfg.site.language]), f.column) for f in source_facts()]
     versions_by_id: dict[str, list[dict]] = {}
     ordered = versions_df.sort_values(["arxiv_id", "version"], kind="stable")
     for row in _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
@@ -346,7 +349,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         return None if why is None else said(why)
 
     out: list[Paper] = []
-    for row in _records(papers_df, _PAPER_COLUMNS):
+    for row in _records(papers_df, (*_PAPER_COLUMNS, *dict.fromkeys(c for _, c in shown))):
         topics = list(zip(row["topics"] if row["topics"] is not None else [],
                           row["topic_reasons"] if row["topic_reasons"] is not None else [],
                           strict=False))
@@ -371,6 +374,8 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],
             hf_stars=None if pd.isna(row["hf_stars"]) else int(row["hf_stars"]),
             hf_project=_http_or_none(row["hf_project_page"]),
+            facts=tuple((label, _fact_text(row[column])) for label, column in shown
+                        if _opt(row[column]) is not None),
             digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
             digest_model=_str_or_none(d["model"]) if d else None,
             digest_version=int(d["version"]) if d else None,
@@ -462,6 +467,14 @@ def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict]:
     cell of every column through pandas, a third of the library's load at 200,000 papers."""
     for values in zip(*(df[c].tolist() for c in columns), strict=True):
         yield dict(zip(columns, values, strict=True))
+
+
+def _fact_text(value: object) -> str:
+    """A source's fact as text: a count stays a count (pandas reads an int column with
+    nulls as floats)."""
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    return clean(str(value))
 
 
 def _str_or_none(value: object) -> str | None:

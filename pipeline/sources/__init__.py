@@ -7,10 +7,14 @@ SOURCES is the registry, in run order: ingest, rebuild, status, the site's numbe
 
 from __future__ import annotations
 
-import pyarrow as pa
+from collections.abc import Mapping
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pipeline._schemas import TABLES, Table
 from pipeline.sources import arxiv, hf
-from pipeline.sources._source import Source
+from pipeline.sources._source import Fact, Source
 
 SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,
@@ -22,3 +26,28 @@ def snapshot_schemas() -> dict[str, pa.Schema]:
     """What each source's snapshots hold (the store checks every snapshot file against it),
     read from the registry when asked, so a source registered later counts too."""
     return {name: source.schema for name, source in SOURCES.items()}
+
+
+def store_tables() -> dict[str, Table]:
+    """Every table of the store: the core's, then each source's own (read from the registry
+    when asked, like `snapshot_schemas`)."""
+    return {**TABLES, **{t.name: t for source in SOURCES.values() for t in source.tables}}
+
+
+def library_view(papers: pa.Table, tables: Mapping[str, pa.Table]) -> pa.Table:
+    """Papers with the columns of every source's own tables (null where a source holds
+    nothing of a paper): what topics, the site and the numbers read as a paper."""
+    ids = papers["arxiv_id"]
+    for source in SOURCES.values():
+        for spec in source.tables:
+            own = tables.get(spec.name, spec.schema.empty_table())
+            at = pc.index_in(ids, value_set=own["arxiv_id"].combine_chunks())
+            for fld in spec.schema:
+                if fld.name != "arxiv_id":
+                    papers = papers.append_column(fld, own[fld.name].take(at))
+    return papers
+
+
+def facts() -> list[Fact]:
+    """What every source's own tables add to a paper's page, in registry order."""
+    return [fact for source in SOURCES.values() for fact in source.facts]

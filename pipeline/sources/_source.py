@@ -4,12 +4,14 @@ what one catch-up hands back for ingest to store and record."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
 from pipeline._report import RunReport
+from pipeline._schemas import Table
 
 if TYPE_CHECKING:
     from pipeline.config import Config
@@ -18,11 +20,22 @@ VERSION_KEYS = ["arxiv_id", "version"]
 
 
 @dataclass(frozen=True)
+class Fact:
+    """A column of a source's own table that a paper's page shows, under its label in the
+    site's language ("zh-CN", "en"), as plain text."""
+
+    column: str
+    label: Mapping[str, str]
+
+
+@dataclass(frozen=True)
 class Library:
-    """What a batch is merged into: papers, and the keys of versions (never every abstract)."""
+    """What a batch is merged into: papers, the keys of versions (never every abstract), and
+    every source's own tables by name."""
 
     papers: pa.Table
     version_keys: pa.Table
+    tables: Mapping[str, pa.Table] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -33,6 +46,7 @@ class Merged:
     changed: pa.Table  # the batch rows that changed something: what a snapshot keeps
     counts: dict[str, int]  # ledger counts: fetched, new, revised, unchanged (, cross_listed)
     new_versions: pa.Table | None = None  # rows to append to versions; None: adds none
+    tables: Mapping[str, pa.Table] = field(default_factory=dict)  # its own tables, after
 
 
 class Progress(Protocol):
@@ -65,13 +79,16 @@ class Catch:
     snapshots: dict[str, pa.Table] = field(default_factory=dict)
     new_versions: list[pa.Table] = field(default_factory=list)
     papers: pa.Table | None = None  # the papers table after the merges; stored with a snapshot
+    tables: dict[str, pa.Table] = field(default_factory=dict)  # sources' own, after the merges
 
     def add(self, source: str, merged: Merged) -> None:
-        """Keep a merge's outcome: its snapshot (when it changed anything) and papers."""
+        """Keep a merge's outcome: its snapshot (when it changed anything), papers and the
+        source's own tables."""
         if merged.changed.num_rows:
             self.snapshots[source] = merged.changed
             if merged.new_versions is not None:
                 self.new_versions.append(merged.new_versions)
+            self.tables.update(merged.tables)
         self.papers = merged.papers
 
 
@@ -86,6 +103,11 @@ class Source(Protocol):
 
     name: str  # the ledger's `source`, the snapshots' folder
     schema: pa.Schema  # its snapshots' columns
+    # Its own tables, keyed by arxiv_id and made from its snapshots alone (so `rebuild` makes
+    # them again): each column but the key joins the papers in `library_view`, for topics,
+    # the site and anything else that reads a paper.
+    tables: tuple[Table, ...]
+    facts: tuple[Fact, ...]  # what of them a paper's page lists (its own pages aside)
 
     def enabled(self, cfg: Config) -> bool: ...
 
@@ -96,6 +118,7 @@ class Source(Protocol):
         ...
 
     def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
-        """Fold one snapshot's rows into the library: a pure function (no clock, no I/O)."""
+        """Fold one snapshot's rows into the library (papers, or the source's own tables): a
+        pure function (no clock, no I/O)."""
         ...
 

@@ -30,7 +30,7 @@ import urllib3
 
 from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT
+from pipeline._schemas import ARXIV_SNAPSHOT, Table
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
@@ -42,7 +42,7 @@ from pipeline.sources._http import (
     check_status,
     read_within,
 )
-from pipeline.sources._source import Catch, Library, Merged, Options, Progress
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
@@ -360,6 +360,8 @@ class ArxivSource:
 
     name = "arxiv"
     schema = ARXIV_SNAPSHOT
+    tables: tuple[Table, ...] = ()  # it writes papers and versions, the core's own
+    facts: tuple[Fact, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.arxiv.enabled

@@ -25,7 +25,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import httpx2
+import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 from huggingface_hub import __version__ as hub_version
 from huggingface_hub import get_session
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
@@ -34,15 +36,48 @@ from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
 import pipeline.sources._http as _http
 from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
-from pipeline._schemas import HF_SNAPSHOT
+from pipeline._schemas import REBUILD, Table, to_table
 from pipeline._untrusted import Findings, clean_text, not_after
-from pipeline.merge import merge_hf
-from pipeline.sources._source import Catch, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 
 if TYPE_CHECKING:
     from pipeline.config import Config, HFConfig
+
+_STRS = pa.list_(pa.string())
+
+# One pick of a daily list, as read: what a snapshot keeps.
+HF_SNAPSHOT = pa.schema([
+    ("arxiv_id", pa.string()),
+    ("hf_day", pa.date32()),  # the daily list the pick appeared in
+    ("upvotes", pa.int32()),
+    ("github_repo", pa.string()),
+    ("github_stars", pa.int32()),
+    ("project_page", pa.string()),
+    ("ai_keywords", _STRS),
+    ("ai_summary", pa.string()),
+    ("submitted_on_daily_at", pa.timestamp("us", tz="UTC")),
+    ("organization", pa.string()),
+    ("num_comments", pa.int32()),
+    ("title", pa.string()),
+    ("fetched_at", pa.timestamp("us", tz="UTC")),
+])
+
+# The source's own table: one row per paper the community picked, its first day and its
+# latest signals. Its columns join every paper (`library_view`) under these names.
+HF_TABLE = Table("hf", pa.schema([
+    ("arxiv_id", pa.string()),
+    ("hf_day", pa.date32()),  # first day the community picked it
+    ("hf_upvotes", pa.int32()),
+    ("hf_repo", pa.string()),
+    ("hf_stars", pa.int32()),
+    ("hf_project_page", pa.string()),
+    ("hf_keywords", _STRS),
+    ("hf_summary", pa.string()),
+    ("hf_organization", pa.string()),
+    ("hf_comments", pa.int32()),
+]), ("arxiv_id",), on_save="rebuild", remedy=REBUILD, dictionary=frozenset({"hf_keywords"}))
 
 _MAX_PAGES = 20  # a daily list has tens of picks; more pages means the server ignores `p`
 _INT32 = 2**31 - 1
@@ -241,6 +276,8 @@ class HFSource:
 
     name = "hf"
     schema = HF_SNAPSHOT
+    tables: tuple[Table, ...] = (HF_TABLE,)
+    facts: tuple[Fact, ...] = ()  # the site shows its picks in pages of their own
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.hf.enabled
@@ -263,8 +300,8 @@ class HFSource:
         batch = fetch.table()
         missing, by_id, joined = _join_missing(cfg, library, batch, started)
         if joined is not None:
-            library = Library(joined.papers, library.version_keys)
-        merged = merge_hf(library.papers, batch)
+            library = Library(joined.papers, library.version_keys, library.tables)
+        merged = merge_hf(library.papers, library.tables.get("hf"), batch)
 
         id_error = by_id.error if by_id is not None else None
         errors = [e for e in (fetch.error, id_error and f"arXiv by id: {id_error}") if e]
@@ -284,12 +321,14 @@ class HFSource:
                                       "arxiv_by_id": _by_id_details(missing, by_id)})
         if joined is not None:
             catch.add(ARXIV.name, joined)
-        catch.add(self.name, Merged(merged.papers, merged.changed, merged.counts))
+        catch.add(self.name, Merged(library.papers, merged.changed, merged.counts,
+                                    tables={"hf": merged.picks}))
         return catch
 
     def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
-        merged = merge_hf(library.papers, batch)
-        return Merged(merged.papers, merged.changed, merged.counts)
+        merged = merge_hf(library.papers, library.tables.get("hf"), batch)
+        return Merged(library.papers, merged.changed, merged.counts,
+                      tables={"hf": merged.picks})
 
 
 def _join_missing(cfg: Config, library: Library, batch: pa.Table, started: dt.datetime
@@ -314,6 +353,88 @@ def _by_id_details(missing: list[str], by_id: Fetch | None) -> dict[str, Any]:
             "not_found": sorted(set(missing) - fetched) if by_id.error is None else [],
             "requests": by_id.stats.requests, "retries": by_id.stats.retries,
             **by_id.findings.details()}
+
+
+# -- folding picks into the source's table ---------------------------------------------------
+
+# snapshot column → table column: the signals a later reading replaces
+HF_SIGNALS = {"upvotes": "hf_upvotes", "github_repo": "hf_repo", "github_stars": "hf_stars",
+              "project_page": "hf_project_page", "ai_keywords": "hf_keywords",
+              "ai_summary": "hf_summary", "organization": "hf_organization",
+              "num_comments": "hf_comments"}
+
+
+@dataclass(frozen=True)
+class HFMerge:
+    picks: pa.Table  # the hf table after the merge
+    changed: pa.Table  # one row per paper whose HF columns changed: what a snapshot keeps
+    fetched: int  # picks read (one paper can be picked on several days)
+    new: int  # papers picked for the first time
+    revised: int  # picks whose upvotes, stars, repo, … changed
+    unchanged: int
+    unmatched: int  # picks of papers the store does not hold (left out)
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {"fetched": self.fetched, "new": self.new, "revised": self.revised,
+                "unchanged": self.unchanged}
+
+
+def merge_hf(papers: pa.Table, picks: pa.Table | None, batch: pa.Table) -> HFMerge:
+    """Fold HF picks into the hf table: the first day picked is kept, the latest signals win.
+
+    A signal the reading lacks (null; e.g. the 2024 shape has no githubRepo) keeps the
+    stored value. Picks of papers not in `papers` are counted and left out. Pure."""
+    picks = HF_TABLE.schema.empty_table() if picks is None else picks
+    batch = to_table(batch, HF_SNAPSHOT)
+    fetched = batch.num_rows
+    if fetched == 0:
+        return HFMerge(picks, batch, 0, 0, 0, 0, 0)
+    batch = batch.take(pc.sort_indices(batch, [("arxiv_id", "ascending"),
+                                               ("fetched_at", "ascending"),
+                                               ("hf_day", "ascending")]))
+    ids = pd.Index(batch["arxiv_id"].to_numpy(zero_copy_only=False))
+    first_day = batch["hf_day"].to_pandas().groupby(ids).transform("min").to_numpy()
+    last = ~ids.duplicated(keep="last")
+    batch = batch.filter(pa.array(last))
+    batch = batch.set_column(batch.schema.get_field_index("hf_day"), "hf_day",
+                             pa.array(first_day[last], HF_SNAPSHOT.field("hf_day").type))
+
+    known = pc.is_in(batch["arxiv_id"], value_set=papers["arxiv_id"].combine_chunks())
+    unmatched = batch.num_rows - int(pc.sum(known).as_py() or 0)
+    batch = batch.filter(known)
+    if batch.num_rows == 0:
+        return HFMerge(picks, batch, fetched, 0, 0, 0, unmatched)
+    at = pc.index_in(batch["arxiv_id"], value_set=picks["arxiv_id"].combine_chunks())
+    stored = picks.take(at)  # null rows for papers picked for the first time
+
+    merged = {"arxiv_id": batch["arxiv_id"],
+              "hf_day": pc.min_element_wise(stored["hf_day"], batch["hf_day"],
+                                            skip_nulls=True)}
+    for snap_col, own_col in HF_SIGNALS.items():
+        merged[own_col] = pc.coalesce(batch[snap_col], stored[own_col])
+    after = to_table(pa.table(merged), HF_TABLE.schema)
+    differs = (_as_strings(after) != _as_strings(stored)).any(axis=1).to_numpy()
+    is_new = at.is_null().to_numpy(zero_copy_only=False)
+    mask = pa.array(differs)
+    kept = picks.filter(pc.invert(pc.is_in(picks["arxiv_id"], value_set=after.filter(mask)[
+        "arxiv_id"].combine_chunks())))
+    table = pa.concat_tables([kept, after.filter(mask)])
+    table = table.take(pc.sort_indices(table, [("arxiv_id", "ascending")])).combine_chunks()
+    return HFMerge(picks=table, changed=batch.filter(mask), fetched=fetched,
+                   new=int(is_new.sum()), revised=int((differs & ~is_new).sum()),
+                   unchanged=int((~differs).sum()), unmatched=unmatched)
+
+
+def _as_strings(table: pa.Table) -> pd.DataFrame:
+    """Every column as text in Arrow (pandas would turn int columns with nulls into floats)."""
+    cols = {}
+    for name in table.column_names:
+        col = table[name]
+        col = (pc.binary_join(col, "\x1f") if pa.types.is_list(col.type)
+               else pc.cast(col, pa.string()))
+        cols[name] = pc.fill_null(col, "\x00").to_numpy(zero_copy_only=False)
+    return pd.DataFrame(cols)
 
 
 SOURCE = HFSource()
