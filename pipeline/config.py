@@ -158,8 +158,25 @@ class SiteConfig:
 
 
 @dataclass(frozen=True)
-class ArxivConfig:
+class RequestsConfig:
+    """What every source's requests share: a pause between them, a timeout on each, retries
+    with backoff (Retry-After wins), and a bound on the whole run. A source's own config
+    extends it, with defaults of its own where its service asks for them."""
+
     enabled: bool = True
+    delay_seconds: float = _spec(1.0, _at_least(0), "seconds ≥ 0")
+    # A stalled response would otherwise hang the run.
+    timeout_seconds: float = _spec(30.0, _at_least(0.1), "seconds ≥ 0.1")
+    max_retries: int = _spec(4, _between(0, 20), "0 to 20")
+    # Exponential backoff base: wait backoff_seconds × 2^attempt (capped), or Retry-After.
+    backoff_seconds: float = _spec(2.0, _at_least(0), "seconds ≥ 0")
+    max_backoff_seconds: float = _spec(60.0, _at_least(0), "seconds ≥ 0")
+    # Hard bound on one catch-up, retries and waits included.
+    max_run_seconds: float = _spec(600.0, _at_least(1), "seconds ≥ 1")
+
+
+@dataclass(frozen=True)
+class ArxivConfig(RequestsConfig):
     categories: tuple[str, ...] = _spec(
         CS_CATEGORIES, _some_categories, "arXiv category codes such as cs.AI (default: all "
         "40 cs.*; to follow none, set enabled = false)"
@@ -168,10 +185,6 @@ class ArxivConfig:
     # arXiv's API terms: "make no more than one request every three seconds". Lower values
     # are for mirrors and local replays only.
     delay_seconds: float = _spec(3.0, _at_least(0), "seconds ≥ 0 (arXiv asks for 3)")
-    # The arxiv package sets no timeout at all; a stalled response would hang the run.
-    timeout_seconds: float = _spec(30.0, _at_least(0.1), "seconds ≥ 0.1")
-    max_retries: int = _spec(4, _between(0, 20), "0 to 20")
-    # Exponential backoff base: wait backoff_seconds × 2^attempt (capped), or Retry-After.
     backoff_seconds: float = _spec(5.0, _at_least(0), "seconds ≥ 0")
     max_backoff_seconds: float = _spec(120.0, _at_least(0), "seconds ≥ 0")
     # arXiv serves at most 2000 results a call; 200 keeps each response small and quick.
@@ -184,28 +197,19 @@ class ArxivConfig:
     # A version is stamped when submitted but listed at the next announcement; re-reading a
     # day before the watermark catches entries that surface late.
     overlap_hours: float = _spec(24.0, _between(0, 24 * 14), "0 to 336 hours")
-    # Hard bound on one ingest, retries and waits included.
+    # A long backfill pages many ranges at 3 s a request.
     max_run_seconds: float = _spec(1800.0, _at_least(1), "seconds ≥ 1")
     id_batch_size: int = _spec(100, _between(1, 2000), "1 to 2000 ids per request")
 
 
 @dataclass(frozen=True)
-class HFConfig:
-    enabled: bool = True
+class HFConfig(RequestsConfig):
     endpoint: str = _spec("https://huggingface.co", _url, "an http(s) URL")
-    timeout_seconds: float = _spec(30.0, _at_least(0.1), "seconds ≥ 0.1")
-    max_retries: int = _spec(4, _between(0, 20), "0 to 20")
-    backoff_seconds: float = _spec(2.0, _at_least(0), "seconds ≥ 0")
-    max_backoff_seconds: float = _spec(60.0, _at_least(0), "seconds ≥ 0")
-    delay_seconds: float = _spec(1.0, _at_least(0), "seconds ≥ 0")
     backfill_days: int = _spec(7, _between(1, 365), "1 to 365 days")
     # Picks keep arriving and upvotes keep growing after a day's list appears, so each run
     # re-reads this many days before the watermark day (which is itself always re-read).
     overlap_days: int = _spec(2, _between(0, 30), "0 to 30 days")
     page_size: int = _spec(100, _between(1, 100), "1 to 100 items per request")
-    # Hard bound on one HF catch-up, retries and waits included (a week of lists is ~10
-    # requests; the arXiv look-ups of missing picks have arXiv's own bound).
-    max_run_seconds: float = _spec(600.0, _at_least(1), "seconds ≥ 1")
 
 
 @dataclass(frozen=True)
