@@ -1,10 +1,10 @@
 """What arXiv said of a paper reading by reading: its comment, journal-ref and DOI.
 
 The papers table keeps only the latest of these, and the versions table only titles and
-abstracts; the arXiv snapshots keep every reading that changed something (a new version,
-or the same version with new metadata: arXiv adds a journal-ref or DOI without a new
-version). Read only for the papers that need it: revisions to show or to note, and the
-papers a fork watches.
+abstracts; the snapshots of arXiv's two paths (the export API and OAI-PMH) keep every
+reading that changed something (a new version, or the same version with new metadata:
+arXiv adds a journal-ref or DOI without a new version). Read only for the papers that
+need it: revisions to show or to note, and the papers a fork watches.
 """
 
 from __future__ import annotations
@@ -17,7 +17,11 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.sources import snapshot_schemas
 from pipeline.store import Store
+
+# The sources whose snapshots hold arXiv's readings: the export API's and OAI-PMH's.
+ARXIV_READERS = ("arxiv", "oai")
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,9 @@ def readings(store: Store, ids: Iterable[str],
     wanted = pa.array(sorted(set(ids)), pa.string())
     if not len(wanted):
         return {}
-    table = store.read_snapshots("arxiv", ["arxiv_id", "version", "comment", "journal_ref",
-                                           "doi", "fetched_at"])
+    columns = ["arxiv_id", "version", "comment", "journal_ref", "doi", "fetched_at"]
+    table = pa.concat_tables(store.read_snapshots(source, columns)
+                             for source in ARXIV_READERS if source in snapshot_schemas())
     table = table.filter(pc.is_in(table["arxiv_id"], value_set=wanted))
     table = table.sort_by([("arxiv_id", "ascending"), ("fetched_at", "ascending"),
                            ("version", "ascending")])

@@ -85,6 +85,16 @@ def _site_url(value: str) -> str | None:
     return None if value == "" else _url(value)
 
 
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
+
+
+def _contact(value: str) -> str | None:
+    # It goes into a request header: one line, no control characters.
+    if value == "" or _URL.fullmatch(value) or _EMAIL.fullmatch(value):
+        return None
+    return "must be an e-mail address or an http(s) URL"
+
+
 def _some_categories(values: tuple[str, ...]) -> str | None:
     return "must list at least one category" if not values else _categories(values)
 
@@ -181,7 +191,15 @@ class ArxivConfig(RequestsConfig):
         CS_CATEGORIES, _some_categories, "arXiv category codes such as cs.AI (default: all "
         "40 cs.*; to follow none, set enabled = false)"
     )
+    # The export API: papers by id (watched papers, Hugging Face picks) and the newest
+    # papers by their first version's date, which is all its date ranges select today.
     api_url: str = _spec("https://export.arxiv.org/api/query", _url, "an http(s) URL")
+    # OAI-PMH, which arXiv asks bulk harvesters to use: every new version and every
+    # metadata change (comment, journal-ref, DOI), by the day it happened.
+    oai_url: str = _spec("https://oaipmh.arxiv.org/oai", _url, "an http(s) URL")
+    # Sent in the User-Agent of every request to arXiv, so arXiv can reach whoever runs
+    # this copy instead of blocking it (its terms ask harvesters to identify themselves).
+    contact: str = _spec("", _contact, "an e-mail address or an http(s) URL, or empty")
     # arXiv's API terms: "make no more than one request every three seconds". Lower values
     # are for mirrors and local replays only.
     delay_seconds: float = _spec(3.0, _at_least(0), "seconds ≥ 0 (arXiv asks for 3)")
@@ -200,6 +218,11 @@ class ArxivConfig(RequestsConfig):
     # A long backfill pages many ranges at 3 s a request.
     max_run_seconds: float = _spec(1800.0, _at_least(1), "seconds ≥ 1")
     id_batch_size: int = _spec(100, _between(1, 2000), "1 to 2000 ids per request")
+
+    @property
+    def user_agent(self) -> str:
+        contact = f"; {self.contact}" if self.contact else ""
+        return f"papertrail/0.1 (+https://github.com/{contact})"
 
 
 @dataclass(frozen=True)

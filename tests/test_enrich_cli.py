@@ -123,6 +123,7 @@ def test_topics_preview_of_an_unknown_slug_is_a_usage_error(sample_store: Path) 
 def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: ArxivReplay,
                                                    hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
+                         f'oai_url = "{replay.base}/oai"\n'
                          'delay_seconds = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
@@ -138,6 +139,7 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
 def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivReplay,
                                               hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
+                         f'oai_url = "{replay.base}/oai"\n'
                          'delay_seconds = 0\nmax_retries = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')

@@ -13,11 +13,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline._schemas import TABLES, Table
-from pipeline.sources import arxiv, hf
+from pipeline.sources import arxiv, hf, oai
 from pipeline.sources._source import Fact, Source
 
 SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,
+    oai.SOURCE,
     hf.SOURCE,
 )}
 

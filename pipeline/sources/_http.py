@@ -111,10 +111,16 @@ def read_within(chunks: Iterable[bytes], deadline: float) -> bytes:
     return bytes(body)
 
 
+# One pacer per service for the whole process: arXiv's terms count the export API and
+# OAI-PMH together ("one request every 3 seconds"), whichever source makes the request.
+_PACERS: dict[str, Pacer] = {}
+
+
 class Requests:
-    """One run's requests to one service: spaced by delay_seconds, each bounded as a whole by
-    timeout_seconds, all of them by the run's `deadline` (time.monotonic()); a Transient
-    failure is retried with exponential backoff, or as long as Retry-After asks."""
+    """One run's requests to one service: spaced by delay_seconds (from the service's last
+    request, by any source), each bounded as a whole by timeout_seconds, all of them by the
+    run's `deadline` (time.monotonic()); a Transient failure is retried with exponential
+    backoff, or as long as Retry-After asks."""
 
     def __init__(self, cfg: Politeness, deadline: float, *, name: str, limit: str) -> None:
         self.cfg = cfg
@@ -122,7 +128,8 @@ class Requests:
         self.name = name  # for the log
         self.limit = limit  # what the deadline is, for messages: "max_run_seconds (1800 s)"
         self.stats = FetchStats()
-        self._pacer = Pacer(cfg.delay_seconds)
+        self._pacer = _PACERS.setdefault(name, Pacer(cfg.delay_seconds))
+        self._pacer.delay = cfg.delay_seconds
 
     def call(self, send: Callable[[float], R], check: Callable[[R], T], where: str) -> T:
         """`send(deadline)` makes one request that must end by `deadline`; `check` turns its

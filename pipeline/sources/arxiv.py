@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
 
 _ID = re.compile(r"^(?P<id>.+?)(?:v(?P<version>\d+))?$")
-_USER_AGENT = f"papertrail (+https://github.com/) arxiv.py/{arxiv.__version__}"
 _CHUNK = 64 * 1024
 
 
@@ -146,7 +145,10 @@ class PoliteClient:
     def _get(self, url: str, deadline: float) -> _Answer:
         """GET with the body read in chunks as they arrive (read1), checking the deadline."""
         try:
-            with self._session.get(url, headers={"user-agent": _USER_AGENT}, stream=True,
+            # arXiv answers a request without Accept with 406 (2026 reports).
+            headers = {"User-Agent": f"{self.cfg.user_agent} arxiv.py/{arxiv.__version__}",
+                       "Accept": "application/atom+xml, application/xml"}
+            with self._session.get(url, headers=headers, stream=True,
                                    timeout=max(deadline - time.monotonic(), 0.01)) as resp:
                 chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
                 return resp.status_code, resp.headers, read_within(chunks, deadline)

@@ -1,0 +1,316 @@
+"""arXiv over OAI-PMH: every record of the configured categories that changed since the last
+harvest, the way arXiv asks bulk harvesters to read its metadata.
+
+Since November 2025 the export API selects a date range by a paper's *first* version
+(arXiv/arxiv-search, `fix_aliases` and `_query_submittedDate`), so a v2 of an older paper,
+or a DOI or journal-ref added without a new version, is in no window the API source
+reads. OAI-PMH (arXiv/arxiv-docs `source/help/oa/index.md`) stamps a record with the day
+of its last change, a new version or new metadata alike: so this source reads
+`ListRecords` in `arXivRaw` (every version with its date and size, the current metadata)
+for each configured set, from the day of the last complete harvest's response
+(inclusive: a day's records may still arrive after a harvest), following resumption
+tokens. `noRecordsMatch` is an empty harvest, not an error; a body that is not OAI-PMH is
+an error, never "nothing new"; 503 with Retry-After is flow control, waited out by the
+shared retry loop (`_http.Requests`, paced with every other request to arXiv).
+
+What a record adds to the store, against what the store holds (`merge`):
+- a paper the store lacks, or a version newer than the stored one: the record whole;
+- the stored version: only its comment, journal-ref and DOI (the API source's title,
+  abstract and authors stay as they are, so two readers of one paper never flip-flop);
+- an older version, or a deleted record: nothing (deletions are counted).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import functools
+import re
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlencode
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import requests
+import urllib3
+from lxml import etree
+
+from pipeline._ids import is_arxiv_id
+from pipeline._report import RunReport
+from pipeline._schemas import ARXIV_SNAPSHOT, Table, to_table
+from pipeline._untrusted import Findings, clean_text, not_after
+from pipeline.merge import merge_arxiv
+from pipeline.sources._http import (
+    FetchStats,
+    Requests,
+    SourceError,
+    Transient,
+    check_status,
+    read_within,
+)
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+
+if TYPE_CHECKING:
+    from pipeline.config import ArxivConfig, Config
+
+_OAI = "http://www.openarchives.org/OAI/2.0/"
+_RAW = "http://arxiv.org/OAI/arXivRaw/"
+_NS = {"o": _OAI, "r": _RAW}
+_CHUNK = 64 * 1024
+_ALL_CS = 40  # categories: with every cs.* configured, the one set `cs` serves them all
+_STRS = pa.list_(pa.string())
+_TS = pa.timestamp("us", tz="UTC")
+# What arXivRaw says that the API does not: a record's datestamp, every version's date,
+# the license; a snapshot keeps them beside the entry's columns.
+OAI_SNAPSHOT = pa.schema([
+    *ARXIV_SNAPSHOT,
+    ("datestamp", pa.date32()),
+    ("version_dates", pa.list_(_TS)),  # v1 first
+    ("license", pa.string()),
+])
+_AUTHOR_SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+
+
+class Unreadable(Exception):
+    """The body is not a complete OAI-PMH response."""
+
+
+@dataclass
+class Harvest:
+    """What one harvest got: records (even when it stopped early) and how it ended."""
+
+    rows: dict[str, dict] = field(default_factory=dict)  # by arXiv id, the newest kept
+    stats: FetchStats = field(default_factory=FetchStats)
+    error: str | None = None
+    deleted: int = 0
+    findings: Findings = field(default_factory=Findings)
+    answered: dt.datetime | None = None  # the first response's responseDate
+    per_set: dict[str, int] = field(default_factory=dict)
+
+    def table(self) -> pa.Table:
+        return pa.Table.from_pylist(list(self.rows.values()), schema=OAI_SNAPSHOT)
+
+
+@dataclass(frozen=True)
+class Page:
+    answered: dt.datetime
+    records: list[Any]  # <record> elements
+    token: str | None  # None: the list is complete
+
+
+def sets_for(categories: tuple[str, ...]) -> list[str]:
+    """The OAI sets that hold the categories: `cs` for all of cs.*, else one per category
+    (`cs:cs:AI`, as arXiv names them)."""
+    cs = [c for c in categories if c.startswith("cs.")]
+    whole = ["cs"] if len(cs) == _ALL_CS else []
+    rest = [c for c in categories if not (whole and c.startswith("cs."))]
+    return whole + [f"{c.split('.')[0]}:{c.split('.')[0]}:{c.split('.', 1)[1]}"
+                    if "." in c else c for c in rest]
+
+
+def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harvest:
+    """Every record of the configured sets changed on or after `since`. Never raises for
+    the source's faults: they end the harvest with what was read."""
+    requests_ = Requests(cfg, time.monotonic() + cfg.max_run_seconds, name="arxiv",
+                         limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
+    result = Harvest(stats=requests_.stats)
+    session = requests.Session()
+    try:
+        for spec in sets_for(cfg.categories):
+            params: dict[str, str] = {"verb": "ListRecords", "metadataPrefix": "arXivRaw",
+                                      "set": spec, "from": since.isoformat()}
+            result.per_set[spec] = 0
+            while params:
+                url = f"{cfg.oai_url}?{urlencode(params)}"
+                page = requests_.call(functools.partial(_get, session, url, cfg=cfg),
+                                      _check, url)
+                result.answered = result.answered or page.answered
+                for record in page.records:
+                    result.per_set[spec] += _keep(record, result, fetched_at)
+                params = ({"verb": "ListRecords", "resumptionToken": page.token}
+                          if page.token else {})
+    except SourceError as exc:
+        result.error = str(exc)
+    return result
+
+
+_Answer = tuple[int, Mapping[str, str], bytes]
+
+
+def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
+         ) -> _Answer:
+    headers = {"User-Agent": cfg.user_agent, "Accept": "application/xml, text/xml"}
+    try:
+        with session.get(url, headers=headers, stream=True,
+                         timeout=max(deadline - time.monotonic(), 0.01)) as resp:
+            chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
+            return resp.status_code, resp.headers, read_within(chunks, deadline)
+    except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
+        raise Transient(f"no response within {cfg.timeout_seconds:g} s") from None
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+        raise Transient(f"connection failed ({type(exc).__name__})") from None
+
+
+def _check(answer: _Answer) -> Page:
+    status, headers, body = answer
+    check_status(status, headers)
+    try:
+        root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                      huge_tree=False))
+    except etree.XMLSyntaxError as exc:
+        if status != 200:
+            raise SourceError(f"HTTP {status}, not OAI-PMH") from None
+        raise Transient(f"truncated or malformed XML ({exc.msg})") from None
+    if root.tag != f"{{{_OAI}}}OAI-PMH":
+        raise SourceError(f"HTTP {status}: not an OAI-PMH response ({root.tag[:80]})")
+    answered = _datetime(root.findtext("o:responseDate", None, _NS))
+    error = root.find("o:error", _NS)
+    if error is not None:
+        if error.get("code") == "noRecordsMatch":
+            return Page(answered, [], None)
+        raise SourceError(f"OAI-PMH error {error.get('code')}: "
+                          f"{clean_text(error.text or '')[:200]}")
+    listing = root.find("o:ListRecords", _NS)
+    if listing is None:
+        raise SourceError(f"HTTP {status}: an OAI-PMH response without ListRecords")
+    token = listing.findtext("o:resumptionToken", None, _NS)
+    return Page(answered, listing.findall("o:record", _NS), (token or "").strip() or None)
+
+
+def _datetime(text: str | None) -> dt.datetime:
+    try:
+        return dt.datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise Transient(f"responseDate {text!r} is not a date") from None
+
+
+def _keep(record: Any, harvest_: Harvest, fetched_at: dt.datetime) -> int:
+    """Keep a record's row (the newest version seen of a paper wins); 1 when kept."""
+    header = record.find("o:header", _NS)
+    if header is None:
+        harvest_.findings.reject("?", "a record without a header")
+        return 0
+    if header.get("status") == "deleted":
+        harvest_.deleted += 1
+        return 0
+    row = _row(record, header, fetched_at, harvest_.findings)
+    if row is None:
+        return 0
+    held = harvest_.rows.get(row["arxiv_id"])
+    if held is None or (held["version"], held["datestamp"]) <= (row["version"],
+                                                                 row["datestamp"]):
+        harvest_.rows[row["arxiv_id"]] = row
+    return 1
+
+
+def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings
+         ) -> dict | None:
+    raw = record.find("o:metadata/r:arXivRaw", _NS)
+    arxiv_id = clean_text(raw.findtext("r:id", "", _NS) if raw is not None else "").strip()
+    if raw is None or not is_arxiv_id(arxiv_id):
+        findings.reject(arxiv_id[:40] or "?", "not an arXivRaw record with an arXiv id")
+        return None
+    versions = sorted((int(m[1]), _rfc2822(v.findtext("r:date", "", _NS)))
+                      for v in raw.findall("r:version", _NS)
+                      if (m := re.fullmatch(r"v(\d{1,4})", v.get("version") or "")))
+    categories = clean_text(raw.findtext("r:categories", "", _NS)).split()
+    try:
+        datestamp = dt.date.fromisoformat(header.findtext("o:datestamp", "", _NS).strip())
+    except ValueError:
+        datestamp = None
+    findings.check_categories(categories)
+    if not versions or None in (d for _, d in versions) or not categories or not datestamp:
+        findings.reject(arxiv_id, "a record without versions, dates or categories")
+        return None
+    return {
+        "arxiv_id": arxiv_id, "version": versions[-1][0],
+        "title": _text(raw, "r:title") or "", "abstract": _text(raw, "r:abstract") or "",
+        "authors": [a for a in (x.strip() for x in _AUTHOR_SPLIT.split(
+            _text(raw, "r:authors") or "")) if a],
+        "categories": categories, "primary_category": categories[0],
+        "comment": _text(raw, "r:comments"), "journal_ref": _text(raw, "r:journal-ref"),
+        "doi": _text(raw, "r:doi"), "published": versions[0][1], "updated": versions[-1][1],
+        "fetched_at": fetched_at, "datestamp": datestamp,
+        "version_dates": [d for _, d in versions], "license": _text(raw, "r:license"),
+    }
+
+
+def _text(raw: Any, path: str) -> str | None:
+    text = raw.findtext(path, None, _NS)
+    return None if text is None else (" ".join(clean_text(text).split()) or None)
+
+
+def _rfc2822(text: str) -> dt.datetime | None:
+    try:
+        return email.utils.parsedate_to_datetime(text).astimezone(dt.UTC)
+    except (TypeError, ValueError):
+        return None
+
+
+# -- the source ------------------------------------------------------------------------------
+
+
+class OAISource:
+    """The configured categories over OAI-PMH, from the last complete harvest's day."""
+
+    name = "oai"
+    schema = OAI_SNAPSHOT
+    tables: tuple[Table, ...] = ()  # it writes papers and versions, as the API source does
+    facts: tuple[Fact, ...] = ()
+
+    def enabled(self, cfg: Config) -> bool:
+        return cfg.sources.arxiv.enabled
+
+    def catch_up(self, cfg: Config, library: Library, watermark: dt.datetime | None,
+                 started: dt.datetime, options: Options) -> Catch:
+        acfg = cfg.sources.arxiv
+        before = not_after(watermark, started, skew=dt.timedelta(0))
+        if options.since is not None:
+            since = options.since.astimezone(dt.UTC).date()
+        elif before is not None:
+            since = before.date()
+        else:
+            since = (started - dt.timedelta(days=acfg.backfill_days)).date()
+        got = harvest(acfg, since, started)
+        batch = got.table()
+        merged = self.merge(cfg, library, batch)
+        status = "ok" if got.error is None else ("partial" if batch.num_rows else "failed")
+        after = (not_after(got.answered, started, skew=dt.timedelta(0))
+                 if got.error is None else before)
+        report = RunReport(self.name, status, merged.counts, got.stats.requests,
+                           got.stats.retries, got.error, before, after or before)
+        catch = Catch(report, since, {"sets": got.per_set, "deleted": got.deleted,
+                                      **got.findings.details()})
+        catch.add(self.name, merged)
+        return catch
+
+    def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
+        batch = to_table(batch, OAI_SNAPSHOT)
+        entries = _as_entries(library.papers, batch)
+        merged = merge_arxiv(library.papers, library.version_keys, entries,
+                             cfg.sources.arxiv.categories)
+        changed = pc.is_in(batch["arxiv_id"], value_set=merged.changed["arxiv_id"])
+        return Merged(merged.papers, batch.filter(changed), merged.counts,
+                      merged.new_versions)
+
+
+def _as_entries(papers: pa.Table, batch: pa.Table) -> pa.Table:
+    """The records as arXiv entries for the merge: of a paper's stored version, only the
+    comment, journal-ref and DOI are the record's; an older version is left out."""
+    entries = batch.select(ARXIV_SNAPSHOT.names)
+    at = pc.index_in(entries["arxiv_id"], value_set=papers["arxiv_id"].combine_chunks())
+    stored = papers.take(at)
+    version = pc.fill_null(stored["version"], 0)
+    same = pc.fill_null(pc.equal(entries["version"], version), False)
+    for name in ("title", "abstract", "authors", "categories", "primary_category",
+                 "published", "updated"):
+        column = pc.if_else(same, stored[name], entries[name])
+        entries = entries.set_column(entries.schema.get_field_index(name),
+                                     ARXIV_SNAPSHOT.field(name), column)
+    return entries.filter(pc.greater_equal(entries["version"], version))
+
+
+SOURCE = OAISource()
