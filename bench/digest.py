@@ -38,7 +38,7 @@ def main() -> int:
     cfg = config_mod.load(root / "papertrail.toml")
     store = Store(cfg.store_path)
     with ArxivReplay(sample.entries()) as api:
-        api.as_of = sample.announced_at(sample.days()[-1]) + dt.timedelta(hours=1)
+        api.as_of = sample.run_at(sample.days()[-1])
         arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api.url, delay_seconds=0.0)
         ingest_arxiv(dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources,
                                                                           arxiv=arxiv)),

@@ -208,10 +208,10 @@ class ArxivConfig(RequestsConfig):
     # arXiv serves at most 2000 results a call; 200 keeps each response small and quick.
     page_size: int = _spec(200, _between(1, 2000), "1 to 2000 (arXiv's per-call limit)")
     backfill_days: int = _spec(3, _between(1, 365), "1 to 365 days")
-    # arXiv serves at most 30,000 results of one query (start + max_results); a date range
-    # holding more is halved. The margin: a range may grow while it is paged.
-    max_results_per_query: int = _spec(25000, _between(100, 30000),
-                                       "100 to 30000 (arXiv serves at most 30,000)")
+    # arXiv serves no result past offset 10,000 of one query (arxiv-search's MAX_RESULTS;
+    # past it HTTP 500); a date range holding more is halved.
+    max_results_per_query: int = _spec(10000, _between(100, 10000),
+                                       "100 to 10000 (arXiv serves no result past 10,000)")
     # A version is stamped when submitted but listed at the next announcement; re-reading a
     # day before the watermark catches entries that surface late.
     overlap_hours: float = _spec(24.0, _between(0, 24 * 14), "0 to 336 hours")

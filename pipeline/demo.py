@@ -2,9 +2,9 @@
 
 arXiv, Hugging Face and an OpenAI-compatible model server are replayed from the
 bundled real sample (the model answers with the sample's real Chinese digests).
-Each sample day is one simulated `papertrail run`, an hour after that day's arXiv
-announcement, so revisions appear on later days; then the site is built and,
-optionally, served on 127.0.0.1.
+Each sample day is one simulated `papertrail run`, after that day's arXiv announcement
+once arXiv's OAI-PMH has it too (`sample.run_at`), so revisions appear on later days;
+then the site is built and, optionally, served on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def run(base: Config, folder: Path, echo: Echo, port: int = 8000) -> Config:
         cfg = demo_config(base, folder, arxiv_api, hf_api, llm, port)
         store = Store(cfg.store_path)
         for day in sample.days():
-            now = sample.announced_at(day) + dt.timedelta(hours=1)
+            now = sample.run_at(day)
             arxiv_api.as_of = now
             echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
             update(cfg, store, lambda line: echo(f"  {line}"), now=now)

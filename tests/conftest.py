@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import functools
 import subprocess
 import threading
@@ -16,6 +17,8 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
+from pipeline import ingest
+from pipeline._report import RunReport
 from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
@@ -40,6 +43,14 @@ def fast_arxiv(cfg: Config, api_url: str, **changes: object) -> Config:
     arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, oai_url=oai_url,
                                 **{**fast, **changes})
     return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=arxiv))
+
+
+def ingest_arxiv_paths(cfg: Config, store: Store, now: dt.datetime) -> RunReport:
+    """What a scheduled run reads of arXiv: the export API (new papers), then OAI-PMH
+    (revisions and metadata changes); the API's report."""
+    report = ingest.ingest_arxiv(cfg, store, now=now)
+    ingest.ingest(cfg, store, "oai", now=now)
+    return report
 
 
 @pytest.fixture

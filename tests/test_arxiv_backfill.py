@@ -1,7 +1,8 @@
 """Long backfills: the real arXiv source against the local replay over HTTP, with a year of
-synthetic papers and the replay's cap on one query lowered (arXiv's is 30,000) so that a
-few thousand entries pass it. The source learns nothing of that cap but what totalResults
-says, measured against its own max_results_per_query, as it would against arXiv."""
+synthetic papers and the replay's cap on the offset of one query lowered (arXiv's is
+10,000; past it HTTP 500) so that a few thousand entries pass it. The source learns
+nothing of that cap but what totalResults says, measured against its own
+max_results_per_query, as it would against arXiv."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from tests.conftest import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 YEAR = dt.timedelta(days=365)
-_RANGE = re.compile(r"lastUpdatedDate:\[(\d{12}) TO (\d{12})\]")
+_RANGE = re.compile(r"submittedDate:\[(\d{12}) TO (\d{12})\]")
 
 
 def papers(when: list[dt.datetime], *, revised_every: int = 0) -> list[Entry]:
@@ -62,7 +63,7 @@ def run(entries: list[Entry], base_config, *, cap: int, now: dt.datetime = NOW,
         max_pages: int | None = None, **arxiv: object):
     """One ingest at `now` of `entries` through a replay whose cap is `cap` into the config's
     store: the report, the store, the replay's log of every request and what it showed."""
-    with ArxivReplay(entries, as_of=NOW, max_total=cap) as api:
+    with ArxivReplay(entries, as_of=NOW, max_offset=cap) as api:
         cfg = fast_arxiv(base_config, api.url, **arxiv)
         store = Store(cfg.store_path)
         report = ingest.ingest_arxiv(cfg, store, now=now, max_pages=max_pages)
@@ -130,7 +131,7 @@ def test_a_backfill_stopped_partway_moves_the_watermark_only_past_ranges_read_wh
     resumed, store, log, shown = run(entries, base_config, now=later, **settings)
     assert resumed.status == "ok", resumed.error
     assert log[0]["search_query"][0].startswith(
-        f"lastUpdatedDate:[{mark - dt.timedelta(hours=24):%Y%m%d%H%M} TO")
+        f"submittedDate:[{mark - dt.timedelta(hours=24):%Y%m%d%H%M} TO")
     papers_now = store.read("papers").to_pylist()
     assert len(papers_now) == 2000
     assert all(p["first_seen"] == seen_first[p["arxiv_id"]] for p in papers_now
@@ -160,3 +161,33 @@ def test_an_hour_holding_more_than_the_bound_is_recorded_and_the_run_goes_on(bas
     stored = Counter(p["updated"] == busy for p in store.read("papers").to_pylist())
     assert stored[False] == len(quiet) > 150 and stored[True] == 500
     assert report.watermark_after == store.watermark("arxiv") == max(e.updated for e in shown)
+
+
+def test_the_replay_answers_a_page_past_offset_10000_with_http_500_as_arxiv_does():
+    import urllib.error
+    import urllib.request
+
+    with ArxivReplay(papers(year(10))) as api:
+        ok = urllib.request.urlopen(f"{api.url}?search_query=cat:cs.AI&start=9900"
+                                    "&max_results=100")
+        assert ok.status == 200
+        for query in ("start=10000&max_results=100", "start=10000&max_results=2000"):
+            try:
+                urllib.request.urlopen(f"{api.url}?search_query=cat:cs.AI&{query}")
+            except urllib.error.HTTPError as exc:
+                assert exc.code == 500
+            else:
+                raise AssertionError(f"{query} was answered")
+
+
+def test_a_date_range_selects_papers_by_their_first_version_as_arxiv_does_today():
+    """lastUpdatedDate: is rewritten to submittedDate:, which filters on the first
+    version's date: the v2 of an older paper is in no recent window."""
+    old = NOW - dt.timedelta(days=40)
+    entries = papers([old], revised_every=1)  # v2 three weeks later: 19 days ago
+    window = f"[{NOW - dt.timedelta(days=20):%Y%m%d%H%M} TO {NOW:%Y%m%d%H%M}]"
+    with ArxivReplay(entries, as_of=NOW) as api:
+        for field in ("lastUpdatedDate", "submittedDate"):
+            assert held(f"{field}:{window}", api.visible()) == 0
+        assert held(f"submittedDate:[{old:%Y%m%d%H%M} TO {NOW:%Y%m%d%H%M}]",
+                    api.visible()) == 1

@@ -68,7 +68,7 @@ BAD = [
     ("[sources.arxiv]\napi_url = 'ftp://x'\n", "sources.arxiv.api_url", "ftp://x", "http(s)"),
     ("[sources.arxiv]\ndelay_seconds = -1\n", "sources.arxiv.delay_seconds", "-1", "≥ 0"),
     ("[sources.arxiv]\nmax_results_per_query = 40000\n", "sources.arxiv.max_results_per_query",
-     "40000", "arXiv serves at most 30,000"),
+     "40000", "arXiv serves no result past 10,000"),
     ("[site]\ntimezone = 'Mars/Olympus'\n", "site.timezone", "Mars/Olympus", "IANA"),
     ("[site]\nbuild_jobs = -2\n", "site.build_jobs", "-2", "0 (one per CPU) to 64"),
     ("[site]\nlanguage = 'fr'\n", "site.language", "'fr'", "'zh-CN' | 'en'"),

@@ -23,13 +23,14 @@ from pipeline.replay.hf import HFReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store
+from tests.conftest import ingest_arxiv_paths
 from tests.crashing import CRASHED, Outcome, run_cli
 from tests.test_store_integrity import PARTITIONED_STORE
 
 DAY1, DAY2, DAY3 = sample.days()[:3]
-T1 = sample.announced_at(DAY1) + dt.timedelta(hours=1)
-T2 = sample.announced_at(DAY2) + dt.timedelta(hours=1)
-T3 = sample.announced_at(DAY3) + dt.timedelta(hours=1)  # the first revisions
+T1 = sample.run_at(DAY1)
+T2 = sample.run_at(DAY2)
+T3 = sample.run_at(DAY3)  # the first revisions
 NEXT_MONTH = dt.datetime(2026, 7, 2, 1, tzinfo=dt.UTC)
 
 
@@ -90,11 +91,11 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     servers.arxiv.as_of = T2
     shutil.copytree(root / "day1", root / "day2")
     day2 = config_mod.load(root / "day2" / "papertrail.toml")
-    ingest.ingest_arxiv(day2, Store(day2.store_path), now=T2)
+    ingest_arxiv_paths(day2, Store(day2.store_path), T2)
     servers.arxiv.as_of = T3
     shutil.copytree(root / "day2", root / "day3")
     day3 = config_mod.load(root / "day3" / "papertrail.toml")
-    ingest.ingest_arxiv(day3, Store(day3.store_path), now=T3)
+    ingest_arxiv_paths(day3, Store(day3.store_path), T3)
     servers.arxiv.as_of = T2
 
     # The data branch: another run saved day 1, ours restored it and ingested day 2, then

@@ -42,7 +42,7 @@ def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
 def run_once(cfg: Config, replay: ArxivReplay, day: str, *, save: bool = True
              ) -> databranch.SaveResult | None:
     databranch.restore(cfg.root, cfg.store_path)
-    replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+    replay.as_of = sample.run_at(day)
     ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
     return databranch.save(cfg, cfg.root, now=replay.as_of) if save else None
 
@@ -54,7 +54,7 @@ def _tables(store: Store) -> tuple:
 def test_two_runs_in_sequence_carry_the_data_forward(tmp_path, remote, replay):
     first = checkout(tmp_path, "run1", remote, replay.url)
     assert databranch.restore(first.root, first.store_path).commit is None  # first run: empty
-    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    replay.as_of = sample.run_at(DAYS[0])
     ingest.ingest_arxiv(first, Store(first.store_path), now=replay.as_of)
     saved = databranch.save(first, first.root, now=replay.as_of)
     assert saved.commit and not saved.merged
@@ -65,7 +65,7 @@ def test_two_runs_in_sequence_carry_the_data_forward(tmp_path, remote, replay):
     assert restored.commit == saved.commit
     store2 = Store(second.store_path)
     assert store2.read("papers").num_rows == day1
-    replay.as_of = sample.announced_at(DAYS[1]) + dt.timedelta(hours=1)
+    replay.as_of = sample.run_at(DAYS[1])
     ingest.ingest_arxiv(second, store2, now=replay.as_of)
     again = databranch.save(second, second.root, now=replay.as_of)
     assert _git(remote, "rev-parse", "data") == again.commit
@@ -129,7 +129,7 @@ def test_save_squashes_after_n_commits_and_at_a_new_month(tmp_path, remote, repl
     store = Store(cfg.store_path)
     databranch.restore(cfg.root, cfg.store_path)
     for i, day in enumerate(DAYS[:4]):
-        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        replay.as_of = sample.run_at(day)
         ingest.ingest_arxiv(cfg, store, now=replay.as_of)
         result = databranch.save(cfg, cfg.root, squash_after=3, now=replay.as_of)
         assert result.squashed == (i == 3)
@@ -145,7 +145,7 @@ def test_compaction_keeps_rebuild_exact(tmp_path, replay, base_config):
     store = Store(cfg.store_path)
     # Every day's run, then one more per day for the sample's re-announced v2s.
     for day in DAYS:
-        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        replay.as_of = sample.run_at(day)
         ingest.ingest_arxiv(cfg, store, now=replay.as_of)
     before = _tables(store)
     snaps_before = [(s.source, s.day, s.run_id) for s in store.snapshots()]
@@ -162,7 +162,7 @@ def test_compaction_keeps_rebuild_exact(tmp_path, replay, base_config):
 def test_compaction_leaves_the_current_month(tmp_path, replay, base_config):
     cfg = fast_arxiv(base_config, replay.url)
     store = Store(cfg.store_path)
-    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    replay.as_of = sample.run_at(DAYS[0])
     ingest.ingest_arxiv(cfg, store, now=replay.as_of)
     assert compact.compact(store, replay.as_of.date()).months == 0
     assert store.snapshots()[0].row_groups is None  # still a loose file
@@ -194,7 +194,7 @@ def test_the_cli_runs_the_data_steps_and_reports_git_errors(tmp_path, remote, re
     assert first.exit_code == 0 and "starting with an empty store" in first.output
     missing = runner.invoke(cli, [*args, "save"])
     assert missing.exit_code == 1 and "nothing to save" in missing.output
-    replay.as_of = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+    replay.as_of = sample.run_at(DAYS[0])
     ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
     saved = runner.invoke(cli, [*args, "save", "-m", "data - run 1"])
     assert saved.exit_code == 0 and "committed" in saved.output, saved.output

@@ -252,7 +252,7 @@ def test_rebuild_reproduces_the_tables_after_arxiv_and_hf_runs(
         hf_config: Config, store: Store, replay: ArxivReplay) -> None:
     cfg = _only_days(hf_config, backfill_days=1)
     for day in sample.days()[:3]:
-        replay.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
+        replay.as_of = sample.run_at(day)
         assert ingest.ingest_arxiv(cfg, store, now=replay.as_of).status == "ok"
         assert ingest.ingest_hf(cfg, store, now=_at(day)).status == "ok"
     papers, versions, picks = store.read("papers"), store.read("versions"), store.read("hf")

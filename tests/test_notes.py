@@ -23,15 +23,14 @@ from pipeline.digest import run_digest, run_notes
 from pipeline.digest.notes import revisions
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, messages
 from pipeline.digest.prompt import estimate_tokens
-from pipeline.ingest import ingest_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.conftest import fast_arxiv, ingest_arxiv_paths
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
-LAST_RUN = sample.announced_at(sample.days()[-1]) + dt.timedelta(hours=1)
+LAST_RUN = sample.run_at(sample.days()[-1])
 T0 = LAST_RUN + dt.timedelta(minutes=10)
 HOSTILE = "<img src=x onerror=alert(1)>；主结果 76.3 → 78.1"
 _DATA = re.compile(r"^BEGIN_CHANGE_DATA\n(.*)\nEND_CHANGE_DATA$", re.M)
@@ -46,9 +45,9 @@ def revised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     cfg = config_mod.load(root / "papertrail.toml")
     with ArxivReplay(sample.entries()) as api:
         for day in sample.days():
-            api.as_of = sample.announced_at(day) + dt.timedelta(hours=1)
-            report = ingest_arxiv(fast_arxiv(cfg, api.url), Store(cfg.store_path),
-                                  now=api.as_of)
+            api.as_of = sample.run_at(day)
+            report = ingest_arxiv_paths(fast_arxiv(cfg, api.url), Store(cfg.store_path),
+                                        api.as_of)
             assert report.status == "ok"
     return root / "data"
 

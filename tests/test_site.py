@@ -37,7 +37,7 @@ from pipeline.site import _html, _search, _workers, i18n, settings
 from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, serve
+from tests.conftest import fast_arxiv, ingest_arxiv_paths, serve
 
 DAYS = sample.days()
 XSS_ID = "2606.99999"
@@ -47,7 +47,7 @@ XSS_ABSTRACT = ("We study <img src=x onerror=alert(1)> and [click](javascript:al
 
 
 def at(day: str) -> dt.datetime:
-    return sample.announced_at(day) + dt.timedelta(hours=1)
+    return sample.run_at(day)
 
 
 def _entries() -> list[sample.Entry]:
@@ -92,7 +92,7 @@ def run_pipeline(cfg: config_mod.Config, days: list[str]) -> Store:
         fast = fast_arxiv(cfg, api.url)
         for day in days:
             api.as_of = at(day)
-            ingest.ingest_arxiv(fast, store, now=api.as_of)
+            ingest_arxiv_paths(fast, store, api.as_of)
     return store
 
 

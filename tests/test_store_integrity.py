@@ -36,7 +36,7 @@ PARTITIONED_STORE = Path(__file__).parent / "data" / "store-v3"
 
 
 def _at(day: str) -> dt.datetime:
-    return sample.announced_at(day) + dt.timedelta(hours=1)
+    return sample.run_at(day)
 
 
 def _ingest(cfg: Config, replay: ArxivReplay, day: str) -> None:

@@ -1,12 +1,31 @@
-"""A local arXiv export API: answers /api/query with Atom in arXiv's own format.
+"""A local arXiv export API: answers /api/query with Atom in arXiv's own format, as
+arXiv answers it since November 2025.
 
 Serves the bundled sample (or any entries given), as arXiv would have shown them
 at `as_of`: only versions announced by then, only each paper's newest version.
-Understands search_query (cat:, id:, ti:, abs:, au:, all:, lastUpdatedDate: and
-submittedDate: ranges, AND / OR / ANDNOT, parentheses), id_list, start,
-max_results, sortBy, sortOrder, and arXiv's limits. Faults can be queued to
-test clients: 503, 429 with Retry-After, a stall, truncated XML, an empty page, a body
-trickled a byte at a time.
+Understands search_query (cat:, id:, ti:, abs:, au:, all:, submittedDate: ranges,
+AND / OR / ANDNOT, parentheses), id_list, start, max_results, sortBy, sortOrder.
+
+Where each behaviour comes from (arXiv/arxiv-search, HEAD of 2026-07-01, the code that
+serves the export API):
+- `search/domain/classic_api/classic_search_query.py`, `fix_aliases`: `lastUpdatedDate:`
+  in a query is rewritten to `submittedDate:` (commit c0bfa53, 2025-11-05);
+- `search/services/index/prepare.py`, `_query_submittedDate`: a date range filters on
+  `submitted_date_first`, the first version's date (`Entry.published`), so a v2 of an
+  older paper is in no window;
+- `search/domain/base.py`, `SortBy.to_es`: `lastUpdatedDate` sorts on the current
+  version's date (`Entry.updated`), `submittedDate` on the first version's;
+- `search/services/index/__init__.py` with `util.MAX_RESULTS = 10_000`: a page past
+  10,000 / max_results raises `OutsideAllowedRange`, which the classic API answers with
+  HTTP 500 (modelled: the body is a plain error, not recorded);
+- `search/domain/base.py`, `Query.MAXIMUM_size = 2000`, and arXiv/arxiv-docs
+  `user-manual.md`: more than 2,000 results a call is refused (HTTP 400, as the
+  controller's other argument errors);
+- `<updated>` is the current version's date, and a journal-ref or DOI added without a
+  new version changes no date the API filters or sorts on (what `amend` changes shows
+  only through OAI-PMH, `pipeline/replay/oai.py`).
+Faults can be queued to test clients: 503, 429 with Retry-After, a stall, truncated XML,
+an empty page, a body trickled a byte at a time.
 """
 
 from __future__ import annotations
@@ -26,7 +45,7 @@ from pipeline.replay._server import LocalServer, ReplayHandler
 from pipeline.replay.sample import Entry
 
 _MAX_PER_CALL = 2000
-_MAX_TOTAL = 30000
+MAX_OFFSET = 10_000  # arxiv-search's MAX_RESULTS
 _NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 
@@ -63,7 +82,7 @@ def _tokens(query: str) -> list[str]:
 
 
 def parse_query(query: str) -> Predicate:
-    tokens = deque(_tokens(query))
+    tokens = deque(_tokens(query.replace("lastUpdatedDate:", "submittedDate:")))
     if not tokens:
         return lambda e: True
     pred = _expr(tokens)
@@ -97,13 +116,12 @@ def _atom(tokens: deque[str]) -> Predicate:
         return inner
     field, _, value = tok.partition(":")
     value = value.strip('"')
-    if field in ("lastUpdatedDate", "submittedDate"):
+    if field == "submittedDate":  # lastUpdatedDate: was rewritten to it (`parse_query`)
         m = re.fullmatch(r"\[(\d{8,14}) TO (\d{8,14})\]", value)
         if not m:
             raise QueryError(f"bad date range {value!r} (want [YYYYMMDDHHMM TO YYYYMMDDHHMM])")
         low, high = (_stamp(s) for s in m.groups())
-        attr = "updated" if field == "lastUpdatedDate" else "published"
-        return lambda e: low <= getattr(e, attr) <= high
+        return lambda e: low <= e.published <= high
     needle = value.lower()
     texts: dict[str, Callable[[Entry], Iterable[str]]] = {
         "cat": lambda e: e.categories,
@@ -214,11 +232,11 @@ class ArxivReplay(LocalServer):
     fault_type = Fault
 
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
-                 port: int = 0, max_total: int = _MAX_TOTAL) -> None:
+                 port: int = 0, max_offset: int = MAX_OFFSET) -> None:
         self.entries = list(entries)
         self.as_of = as_of
-        # arXiv's cap on start + max_results; lower, a test needs fewer entries to pass it.
-        self.max_total = max_total
+        # arXiv's cap on the offset; lower, a test needs fewer entries to pass it.
+        self.max_offset = max_offset
         self.log: list[dict[str, list[str]]] = []  # every request's query, in order
         super().__init__(port)
 
@@ -244,9 +262,12 @@ class ArxivReplay(LocalServer):
             per_page = int(get.get("max_results", "10"))
         except ValueError:
             return 400, error_xml("start and max_results must be integers", now)
-        if per_page > _MAX_PER_CALL or start + per_page > self.max_total or start < 0:
-            return 400, error_xml(f"max_results must be ≤ {_MAX_PER_CALL} and start + "
-                                  f"max_results ≤ {self.max_total}", now)
+        if per_page > _MAX_PER_CALL or per_page < 0 or start < 0:
+            return 400, error_xml(f"max_results must be 0 to {_MAX_PER_CALL} and start "
+                                  "non-negative", now)
+        if per_page and start // per_page + 1 > self.max_offset // per_page:
+            return 500, (f"Requested page {start // per_page + 1}, but max is "
+                         f"{self.max_offset // per_page}").encode()
         try:
             pred = parse_query(get.get("search_query", ""))
         except QueryError as exc:
@@ -265,7 +286,7 @@ class ArxivReplay(LocalServer):
             return 400, error_xml("search_query or id_list is required", now)
         hits = [e for e in pool if pred(e)]
         sort_by = get.get("sortBy", "relevance")
-        key = {"lastUpdatedDate": lambda e: (e.updated, e.arxiv_id),
+        key = {"lastUpdatedDate": lambda e: (e.updated, e.arxiv_id),  # the current version's
                "submittedDate": lambda e: (e.published, e.arxiv_id),
                "relevance": lambda e: (e.updated, e.arxiv_id)}.get(sort_by)
         if key is None:
@@ -304,7 +325,8 @@ class ArxivReplay(LocalServer):
                     body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
                 if fault and fault.kind == "truncate" and status == 200:
                     body = body[: len(body) // 2]
-                ctype = "application/atom+xml; charset=utf-8"
+                ctype = ("text/plain; charset=utf-8" if status == 500
+                         else "application/atom+xml; charset=utf-8")
                 if fault and fault.kind == "trickle":
                     self._trickle(status, body, ctype, fault.seconds)
                     return

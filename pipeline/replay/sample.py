@@ -49,6 +49,13 @@ def announced_at(day: str) -> dt.datetime:
     return dt.datetime(d.year, d.month, d.day, 20, tzinfo=EASTERN).astimezone(dt.UTC)
 
 
+def run_at(day: str) -> dt.datetime:
+    """When the scheduled run after that day's announcement runs: once arXiv's OAI-PMH has
+    the day too (its docs: ~22:30 ET after the 20:00 ET announcement), with half an hour
+    to spare."""
+    return announced_at(day) + dt.timedelta(hours=3)
+
+
 def _read_jsonl(path: Path) -> list[dict]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]

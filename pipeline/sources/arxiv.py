@@ -1,4 +1,9 @@
-"""arXiv export API source: catch up on every configured category since a watermark.
+"""arXiv export API source: the papers of every configured category first submitted since
+a watermark, and papers by id.
+
+Since November 2025 the API selects a date range by a paper's first version (arXiv/
+arxiv-search: docs/DATA.md, "Which path brings what"), so this source brings new papers;
+revisions and metadata changes come through OAI-PMH (`sources/oai.py`).
 
 The `arxiv` package describes the query (`Search`, its sort orders) and an entry
 (`Result`); the requests are ours, because its `Client` has no public seam for what an
@@ -6,7 +11,7 @@ unattended run needs: a timeout on every request (it sets none), backoff that ho
 Retry-After, retries on empty pages and truncated XML (its parser recovers from broken
 XML), and a bound on the whole run's time. Pages are asked for with the query string of
 arXiv's API manual and parsed strictly by `_atom`. A catch-up is read in date ranges, each
-small enough for arXiv's cap on the results of one query (`_Window`).
+small enough for arXiv's cap on the offset of one query (`_Window`).
 """
 
 from __future__ import annotations
@@ -276,7 +281,8 @@ def _stamp(t: dt.datetime) -> str:
 
 @dataclass(frozen=True)
 class Span:
-    """A lastUpdatedDate range from `start` through `end`, to the minute (arXiv's resolution).
+    """A submittedDate range (the first version's date, all arXiv filters on) from `start`
+    through `end`, to the minute (arXiv's resolution).
     arXiv's ranges include both ends, so consecutive spans share their boundary minute: no
     gap, and an entry on it comes twice and is kept once. The newest span has no end."""
 
@@ -285,7 +291,8 @@ class Span:
 
     def query(self, categories: tuple[str, ...]) -> str:
         end = _OPEN_END if self.end is None else _stamp(self.end)
-        return f"lastUpdatedDate:[{_stamp(self.start)} TO {end}] AND ({category_query(categories)})"
+        return (f"submittedDate:[{_stamp(self.start)} TO {end}] AND "
+                f"({category_query(categories)})")
 
     def halves(self, now: dt.datetime) -> tuple[Span, Span] | None:
         """The span cut at its middle minute; None when a half would be under `_MIN_SPAN`."""
@@ -303,7 +310,8 @@ class Span:
 @dataclass
 class _Window:
     """Reads a window span by span, oldest first, each span newest first. arXiv serves at
-    most 30,000 results of one query however it is paged, and its volume is not known in
+    no result past offset 10,000 of one query however it is paged (a page past it is an
+    HTTP 500), and its volume is not known in
     advance: a span whose first page says it holds more than max_results_per_query is halved
     and its halves read in turn, down to an hour. An hour that still holds more is read as
     far as that bound and recorded as truncated (a limit of arXiv's that no retry lifts)."""
@@ -358,7 +366,8 @@ def window_start(cfg: ArxivConfig, watermark: dt.datetime | None,
 
 
 class ArxivSource:
-    """Every configured category, by last update, back to the watermark minus the overlap."""
+    """Every configured category, by first submission, back to the watermark minus the
+    overlap (a paper is listed a day or more after it was submitted)."""
 
     name = "arxiv"
     schema = ARXIV_SNAPSHOT

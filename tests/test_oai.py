@@ -1,0 +1,176 @@
+"""The OAI-PMH source against the replay of arXiv's OAI-PMH (pipeline/replay/oai.py): the
+revisions and metadata changes the export API no longer finds, a long outage caught up
+in one run, and arXiv's flow control, errors and deletions."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import threading
+import time
+
+import pyarrow.compute as pc
+import pytest
+from pipeline.replay.oai import OAI_LAG
+
+from pipeline import ingest
+from pipeline._readings import readings
+from pipeline._report import RunReport
+from pipeline.config import Config
+from pipeline.replay import sample
+from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.sample import Entry
+from pipeline.sources.oai import sets_for
+from pipeline.store import Store
+from tests.conftest import fast_arxiv
+
+DAYS = sample.days()
+T1 = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
+# Past the first simulated revisions (day 3 re-announces every 20th paper of day 1 as v2),
+# once OAI-PMH shows them.
+T3 = sample.announced_at(DAYS[2]) + OAI_LAG + dt.timedelta(minutes=5)
+
+
+def _run(cfg: Config, replay: ArxivReplay, source: str, now: dt.datetime) -> RunReport:
+    replay.as_of = now
+    return ingest.ingest(cfg, Store(cfg.store_path), source, now=now)
+
+
+def test_revisions_of_papers_older_than_the_window_arrive_with_their_text(config, replay):
+    assert _run(config, replay, "arxiv", T1).status == "ok"
+    before = len(replay.log)
+    report = _run(config, replay, "oai", T3)
+    assert report.status == "ok" and len(replay.log) == before  # no export API request
+    revised = {e.arxiv_id: e for e in sample.entries()
+               if e.version == 2 and e.announced + OAI_LAG <= T3}
+    assert revised and report.counts["revised"] >= len(revised)
+    store = Store(config.store_path)
+    versions = store.read("versions").to_pandas().set_index(["arxiv_id", "version"])
+    for arxiv_id, entry in revised.items():
+        assert versions.loc[(arxiv_id, 2), "title"] == " ".join(entry.title.split())
+    papers = store.read("papers").to_pandas().set_index("arxiv_id")
+    assert (papers.loc[list(revised), "version"] == 2).all()
+    assert store.snapshots("oai") and not store.check()
+
+
+def test_a_doi_added_without_a_new_version_is_stored_as_a_reading(config, replay):
+    _run(config, replay, "arxiv", T1)
+    _run(config, replay, "oai", T1 + OAI_LAG)
+    store = Store(config.store_path)
+    paper = next(p for p in store.read("papers").to_pylist() if not p["doi"])
+    replay.amend(paper["arxiv_id"], T1 + dt.timedelta(days=1), doi="10.1145/3600000.1",
+                 journal_ref="Proc. ACM 1 (2026) 1-20")
+    report = _run(config, replay, "oai", T1 + dt.timedelta(days=1, hours=1))
+    assert report.status == "ok" and report.counts["revised"] >= 1
+    row = store.read("papers").filter(pc.equal(pc.field("arxiv_id"), paper["arxiv_id"]))
+    assert row["doi"].to_pylist() == ["10.1145/3600000.1"]
+    assert row["version"].to_pylist() == [paper["version"]]  # no new version
+    said = readings(store, [paper["arxiv_id"]])[paper["arxiv_id"]]
+    assert said[0].doi is None and said[-1].doi == "10.1145/3600000.1"
+    assert said[-1].journal_ref == "Proc. ACM 1 (2026) 1-20"
+
+
+def test_a_harvest_that_finds_nothing_is_ok_and_moves_on(config, replay):
+    first = _run(config, replay, "oai", T1 + OAI_LAG)
+    assert first.status == "ok" and first.counts["fetched"] > 0
+    again = _run(config, replay, "oai", T1 + OAI_LAG + dt.timedelta(minutes=10))
+    assert again.status == "ok" and again.counts["new"] == again.counts["revised"] == 0
+    assert len(Store(config.store_path).snapshots("oai")) == 1
+
+
+def _synthetic(n: int, start: dt.datetime, days: int) -> list[Entry]:
+    """`n` new cs.LG papers announced evenly over `days` days."""
+    step = dt.timedelta(days=days) / n
+    return [Entry(f"2603.{i:05d}", 1, f"Paper {i}", f"Abstract of paper {i}.", ("A. Author",),
+                  ("cs.LG",), None, None, None, start + i * step, start + i * step,
+                  start + i * step) for i in range(n)]
+
+
+def test_a_106_day_outage_is_caught_up_in_one_run_without_the_api(base_config):
+    start = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+    entries = _synthetic(12_500, start, 106)
+    with ArxivReplay(entries) as replay:
+        cfg = fast_arxiv(base_config, replay.url, categories=("cs.LG",), backfill_days=1)
+        assert _run(cfg, replay, "oai", start).status == "ok"  # before the outage
+        began = time.monotonic()
+        report = _run(cfg, replay, "oai", start + dt.timedelta(days=107))
+        took = time.monotonic() - began
+        assert report.status == "ok" and report.counts["new"] == 12_500
+        assert Store(cfg.store_path).rows("papers") == 12_500 and replay.log == []
+        pages = -(-12_500 // replay.oai_page_size)
+        assert report.requests == pages and all(q.get("set") == ["cs:cs:LG"] or
+                                                "resumptionToken" in q for q in replay.oai_log)
+        print(f"12,500 records in {report.requests} requests, {took:.1f} s")
+
+
+def test_flow_control_503_is_waited_out(config, replay):
+    replay.inject(Fault("503", seconds=1))
+    began = time.monotonic()
+    report = _run(config, replay, "oai", T1 + OAI_LAG)
+    assert report.status == "ok" and report.retries == 1 and time.monotonic() - began >= 1
+
+
+def test_a_body_that_is_not_oai_pmh_fails_the_run_and_keeps_the_watermark(config, replay):
+    assert _run(config, replay, "oai", T1 + OAI_LAG).status == "ok"
+    store = Store(config.store_path)
+    mark, papers = store.watermark("oai"), store.read("papers")
+    replay.inject(*[Fault("truncate")] * 5)
+    report = _run(config, replay, "oai", T3)
+    assert report.status == "failed" and "malformed XML" in report.error
+    assert store.watermark("oai") == mark and store.read("papers").equals(papers)
+
+
+def test_a_deleted_record_is_counted_and_nothing_is_removed(config, replay):
+    _run(config, replay, "oai", T1 + OAI_LAG)
+    store = Store(config.store_path)
+    gone = store.read("papers")["arxiv_id"][0].as_py()
+    replay.delete(gone, T1 + dt.timedelta(days=1))
+    report = _run(config, replay, "oai", T1 + dt.timedelta(days=1, hours=1))
+    assert report.status == "ok"
+    assert store.runs("oai").iloc[-1]["details"].count('"deleted": 1') == 1
+    assert gone in store.read("papers")["arxiv_id"].to_pylist()
+
+
+def test_a_resumption_token_that_expires_mid_harvest_is_resumed_by_the_next_run(config,
+                                                                                replay):
+    late = dt.datetime.combine(T1.date(), dt.time(23, 59), dt.UTC)
+    replay.oai_page_size = 50
+    replay.inject(Fault("none"), Fault("stall", seconds=0.6))  # the second page waits
+
+    def midnight_passes() -> None:
+        time.sleep(0.3)
+        replay.as_of = late + dt.timedelta(minutes=2)
+
+    ticker = threading.Thread(target=midnight_passes)
+    replay.as_of = late
+    ticker.start()
+    cut = ingest.ingest(config, Store(config.store_path), "oai", now=late)
+    ticker.join()
+    assert cut.status == "partial" and "badResumptionToken" in cut.error
+    assert Store(config.store_path).watermark("oai") is None
+    done = _run(config, replay, "oai", late + dt.timedelta(minutes=5))
+    assert done.status == "ok"
+    visible = {e.arxiv_id for e in sample.entries() if e.announced + OAI_LAG <= replay.as_of}
+    assert Store(config.store_path).rows("papers") == len(visible)
+
+
+@pytest.mark.parametrize(("categories", "sets"), [
+    (("cs.RO",), ["cs:cs:RO"]),
+    (("cs.RO", "stat.ML"), ["cs:cs:RO", "stat:stat:ML"]),
+])
+def test_categories_are_read_as_arxivs_sets(categories, sets):
+    assert sets_for(categories) == sets
+
+
+def test_all_of_cs_is_one_set(base_config):
+    assert sets_for(base_config.sources.arxiv.categories) == ["cs"]
+
+
+def test_every_request_to_arxiv_says_who_sends_it_and_what_it_accepts(config, replay):
+    cfg = dataclasses.replace(config, sources=dataclasses.replace(
+        config.sources, arxiv=dataclasses.replace(config.sources.arxiv,
+                                                  contact="owner@example.org")))
+    _run(cfg, replay, "arxiv", T1)
+    _run(cfg, replay, "oai", T1 + OAI_LAG)
+    assert replay.headers and all("owner@example.org" in h["User-Agent"] and h["Accept"]
+                                  for h in replay.headers)
