@@ -498,3 +498,16 @@ def test_faults_apply_to_oai(oai):
         etree.fromstring(cut.body)
     assert envelope(call(oai, verb="Identify"), oai) is not None
     assert len(oai.oai_log) == 5 and oai.log == []
+
+
+def test_stall_trickle_and_empty_work_on_oai(oai):
+    oai.inject(Fault("stall", seconds=0.2), Fault("trickle", seconds=0.0001), "empty")
+    started = dt.datetime.now(dt.UTC)
+    stalled = call(oai, verb="Identify")
+    assert (dt.datetime.now(dt.UTC) - started).total_seconds() >= 0.2
+    assert envelope(stalled, oai) is not None
+    assert envelope(call(oai, verb="Identify"), oai).find("o:Identify", NS) is not None
+    empty = envelope(call(oai, verb="ListIdentifiers", metadataPrefix="arXivRaw",
+                          until=DAYS[0]), oai)
+    assert empty.find("o:ListIdentifiers", NS) is not None
+    assert empty.find(".//o:header", NS) is None
