@@ -22,10 +22,18 @@ serves the export API):
   `user-manual.md`: more than 2,000 results a call is refused (HTTP 400, as the
   controller's other argument errors);
 - `<updated>` is the current version's date, and a journal-ref or DOI added without a
-  new version changes no date the API filters or sorts on (what `amend` changes shows
-  only through OAI-PMH, `pipeline/replay/oai.py`).
+  new version changes no date the API filters or sorts on.
 Faults can be queued to test clients: 503, 429 with Retry-After, a stall, truncated XML,
 an empty page, a body trickled a byte at a time.
+The same server answers arXiv's OAI-PMH at /oai (GET or POST form), from the same entries:
+see pipeline/replay/oai.py for what it follows (arXiv/oaipmh's code) and what it models.
+Each version shows there `oai.OAI_LAG` after its announcement; `amend` and `delete` add
+the changes the export API does not carry (metadata edited in place, a deleted record).
+The export API here keeps the entries as given: an amendment does not reach /api/query
+(arXiv's search index is refreshed from the same metadata on its own schedule, which the
+replay does not model). Faults apply to /oai as to /api/query; a 503 there carries
+arXiv's "Retry after N seconds" page and, when the fault has seconds, a Retry-After
+header. /oai requests are logged in `oai_log`, not `log`.
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
+from pipeline.replay import oai
 from pipeline.replay._server import LocalServer, ReplayHandler
 from pipeline.replay.sample import Entry
 
@@ -56,7 +65,8 @@ class Fault:
     trickle."""
 
     kind: str
-    seconds: float = 0.0  # Retry-After for 429, the stall's length, trickle's pause per byte
+    # Retry-After for 429 (and for 503 on /oai), the stall's length, trickle's pause per byte
+    seconds: float = 0.0
 
 
 class QueryError(ValueError):
@@ -232,17 +242,63 @@ class ArxivReplay(LocalServer):
     fault_type = Fault
 
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
-                 port: int = 0, max_offset: int = MAX_OFFSET) -> None:
+                 port: int = 0, max_offset: int = MAX_OFFSET,
+                 oai_page_size: int = oai.RECORDS_LIMIT,
+                 oai_ids_page_size: int = oai.IDENTIFIERS_LIMIT) -> None:
         self.entries = list(entries)
         self.as_of = as_of
         # arXiv's cap on the offset; lower, a test needs fewer entries to pass it.
         self.max_offset = max_offset
         self.log: list[dict[str, list[str]]] = []  # every request's query, in order
+        self.headers: list[dict[str, str]] = []  # every GET's request headers, in order
+        # OAI-PMH: records per ListRecords page, headers per ListIdentifiers page (arXiv's
+        # RECORDS_LIMIT and IDENTIFIERS_LIMIT), every /oai request's params, the changes
+        # besides new versions, and the resumption tokens issued (token -> expiry).
+        self.oai_page_size = oai_page_size
+        self.oai_ids_page_size = oai_ids_page_size
+        self.oai_log: list[dict[str, list[str]]] = []
+        self.oai_changes = oai.Changes()
+        self._oai_tokens: dict[str, dt.datetime] = {}
         super().__init__(port)
 
     @property
     def url(self) -> str:
         return f"{self.base}/api/query"
+
+    @property
+    def oai_url(self) -> str:
+        return f"{self.base}/oai"
+
+    def amend(self, arxiv_id: str, when: dt.datetime, **fields: str | None) -> None:
+        """A metadata-only change (doi, journal_ref, comment, license, title) that OAI-PMH
+        shows from `when` on, moving the record's datestamp; /api/query is unchanged."""
+        checked = oai.amended(fields)
+        if when.tzinfo is None:
+            raise ValueError("when must be timezone-aware")
+        with self._lock:
+            self.oai_changes.amendments.setdefault(arxiv_id, []).append((when, checked))
+
+    def delete(self, arxiv_id: str, when: dt.datetime) -> None:
+        """From `when` on, OAI-PMH answers the record as deleted (header only)."""
+        if when.tzinfo is None:
+            raise ValueError("when must be timezone-aware")
+        with self._lock:
+            self.oai_changes.deletions[arxiv_id] = when
+
+    def oai_answer(self, params: dict[str, list[str]]) -> bytes:
+        """The OAI-PMH body for one request at the replay's clock (always HTTP 200)."""
+        now = self.as_of or dt.datetime.now(dt.UTC)
+        with self._lock:
+            changes = oai.Changes(
+                {k: list(v) for k, v in self.oai_changes.amendments.items()},
+                dict(self.oai_changes.deletions))
+        repo = oai.Repository(
+            records=oai.records(self.entries, changes, now), now=now, base_url=self.oai_url,
+            page_size=self.oai_page_size, ids_page_size=self.oai_ids_page_size,
+            tokens=self._oai_tokens,
+            extra_categories=frozenset(c for e in self.entries for c in e.categories))
+        with self._lock:  # the token book is shared by the handler threads
+            return oai.answer(params, repo)
 
     def visible(self) -> list[Entry]:
         """The newest announced version of each paper, as arXiv shows it at as_of."""
@@ -304,10 +360,26 @@ class ArxivReplay(LocalServer):
 
             def do_GET(self) -> None:
                 url = urlsplit(self.path)
-                if url.path != "/api/query":
-                    self._send(404, b"not found", "text/plain")
-                    return
                 params = parse_qs(url.query, keep_blank_values=True)
+                with replay._lock:
+                    replay.headers.append(dict(self.headers))
+                if url.path == "/oai":
+                    self._oai(params)
+                elif url.path == "/api/query":
+                    self._api(params)
+                else:
+                    self._send(404, b"not found", "text/plain")
+
+            def do_POST(self) -> None:
+                url = urlsplit(self.path)
+                if url.path != "/oai":  # the export API here answers GET only
+                    self.send_error(501, f"Unsupported method ({self.command!r})")
+                    return
+                length = int(self.headers.get("Content-Length") or 0)
+                form = self.rfile.read(length).decode("utf-8", "replace")
+                self._oai(parse_qs(form, keep_blank_values=True))  # the form alone, as Flask
+
+            def _api(self, params: dict[str, list[str]]) -> None:
                 with replay._lock:
                     replay.log.append(params)
                 fault = replay.next_fault()
@@ -332,5 +404,36 @@ class ArxivReplay(LocalServer):
                     return
                 self._send(status, body, ctype)
 
+            def _oai(self, params: dict[str, list[str]]) -> None:
+                with replay._lock:
+                    replay.oai_log.append(params)
+                fault = replay.next_fault()
+                if fault and fault.kind == "503":
+                    # arXiv's flow control: the page it sends (recorded), Retry-After
+                    seconds = int(fault.seconds)
+                    page = f"<html><body>\n<h1>Retry after {seconds} seconds</h1>\n" \
+                           "</body></html>\n"
+                    self._send(503, page.encode(), "text/html",
+                               {"Retry-After": str(seconds)} if fault.seconds > 0 else None)
+                    return
+                if fault and fault.kind == "500":
+                    self._send(500, b"Internal Server Error", "text/plain")
+                    return
+                if fault and fault.kind == "429":
+                    self._send(429, b"Too Many Requests", "text/plain",
+                               {"Retry-After": str(int(fault.seconds))})
+                    return
+                if fault and fault.kind == "stall":
+                    time.sleep(fault.seconds)
+                body = replay.oai_answer(params)
+                if fault and fault.kind == "empty":
+                    body = re.sub(rb"    <(record|header)\b.*?</\1>\n", b"", body, flags=re.S)
+                if fault and fault.kind == "truncate":
+                    body = body[: len(body) // 2]
+                ctype = "text/xml"  # arXiv's routes.py
+                if fault and fault.kind == "trickle":
+                    self._trickle(200, body, ctype, fault.seconds)
+                    return
+                self._send(200, body, ctype)
 
         return Handler
