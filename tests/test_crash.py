@@ -140,6 +140,7 @@ class Case:
 CASES = {
     "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
     "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
+    "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
