@@ -157,8 +157,7 @@ def test_rebuild_command(tmp_path, replay):
 
 
 def test_demo_runs_offline(tmp_path):
-    result = CliRunner().invoke(cli, ["--config", str(REPO / "papertrail.toml"), "demo",
-                                      "--dir", str(tmp_path / "demo"), "--no-serve"])
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "demo"), "--no-serve"])
     assert result.exit_code == 0, result.output
     runs = [line for line in result.output.splitlines() if "arxiv: ok" in line]
     assert len(runs) == 5
