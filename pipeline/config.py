@@ -39,6 +39,12 @@ ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
                  "PAPERTRAIL_DIGEST_MODEL": ("digest", "model"),
                  "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url")}
 
+# The secrets .github/workflows/update.yml hands `papertrail run`, each as the variable of
+# its own name: a fixed list, since `env:` names cannot come from the config and a secret
+# looked up by a computed name would hand the step every secret. An unset one arrives empty.
+WORKFLOW_KEY_ENVS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY",
+                     "VLLM_API_KEY", "OLLAMA_API_KEY")
+
 
 class ConfigError(Exception):
     """A bad config: the message names file, key, value and what is allowed."""
@@ -281,6 +287,16 @@ class DigestConfig:
     # The share of max_per_run and token_budget_per_run the change notes may use in a run;
     # the digests of the same `papertrail run` get what the notes left.
     notes_share: float = _spec(0.2, _between(0, 1), "0 to 1")
+
+    @property
+    def no_key(self) -> str:
+        """Why there is no key, in words a fork can act on."""
+        why = f"no API key: ${self.api_key_env} is not set"
+        if os.environ.get("GITHUB_ACTIONS") == "true" and \
+                self.api_key_env not in WORKFLOW_KEY_ENVS:
+            why += (" (the update workflow passes only the secrets "
+                    f"{', '.join(WORKFLOW_KEY_ENVS)}: name one in [digest] api_key_env)")
+        return why
 
     def notes_limits(self) -> tuple[int, int]:
         """(items, tokens) the change notes may use in a run: their share of each limit."""
