@@ -37,7 +37,8 @@ CONTENT = PROJECT_ROOT / "content"
 # anyone typing them). Empty counts as unset: Actions expands a missing variable to "".
 ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
                  "PAPERTRAIL_DIGEST_MODEL": ("digest", "model"),
-                 "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url")}
+                 "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url"),
+                 "PAPERTRAIL_SITE_SOURCE_URL": ("site", "source_url")}
 
 # The secrets .github/workflows/update.yml hands `papertrail run`, each as the variable of
 # its own name: a fixed list, since `env:` names cannot come from the config and a secret
@@ -140,6 +141,17 @@ class StoreConfig:
 @dataclass(frozen=True)
 class SiteConfig:
     title: str = _spec("研踪 PaperTrail", _non_empty, "a non-empty string")
+    # The header shows it in bold, then the rest of the title; empty: the title's first word.
+    short_name: str = _spec("", allowed="a short name, or empty for the title's first word")
+    # The home page's small line above its headline (empty: none), headline and paragraph
+    # (empty: the site language's own).
+    tagline: str = _spec("YOUR RESEARCH, IN SIGHT", allowed="a line of text, or empty for none")
+    hero: str = _spec("", allowed="a headline, or empty for the language's default")
+    intro: str = _spec("", allowed="a paragraph, or empty for the language's default")
+    # The site's code, linked from the credit a site under another title gives PaperTrail;
+    # the update workflow passes its own repository (PAPERTRAIL_SITE_SOURCE_URL).
+    source_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
+                            "https://github.com/you/repo")
     language: Literal["zh-CN", "en"] = "zh-CN"
     timezone: str = _spec("Asia/Shanghai", _timezone, "an IANA name such as Asia/Shanghai")
     base_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "

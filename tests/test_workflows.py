@@ -183,8 +183,10 @@ def test_update_passes_the_digest_settings_and_the_pages_url_through_env():
         "PAPERTRAIL_DIGEST_BASE_URL": "${{ vars.PAPERTRAIL_DIGEST_BASE_URL }}",
         "PAPERTRAIL_DIGEST_MODEL": "${{ vars.PAPERTRAIL_DIGEST_MODEL }}",
         "PAPERTRAIL_SITE_BASE_URL": f"${{{{ steps.{pages['id']}.outputs.base_url }}}}",
+        "PAPERTRAIL_SITE_SOURCE_URL": "${{ github.server_url }}/${{ github.repository }}",
     }
-    assert "PAPERTRAIL_SITE_BASE_URL" in config_mod.ENV_OVERRIDES
+    assert {"PAPERTRAIL_SITE_BASE_URL", "PAPERTRAIL_SITE_SOURCE_URL"} <= \
+        config_mod.ENV_OVERRIDES.keys()
 
 
 def test_every_digest_recipe_gets_its_key_in_the_update_workflow(tmp_path):
