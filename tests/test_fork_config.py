@@ -68,6 +68,9 @@ def test_every_test_module_that_reads_the_shipped_config_is_run_with_another():
                if p.name != Path(__file__).name and SHIPPED.search(p.read_text("utf-8"))}
     assert readers  # the pattern still finds them
     assert readers <= {test.split("::")[0] for test in CONFIG_SENSITIVE}
+    # the benches run in `make test` too (tests/test_bench_smoke.py): the demo's config
+    assert [p.name for p in (REPO / "bench").glob("*.py")
+            if SHIPPED.search(p.read_text("utf-8"))] == []
 
 
 def test_the_config_sensitive_tests_pass_with_a_narrow_config(tmp_path):

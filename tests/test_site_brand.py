@@ -11,6 +11,8 @@ from lxml import etree
 from lxml import html as lxml_html
 
 from pipeline.cli import cli
+from pipeline.site import i18n
+from pipeline.site._brand import DEFAULT_TITLE
 from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
 
 TITLE = "Robot <i>radar</i> & co"
@@ -76,6 +78,16 @@ def test_feeds_and_the_opml_carry_the_title(site):
     feed = etree.parse(site / "feeds" / "all.atom.xml").getroot()
     assert feed.findtext("{*}title").startswith(TITLE + " · ")
     assert etree.parse(site / "feeds.opml").getroot().findtext("head/title") == TITLE
+
+
+def test_no_template_or_catalogue_string_names_the_site():
+    templates = Path(__file__).resolve().parents[1] / "theme" / "templates"
+    texts = {p.name: p.read_text("utf-8") for p in templates.glob("*.html")}
+    texts |= {f"{lang}.{k}": v for lang, strings in i18n.CATALOGUE.items()
+              for k, v in strings.items()}
+    names = {"PaperTrail", *DEFAULT_TITLE.split()}
+    assert len(texts) > 100
+    assert [k for k, text in texts.items() if any(n in text for n in names)] == []
 
 
 def test_a_source_url_that_is_not_a_web_address_is_refused(tmp_path):
