@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import classify, topics
+from pipeline import classify, demo, topics
 from pipeline import config as config_mod
 from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty, to_table
 from pipeline._taxonomy import CS_CATEGORIES
@@ -31,8 +31,6 @@ from pipeline.enrich import enrich
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
-
-REPO = Path(__file__).resolve().parents[1]
 
 EXTRA_TOPICS = [
     dict(keywords=("retrieval-augmented generation", "RAG"), exclude=("ragged",)),
@@ -89,7 +87,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="2,000 papers")
     args = parser.parse_args()
     n = 2_000 if args.smoke else args.n
-    cfg = config_mod.load(REPO / "papertrail.toml")
+    cfg = config_mod.load(demo.CONFIG)
     extra = tuple(Topic(slug=f"bench-{i}", name=TopicName(zh="基准", en="Bench"), **spec)
                   for i, spec in enumerate(EXTRA_TOPICS))
     cfg = dataclasses.replace(cfg, topics=(*cfg.topics, *extra)[:20])

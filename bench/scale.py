@@ -31,7 +31,7 @@ from _corpus import Corpus
 from _store import START, day_entries, seed
 
 from pipeline import config as config_mod
-from pipeline import ingest
+from pipeline import demo, ingest
 from pipeline.digest.plan import plan, select
 from pipeline.enrich import enrich
 from pipeline.replay.arxiv import ArxivReplay
@@ -39,7 +39,6 @@ from pipeline.site import _search
 from pipeline.site._views import load
 from pipeline.store import Store
 
-REPO = Path(__file__).resolve().parents[1]
 STAGES = ("read", "enrich", "digest planning", "search index", "ingest")
 
 
@@ -58,7 +57,7 @@ def stage(name: str, root: Path) -> str:
         rows = [store.read(t).num_rows for t in ("papers", "versions", "digests")]
         return f"{sum(rows):,} rows"
     if name == "enrich":
-        topics = config_mod.load(REPO / "papertrail.toml").topics
+        topics = config_mod.load(demo.CONFIG).topics
         result = enrich(dataclasses.replace(cfg, topics=topics), store)
         return f"{len(topics)} topics, {sum(result['topics'].values()):,} matches; " + \
             ("written" if result["written"] else "nothing changed, nothing written")

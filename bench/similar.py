@@ -33,7 +33,7 @@ import pyarrow as pa
 from _corpus import Corpus
 from _store import START, day_entries, seed
 
-from pipeline import _neighbours, similar
+from pipeline import _neighbours, demo, similar
 from pipeline import config as config_mod
 from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
@@ -141,7 +141,7 @@ def real_papers() -> pa.Table:
 
 
 def quality(checks: int) -> None:
-    cfg = config_mod.load(REPO / "papertrail.toml")
+    cfg = config_mod.load(demo.CONFIG)
     cfg = dataclasses.replace(cfg, store=dataclasses.replace(cfg.store, path=Path("data")))
     papers = derive(cfg, real_papers())
     with tempfile.TemporaryDirectory() as tmp:

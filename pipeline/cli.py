@@ -506,10 +506,15 @@ def replay_openai(port: int, latency: float) -> None:
 @click.pass_obj
 def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
     """Offline demo: the real pipeline over local replays of the bundled sample, day by day,
-    then the site, served at http://127.0.0.1:8000."""
+    then the site, served at http://127.0.0.1:8000. It uses its own config
+    (pipeline/replay/demo.toml) unless --config or $PAPERTRAIL_CONFIG names one."""
     from pipeline import demo as demo_mod
 
-    cfg = demo_mod.run(obj.config, demo_dir, click.echo, port)
+    source = click.get_current_context().find_root().get_parameter_source("config_path")
+    given = source in (click.core.ParameterSource.COMMANDLINE,
+                       click.core.ParameterSource.ENVIRONMENT)
+    base = obj.config if given else config_mod.load(demo_mod.CONFIG)
+    cfg = demo_mod.run(base, demo_dir, click.echo, port)
     obj._config = cfg
     click.get_current_context().invoke(status)
     if serve:

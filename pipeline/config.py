@@ -37,7 +37,14 @@ CONTENT = PROJECT_ROOT / "content"
 # anyone typing them). Empty counts as unset: Actions expands a missing variable to "".
 ENV_OVERRIDES = {"PAPERTRAIL_DIGEST_BASE_URL": ("digest", "base_url"),
                  "PAPERTRAIL_DIGEST_MODEL": ("digest", "model"),
-                 "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url")}
+                 "PAPERTRAIL_SITE_BASE_URL": ("site", "base_url"),
+                 "PAPERTRAIL_SITE_SOURCE_URL": ("site", "source_url")}
+
+# The secrets .github/workflows/update.yml hands `papertrail run`, each as the variable of
+# its own name: a fixed list, since `env:` names cannot come from the config and a secret
+# looked up by a computed name would hand the step every secret. An unset one arrives empty.
+WORKFLOW_KEY_ENVS = ("OPENAI_API_KEY", "DEEPSEEK_API_KEY", "DASHSCOPE_API_KEY",
+                     "VLLM_API_KEY", "OLLAMA_API_KEY")
 
 
 class ConfigError(Exception):
@@ -144,6 +151,17 @@ class StoreConfig:
 @dataclass(frozen=True)
 class SiteConfig:
     title: str = _spec("研踪 PaperTrail", _non_empty, "a non-empty string")
+    # The header shows it in bold, then the rest of the title; empty: the title's first word.
+    short_name: str = _spec("", allowed="a short name, or empty for the title's first word")
+    # The home page's small line above its headline (empty: none), headline and paragraph
+    # (empty: the site language's own).
+    tagline: str = _spec("YOUR RESEARCH, IN SIGHT", allowed="a line of text, or empty for none")
+    hero: str = _spec("", allowed="a headline, or empty for the language's default")
+    intro: str = _spec("", allowed="a paragraph, or empty for the language's default")
+    # The site's code, linked from the credit a site under another title gives PaperTrail;
+    # the update workflow passes its own repository (PAPERTRAIL_SITE_SOURCE_URL).
+    source_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
+                            "https://github.com/you/repo")
     language: Literal["zh-CN", "en"] = "zh-CN"
     timezone: str = _spec("Asia/Shanghai", _timezone, "an IANA name such as Asia/Shanghai")
     base_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
@@ -308,6 +326,16 @@ class DigestConfig:
     # The share of max_per_run and token_budget_per_run the change notes may use in a run;
     # the digests of the same `papertrail run` get what the notes left.
     notes_share: float = _spec(0.2, _between(0, 1), "0 to 1")
+
+    @property
+    def no_key(self) -> str:
+        """Why there is no key, in words a fork can act on."""
+        why = f"no API key: ${self.api_key_env} is not set"
+        if os.environ.get("GITHUB_ACTIONS") == "true" and \
+                self.api_key_env not in WORKFLOW_KEY_ENVS:
+            why += (" (the update workflow passes only the secrets "
+                    f"{', '.join(WORKFLOW_KEY_ENVS)}: name one in [digest] api_key_env)")
+        return why
 
     def notes_limits(self) -> tuple[int, int]:
         """(items, tokens) the change notes may use in a run: their share of each limit."""

@@ -33,12 +33,15 @@ Echo = Callable[[str], None]
 
 # The local model server takes any key; the demo's own variable keeps a real one unused.
 DEMO_KEY_ENV = "PAPERTRAIL_DEMO_API_KEY"
+# The demo's own topics and site settings: a fork's papertrail.toml must not change the demo
+# (nor the golden site the tests compare it with).
+CONFIG = Path(__file__).resolve().parent / "replay" / "demo.toml"
 
 
 def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFReplay,
                 llm: OpenAIReplay, port: int) -> Config:
-    """The user's config, pointed at the replays and at a store and site under `folder`,
-    the site's URL where `serve` puts it (so its feeds work in a feed reader)."""
+    """The demo's (or the user's) config, pointed at the replays and at a store and site
+    under `folder`, the site's URL where `serve` puts it (so its feeds work in a reader)."""
     sources = dataclasses.replace(
         base.sources,
         arxiv=dataclasses.replace(base.sources.arxiv, api_url=arxiv_api.url,

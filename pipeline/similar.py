@@ -120,8 +120,7 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
                                            zero_copy_only=False))
     missing = np.flatnonzero(~current)[::-1][:s.embeddings_per_run]
     api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
-    error = None if api_key or not missing.size else (
-        f"no API key: ${cfg.digest.api_key_env} is not set")
+    error = None if api_key or not missing.size else cfg.digest.no_key
     if missing.size and api_key:
         fetched = _embeddings.fetch(cfg, api_key, [texts[i] for i in missing])
         got = missing[:len(fetched.vectors)]

@@ -160,8 +160,7 @@ def test_rebuild_command(tmp_path, replay):
 
 
 def test_demo_runs_offline(tmp_path):
-    result = CliRunner().invoke(cli, ["--config", str(REPO / "papertrail.toml"), "demo",
-                                      "--dir", str(tmp_path / "demo"), "--no-serve"])
+    result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "demo"), "--no-serve"])
     assert result.exit_code == 0, result.output
     runs = [line for line in result.output.splitlines() if "arxiv: ok" in line]
     assert len(runs) == 5
@@ -169,6 +168,20 @@ def test_demo_runs_offline(tmp_path):
     assert Store(tmp_path / "demo" / "data").rows("papers") > 0
     assert (tmp_path / "demo" / "output" / "index.html").exists()
     assert re.search(r"site: \d+ files", result.output)
+    # its own config's topics (pipeline/replay/demo.toml), whatever papertrail.toml holds
+    assert (tmp_path / "demo" / "output" / "topic" / "llm-agents" / "index.html").exists()
+
+
+def test_the_demo_runs_with_the_config_named(tmp_path):
+    path = tmp_path / "mine.toml"
+    path.write_text('[site]\nlanguage = "en"\n[[topics]]\nslug = "grasping"\n'
+                    'name = { zh = "抓取", en = "Grasping" }\nkeywords = ["grasp"]\n',
+                    encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(path), "demo", "--dir",
+                                      str(tmp_path / "demo"), "--no-serve"])
+    assert result.exit_code == 0, result.output
+    topics = tmp_path / "demo" / "output" / "topic"
+    assert sorted(p.name for p in topics.iterdir() if p.is_dir()) == ["grasping"]
 
 
 

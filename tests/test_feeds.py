@@ -128,7 +128,7 @@ def test_every_feed_validates_and_the_opml_lists_each_by_an_absolute_fetchable_u
         errors = atom_errors(data) if path.name.endswith(".atom.xml") else rss_errors(data)
         assert errors == [], (path, errors[:5])
     urls = opml_urls((cfg.output_path / "feeds.opml").read_bytes())
-    assert len(urls) == len(files)
+    assert len(urls) == len(files) // 2  # Atom only: its RSS twin has the same entries
     for feed_url in urls:
         assert feed_url.startswith(url)
         with urllib.request.urlopen(feed_url, timeout=10) as response:

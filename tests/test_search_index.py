@@ -140,12 +140,11 @@ def test_docs_recent_entries_and_facets_are_read_by_the_names_the_manifest_gives
 
 
 def test_the_glossary_holds_the_topics_names_and_the_built_in_terms():
-    from pathlib import Path
-
     from pipeline import config as config_mod
+    from pipeline import demo
     from pipeline.site._glossary import BUILT_IN, glossary
 
-    cfg = config_mod.load(Path(__file__).resolve().parents[1] / "papertrail.toml")
+    cfg = config_mod.load(demo.CONFIG)
     terms = glossary(cfg.topics)
     assert terms["大模型智能体"] == "LLM agents"
     assert terms["扩散模型"] == "diffusion model"

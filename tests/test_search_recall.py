@@ -5,15 +5,12 @@ finds, without and with the glossary's English form of the query. Prints the tab
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from pipeline import config as config_mod
 from pipeline import demo
 from tests.conftest import serve
-
-REPO = Path(__file__).resolve().parents[1]
 
 PAIRS = [("扩散模型", "diffusion"), ("强化学习", "reinforcement learning"),
          ("大语言模型", "large language model"), ("目标检测", "object detection"),
@@ -26,7 +23,7 @@ PAIRS = [("扩散模型", "diffusion"), ("强化学习", "reinforcement learning
 def demo_site(tmp_path_factory):
     """Asked for before the browser: the demo's digest step runs its own event loop, which
     Playwright's running one would refuse."""
-    cfg = demo.run(config_mod.load(REPO / "papertrail.toml"), tmp_path_factory.mktemp("demo"),
+    cfg = demo.run(config_mod.load(demo.CONFIG), tmp_path_factory.mktemp("demo"),
                    lambda line: None)
     with serve(cfg.output_path) as url:
         yield url

@@ -14,7 +14,6 @@ from pathlib import Path
 from pipeline import config as config_mod
 from pipeline import demo
 
-REPO = Path(__file__).resolve().parents[1]
 GOLDEN = Path(__file__).with_name("test_site_golden.json")
 
 
@@ -26,7 +25,7 @@ def site_hashes(out: Path) -> dict[str, str]:
 
 
 def test_the_demo_site_is_byte_identical_to_the_recorded_one(tmp_path):
-    cfg = demo.run(config_mod.load(REPO / "papertrail.toml"), tmp_path, lambda line: None)
+    cfg = demo.run(config_mod.load(demo.CONFIG), tmp_path, lambda line: None)
     hashes = site_hashes(cfg.output_path)
     if os.environ.get("PAPERTRAIL_GOLDEN") == "record":
         GOLDEN.write_text(json.dumps(hashes, indent=0, sort_keys=True) + "\n", "utf-8")

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
+from pipeline import demo
 from pipeline.cli import cli
 from pipeline.config import Topic, TopicName
 from pipeline.store import Store
 from pipeline.topics import match, name_tokens, same_person
 
 NAME = TopicName(zh="主题", en="Topic")
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _papers(*rows: dict) -> pa.Table:
@@ -130,8 +130,8 @@ def test_initials_need_the_same_surname_and_shape() -> None:
     assert not same_person(("k", "he"), ("kaiming", "ho"), True)
 
 
-def test_each_default_topic_matches_a_sample_paper(sample_papers: pa.Table) -> None:
-    cfg = config_mod.load(REPO / "papertrail.toml")
+def test_each_demo_topic_matches_a_sample_paper(sample_papers: pa.Table) -> None:
+    cfg = config_mod.load(demo.CONFIG)
     assert len(cfg.topics) >= 6
     result = match(sample_papers, cfg.topics).topics.to_pylist()
     counts = {t.slug: sum(t.slug in row for row in result) for t in cfg.topics}

@@ -179,12 +179,47 @@ def test_update_passes_the_digest_settings_and_the_pages_url_through_env():
     (pages,) = [s for s in steps[:at]
                 if s.get("uses", "").startswith("actions/configure-pages@")]
     assert steps[at]["env"] == {
-        "OPENAI_API_KEY": "${{ secrets.OPENAI_API_KEY }}",
+        **{name: f"${{{{ secrets.{name} }}}}" for name in config_mod.WORKFLOW_KEY_ENVS},
         "PAPERTRAIL_DIGEST_BASE_URL": "${{ vars.PAPERTRAIL_DIGEST_BASE_URL }}",
         "PAPERTRAIL_DIGEST_MODEL": "${{ vars.PAPERTRAIL_DIGEST_MODEL }}",
         "PAPERTRAIL_SITE_BASE_URL": f"${{{{ steps.{pages['id']}.outputs.base_url }}}}",
+        "PAPERTRAIL_SITE_SOURCE_URL": "${{ github.server_url }}/${{ github.repository }}",
     }
-    assert "PAPERTRAIL_SITE_BASE_URL" in config_mod.ENV_OVERRIDES
+    assert {"PAPERTRAIL_SITE_BASE_URL", "PAPERTRAIL_SITE_SOURCE_URL"} <= \
+        config_mod.ENV_OVERRIDES.keys()
+
+
+def test_every_digest_recipe_gets_its_key_in_the_update_workflow(tmp_path):
+    import tomllib
+
+    build = load("update.yml")["jobs"]["build"]["steps"]
+    (run,) = [s for s in build if s.get("run", "").startswith("papertrail run")]
+    text = (REPO / "docs" / "DIGESTS.md").read_text(encoding="utf-8")
+    recipes = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[digest]" in b]
+    assert len(recipes) >= 6  # OpenAI, DeepSeek, DashScope, Ollama, vLLM, a server for Actions
+    forking = (REPO / "FORKING.md").read_text(encoding="utf-8")
+    for block in recipes:
+        name = config_mod.from_dict(tomllib.loads(block), tmp_path / "x.toml").digest.api_key_env
+        # the step's variable of that name holds the repository secret of that name
+        assert run["env"].get(name) == f"${{{{ secrets.{name} }}}}", block
+        assert f"`{name}`" in forking, name
+    # no secret reaches any other step
+    for step in build:
+        if step is not run:
+            assert "secrets." not in json.dumps(step), step.get("name")
+
+
+def test_a_key_name_the_workflow_does_not_pass_is_named_in_actions(monkeypatch):
+    from pipeline.config import DigestConfig
+
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    told = DigestConfig(api_key_env="MY_KEY").no_key
+    assert told.startswith("no API key: $MY_KEY is not set (the update workflow passes only")
+    assert all(name in told for name in config_mod.WORKFLOW_KEY_ENVS)
+    assert DigestConfig(api_key_env="DEEPSEEK_API_KEY").no_key == \
+        "no API key: $DEEPSEEK_API_KEY is not set"
+    monkeypatch.delenv("GITHUB_ACTIONS")
+    assert DigestConfig(api_key_env="MY_KEY").no_key == "no API key: $MY_KEY is not set"
 
 
 def test_saving_and_the_summary_happen_even_after_a_failed_run_step():

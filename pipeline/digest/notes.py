@@ -66,7 +66,7 @@ def run_notes(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> D
     with recorded(store, "notes", now) as run:
         api_key = os.environ.get(dcfg.api_key_env, "").strip()
         why = ("disabled in config" if not (dcfg.enabled and dcfg.notes) else None if api_key
-               else f"no API key: ${dcfg.api_key_env} is not set; the site's notes are by rule")
+               else f"{dcfg.no_key}; the site's notes are by rule")
         if why:
             run.skip(why, tokens_in=0, tokens_out=0)
             return DigestReport("notes", "skipped", error=why)

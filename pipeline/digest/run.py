@@ -104,7 +104,7 @@ def run_digest(cfg: Config, store: Store, *, now: dt.datetime | None = None,
     with recorded(store, "digest", now) as run:
         api_key = os.environ.get(dcfg.api_key_env, "").strip()
         why = ("disabled in config" if not dcfg.enabled else None if api_key else
-               f"no API key: ${dcfg.api_key_env} is not set; the site shows no new digests")
+               f"{dcfg.no_key}; the site shows no new digests")
         if why:
             run.skip(why, tokens_in=0, tokens_out=0)
             return DigestReport("digest", "skipped", error=why)

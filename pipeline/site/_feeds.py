@@ -175,16 +175,25 @@ def render(spec: FeedSpec, entries: Sequence[Entry], site: FeedSite, *, max_byte
     return out[0], out[1], left_out
 
 
-def opml(specs: Sequence[FeedSpec], site: FeedSite) -> str:
+def opml(folders: Sequence[tuple[str, Sequence[FeedSpec]]], site: FeedSite) -> str:
+    """A folder of feeds per (name, feeds), each feed once and as Atom: a reader that
+    imports the list subscribes to each once (its RSS twin would repeat every item)."""
+
+    def url(path: str) -> str:  # relative to feeds.opml itself without a base_url
+        return site.url(path, "") if site.base_url else path or "./"
+
     lines = ['<?xml version="1.0" encoding="utf-8"?>', '<opml version="2.0">',
              f"  <head><title>{escape(site.title)}</title></head>", "  <body>"]
-    for spec in specs:
-        for ext in ("atom", "rss"):
-            # Relative to feeds.opml itself when there is no base_url (a local preview).
-            url = (site.url(f"feeds/{spec.slug}.{ext}.xml", "") if site.base_url
-                   else f"feeds/{spec.slug}.{ext}.xml")
-            lines.append(f"    <outline type={quoteattr(ext)} text={quoteattr(spec.title)} "
-                         f"title={quoteattr(spec.title)} xmlUrl={quoteattr(url)}/>")
+    for name, specs in folders:
+        if not specs:
+            continue
+        lines.append(f"    <outline text={quoteattr(name)} title={quoteattr(name)}>")
+        # type "rss": what OPML 2.0 calls any feed of a subscription list, Atom too
+        lines += [f'      <outline type="rss" text={quoteattr(spec.title)} '
+                  f"title={quoteattr(spec.title)} "
+                  f"xmlUrl={quoteattr(url(f'feeds/{spec.slug}.atom.xml'))} "
+                  f"htmlUrl={quoteattr(url(spec.page))}/>" for spec in specs]
+        lines.append("    </outline>")
     lines += ["  </body>", "</opml>", ""]
     return "\n".join(lines)
 

@@ -16,6 +16,7 @@ import pipeline.site.i18n as i18n
 from pipeline import stats
 from pipeline._ids import is_category
 from pipeline.config import Config
+from pipeline.site._brand import Brand, brand
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._follows import Followed
 from pipeline.site._follows import match as match_follows
@@ -42,6 +43,7 @@ class SiteData:
     theme: Path
     lang: str
     strings: dict[str, str]
+    brand: Brand
     tz_label: str
     topic_names: dict[str, str]
     home: stats.HomeStats
@@ -85,7 +87,7 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     topics = _topics(cfg, names, ordered["updated"])
     site_feeds = [FeedSpec(kind, s[f"feed_{kind}"], page) for kind, page in SITE_FEEDS.items()]
     return SiteData(
-        cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s,
+        cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s, brand=brand(cfg.site, s),
         tz_label=i18n.tz_label(lang, cfg.site.timezone), topic_names=names,
         home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now),
         revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,

@@ -9,8 +9,7 @@ from collections.abc import Callable
 CATALOGUE: dict[str, dict[str, str]] = {
     "zh-CN": {
         "skip": "跳到正文",
-        "brand": "研踪",
-        "tagline": "YOUR RESEARCH, IN SIGHT",
+        "credit": "本站基于开源项目 {link} 搭建。",
         "site_description": "arXiv 计算机论文的每个版本，附 AI 导读、订阅源与主题追踪。",
         "cite": "引用（BibTeX）",
         "copy_bibtex": "复制",
@@ -73,6 +72,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "conclusion": "结论与局限",
         "authors": "作者",
         "categories": "分类",
+        "opml_site": "全站",
         "primary": "主分类",
         "published": "首次发表",
         "updated": "版本更新",
@@ -287,8 +287,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
     },
     "en": {
         "skip": "Skip to content",
-        "brand": "PaperTrail",
-        "tagline": "YOUR RESEARCH, IN SIGHT",
+        "credit": "Built with the open-source project {link}.",
         "site_description": "Every version of every arXiv CS paper, with AI digests, feeds and topic tracking.",
         "cite": "Cite (BibTeX)",
         "copy_bibtex": "Copy",
@@ -351,6 +350,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "conclusion": "Conclusion and limits",
         "authors": "Authors",
         "categories": "Categories",
+        "opml_site": "Whole site",
         "primary": "primary",
         "published": "First published",
         "updated": "Version updated",

@@ -61,9 +61,9 @@ class Output:
         feeds = feeds or tuple(site.site_feeds)
         head, foot = self._feed_links(root, feeds)
         return {"s": site.strings, "lang": site.lang, "root": root,
-                "site_title": site.cfg.site.title, "feeds": feeds, "feed_head": head,
-                "feed_foot": foot, "local": site.local, "tz_label": site.tz_label,
-                "topic_names": site.topic_names, **ctx}
+                "site_title": site.cfg.site.title, "brand": site.brand, "feeds": feeds,
+                "feed_head": head, "feed_foot": foot, "local": site.local,
+                "tz_label": site.tz_label, "topic_names": site.topic_names, **ctx}
 
     def _feed_links(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[Markup, Markup]:
         """The feed links of a page's head and footer, rendered once per depth: the same

@@ -12,6 +12,7 @@ from pelican.settings import read_settings
 import pipeline.site.i18n as i18n
 from pipeline._ids import is_category
 from pipeline.config import Config
+from pipeline.site._brand import brand, titled
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._html import bdi, meta_tags
 from pipeline.site._tex import render_tex
@@ -38,7 +39,8 @@ _FIXED: dict[str, object] = {
     "JINJA_TESTS": {"category": is_category},
     # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
-    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags},
+    # `page.content | titled(brand.title)`: the site's title where the prose names it.
+    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",
@@ -70,6 +72,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
         # What theme/templates (Pelican's prose pages among them) need from our catalogue.
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
+                          "brand": brand(cfg.site, s),
                           "digest_fields": DIGEST_FIELDS,
                           "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
                                     for kind in SITE_FEEDS]},

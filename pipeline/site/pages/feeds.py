@@ -49,8 +49,26 @@ def render(site: SiteData, out: Output) -> list[str]:
                                      note=functools.partial(make.capped, spec))
         out.writer.put(out.root / f"feeds/{spec.slug}.atom.xml", atom)
         out.writer.put(out.root / f"feeds/{spec.slug}.rss.xml", rss)
-    out.writer.write_text("feeds.opml", _feeds.opml(site.feeds, fs))
+    out.writer.write_text("feeds.opml", _feeds.opml(opml_folders(site), fs))
     return []
+
+
+def opml_folders(site: SiteData) -> list[tuple[str, list[_feeds.FeedSpec]]]:
+    """feeds.opml's folders: the site's own feeds, its categories, topics and daily briefs.
+    Only the configured categories: a paper cross-listed from cs.* brings its other
+    categories (hundreds, of other archives) pages and feeds, not a place in the list."""
+    scope = {f"category/{c}" for c in site.cfg.sources.arxiv.categories}
+    s = site.strings
+    folders: dict[str, list[_feeds.FeedSpec]] = {
+        s["opml_site"]: [], s["categories"]: [], s["topics"]: [], s["briefs"]: []}
+    for spec in site.feeds:
+        kind, _, subject = spec.slug.removeprefix("brief/").partition("/")
+        if subject and kind == "category" and spec.slug.removeprefix("brief/") not in scope:
+            continue
+        folder = ("briefs" if spec.slug.startswith("brief/") else
+                  {"category": "categories", "topic": "topics"}.get(kind, "opml_site"))
+        folders[s[folder]].append(spec)
+    return list(folders.items())
 
 
 class _Entries:
