@@ -541,3 +541,18 @@ def test_cli_digest_and_status_show_tokens(cfg: Config, llm: OpenAIReplay) -> No
     [row] = [r for r in json.loads(status.output) if r["source"] == "digest"]
     run = last_run(cfg)
     assert row["tokens in/out"] == f"{int(run['tokens_in']):,}/{int(run['tokens_out']):,}"
+
+
+@pytest.mark.parametrize("command", ["notes", "digest"])
+def test_an_empty_store_selecting_by_topics_selects_nothing(tmp_path: Path, llm: OpenAIReplay,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            command: str) -> None:
+    """A fork's first run can find nothing: the steps then ask for nothing, and say so."""
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f'[store]\npath = "data"\n[digest]\nbase_url = "{llm.url}"\n'
+                    f'api_key_env = "{KEY_ENV}"\nselection = "topics"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli.cli, ["--config", str(path), command])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{command}: ok · selected 0 · made 0")
+    assert llm.calls == 0
