@@ -9,7 +9,6 @@ failure ends the fetch; what came before it is kept.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -73,12 +72,17 @@ def parse(body: bytes, count: int, dimensions: int) -> tuple[list[np.ndarray] | 
     for i in range(count):
         vector = found[i]
         if len(vector) != dimensions or not all(
-                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-                for x in vector):
+                isinstance(x, int | float) and not isinstance(x, bool) for x in vector):
             return None, f"an embedding is not {dimensions} finite numbers"
-        array = np.asarray(vector, np.float32)
-        norm = float(np.linalg.norm(array))
-        if norm == 0:
-            return None, "an embedding of length 0"
-        out.append(array / norm)
+        # Checked as stored, float32 and scaled: 1e300 is finite in JSON and float64, inf
+        # here, and a NaN vector would make every list wrong and be cached by its text.
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = np.asarray(vector, np.float64).astype(np.float32)
+            norm = np.linalg.norm(array)
+            if norm == 0:
+                return None, "an embedding of length 0"
+            array = array / norm
+        if not (np.isfinite(array).all() and abs(float(np.linalg.norm(array)) - 1) < 1e-3):
+            return None, f"an embedding is not {dimensions} finite numbers"
+        out.append(array)
     return out, ""
