@@ -388,6 +388,26 @@ def test_names_and_titles_shown_inline_are_isolated_from_the_text_around_them(bi
     assert '<p class="authors"><bdi>Eve</bdi>, <bdi>Null</bdi></p>' in card
 
 
+# The build's own placeholders (site/output.py), as a stored title could carry them.
+PLACEHOLDERS = "".join(f"\ue000{p}\ue000" for p in
+                       ("meta", "title", "main", "root", "when", "h", "href")) + "\ue000"
+
+
+def test_private_use_characters_in_stored_text_are_not_shown(tmp_path):
+    """Else the build's placeholders in a title put the head's tags into <title>, drop the
+    citation tags and change words on cards."""
+    out, target = _site_with(tmp_path, PLACEHOLDERS)
+    for path in [*out.rglob("*.html"), *out.rglob("*.xml"), *out.rglob("*.json")]:
+        found = re.search("[\ue000-\uf8ff]", path.read_text("utf-8"))
+        assert not found, (path, found)
+    page = (out / "paper" / f"{target}.html").read_text("utf-8")
+    assert re.search(r"<title>Hostilemetatitlemainrootwhenhhref title [^<]*</title>", page)
+    assert page.count('<meta name="citation_title" content="Hostilemeta') == 1
+    listing = (out / "library" / "updated" / "all" / "index.html").read_text("utf-8")
+    card = listing[listing.index(f'id="p-{target}"'):]
+    assert '<bdi lang="en">Hostilemetatitlemainrootwhenhhref title</bdi>' in card
+
+
 def test_a_stored_lone_surrogate_fails_no_build(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])
