@@ -408,6 +408,36 @@ def test_private_use_characters_in_stored_text_are_not_shown(tmp_path):
     assert '<bdi lang="en">Hostilemetatitlemainrootwhenhhref title</bdi>' in card
 
 
+def test_a_digest_links_only_what_the_paper_links(tmp_path):
+    """A prompt injection in an abstract can make the model write any link; the reader
+    sees its address, and only the paper's own links are links."""
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:1])
+    rows = _rewrite_papers(store, lambda rows: rows[0].update(
+        abstract="We release code at https://github.com/authors/code."))
+    target = rows[0]["arxiv_id"]
+    add_digest(store, target, rows[0]["version"], _last_run(store),
+               r"Code: \href{https://evil.example/steal}{github.com/authors/code}, "
+               r"https://evil.example/two and \url{https://github.com/authors/code}")
+    build_at_last_run(cfg)
+    out = cfg.output_path
+    page = (out / "paper" / f"{target}.html").read_text("utf-8")
+    home = (out / "index.html").read_text("utf-8")
+    for html in (page, home):
+        [tldr] = re.findall(r"</span> ?(Code: .*?)</p>", html)
+        assert tldr == ("Code: github.com/authors/code (https://evil.example/steal), "
+                        "https://evil.example/two and <a href=\"https://github.com/authors/"
+                        'code" rel="nofollow">https://github.com/authors/code</a>')
+    for path in out.rglob("*.html"):
+        assert 'href="https://evil.example' not in path.read_text("utf-8"), path
+    for ext in ("atom", "rss"):
+        feed = feedparser.parse((out / "feeds" / f"digests.{ext}.xml").read_bytes())
+        [entry] = [e for e in feed.entries if target in e.link]
+        content = entry["content"][0]["value"] if "content" in entry else entry["summary"]
+        assert "github.com/authors/code (https://evil.example/steal)" in content
+        assert "evil.example" not in "".join(re.findall(r"<a [^>]*>", content))
+
+
 def test_a_stored_lone_surrogate_fails_no_build(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])
