@@ -556,3 +556,17 @@ def test_an_empty_store_selecting_by_topics_selects_nothing(tmp_path: Path, llm:
     assert result.exit_code == 0, result.output
     assert result.output.startswith(f"{command}: ok · selected 0 · made 0")
     assert llm.calls == 0
+
+
+def test_a_server_that_trickles_its_answer_times_out_as_a_whole(cfg: Config,
+                                                                 trickle: str) -> None:
+    """Each read is quick, so only a deadline on the whole request ends it; then the
+    outage handling leaves the rest for the next run."""
+    cfg = with_digest(cfg, base_url=trickle, timeout_seconds=0.5, concurrency=1)
+    clock = time.monotonic()
+    report = run_digest(cfg, Store(cfg.store_path), now=T0)
+    assert time.monotonic() - clock < 4
+    assert (report.status, report.counts["failed"]) == ("failed", 3)
+    assert "2 left for the next run" in (report.error or "")
+    assert {r["error"] for r in digests(cfg)} == {
+        "timed out after 0.5 s (after 0 client retries)"}

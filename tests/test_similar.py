@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -420,3 +421,18 @@ def _poison(table: pa.Table, column: str, row: int, value: list) -> pa.Table:
     values[row] = value
     i = table.schema.get_field_index(column)
     return table.set_column(i, column, pa.array(values, table.schema.field(i).type))
+
+
+def test_an_embeddings_server_that_trickles_its_answer_times_out_as_a_whole(
+        store_with_papers, trickle, monkeypatch):
+    cfg, store = store_with_papers
+    monkeypatch.setenv("TEST_EMBEDDINGS_KEY", "k")
+    cfg = dataclasses.replace(cfg, digest=dataclasses.replace(
+        cfg.digest, base_url=trickle, max_retries=0, api_key_env="TEST_EMBEDDINGS_KEY",
+        timeout_seconds=0.5), similar=dataclasses.replace(cfg.similar,
+                                                          embeddings_model="replay-embed"))
+    clock = time.monotonic()
+    found = similar.similar(cfg, store)
+    assert time.monotonic() - clock < 20  # the lists by words take most of it
+    assert "embeddings 0 of" in found.line() and "APITimeoutError" in found.line()
+    assert store.read("similar")["method"][0].as_py().startswith("tfidf/")

@@ -21,6 +21,7 @@ from typing import Generic, TypeVar, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
+from pipeline import _deadline
 from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
@@ -202,7 +203,8 @@ async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
                    on_outcome: Callable[[Outcome[T]], None]) -> Dispatch:
     """Ask for the items in order with at most cfg.concurrency requests in flight."""
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
-                                timeout=cfg.timeout_seconds, max_retries=cfg.max_retries)
+                                timeout=cfg.timeout_seconds, max_retries=cfg.max_retries,
+                                http_client=_deadline.client(cfg.timeout_seconds))
     budget, items = asking.budget, asking.items
     gen: _Generator[T] = _Generator(cfg, client, asking)
     sem = asyncio.Semaphore(cfg.concurrency)
