@@ -592,9 +592,11 @@ def test_a_paper_too_big_for_any_run_fails_with_why_and_the_queue_goes_on(
     est = [estimate_tokens(messages(p, "zh-CN"), cfg.digest.max_output_tokens) for p in papers]
     budget = sum(est[1:])
     assert est[0] > budget
-    cfg = with_digest(cfg, base_url=llm.url, token_budget_per_run=budget)
+    # Nor does it take one of max_per_run's items: it is never sent.
+    cfg = with_digest(cfg, base_url=llm.url, token_budget_per_run=budget, max_per_run=4)
     report = run_digest(cfg, store, now=T0)
     assert (report.counts["made"], report.counts["failed"], llm.calls) == (4, 1, 4)
+    assert report.spent[0] == 4
     assert report.counts["skipped by budget"] == 0 and report.status == "partial"
     [row] = [r for r in digests(cfg) if r["arxiv_id"] == big]
     assert row["status"] == "failed" and row["tokens_in"] == 0

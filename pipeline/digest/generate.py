@@ -228,7 +228,7 @@ async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
 
     async with client:
         for i, item in enumerate(items):
-            if i >= asking.max_per_run:
+            if len(tasks) >= asking.max_per_run:  # items sent: one too big for any run is not
                 dispatch.skipped_budget = len(items) - i
                 break
             await sem.acquire()  # a free slot first: answers in flight settle their tokens

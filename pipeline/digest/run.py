@@ -184,4 +184,4 @@ def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, budget: Budge
                         sum(o.corrective for o in outcomes), "; ".join(errors) or None,
                         tokens_in=sum(o.tokens_in for o in outcomes),
                         tokens_out=sum(o.tokens_out for o in outcomes),
-                        spent=(len(outcomes), budget.used))
+                        spent=(sum(o.requests > 0 for o in outcomes), budget.used))
