@@ -148,10 +148,13 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
 def _finite(lists: pa.ChunkedArray) -> np.ndarray:
     """Per row: no NaN or inf in its list of numbers. A vector stored before answers were
     checked as float32 is asked for again: it would make every list wrong."""
-    flat = pc.list_flatten(lists).to_numpy(zero_copy_only=False)
-    bad = pc.list_parent_indices(lists).to_numpy()[~np.isfinite(flat)]
+    # In Arrow, bits per value: a year's vectors are 50 million numbers.
+    finite = pc.fill_null(pc.is_finite(pc.list_flatten(lists)), False)
+    bad = pc.indices_nonzero(pc.invert(finite)).to_numpy()
+    ends = np.cumsum(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(
+        zero_copy_only=False))
     ok = np.ones(len(lists), dtype=bool)
-    ok[bad] = False
+    ok[np.searchsorted(ends, bad, side="right")] = False
     return ok
 
 
