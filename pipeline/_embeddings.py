@@ -8,14 +8,16 @@ failure ends the fetch; what came before it is kept.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
 import openai
 
+from pipeline import _deadline
 from pipeline._untrusted import clean_text
 from pipeline.config import Config
 
@@ -30,14 +32,22 @@ class Fetched:
 
 def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
     """Unit-length vectors for `texts`, BATCH at a time, until all are done or one fails."""
+    # Async for its whole-request deadline (_deadline), in a thread of its own: the caller's
+    # may have an event loop running (Playwright's does, in the tests).
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, _fetch(cfg, api_key, texts)).result()
+
+
+async def _fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
     s, d = cfg.similar, cfg.digest
     out = Fetched()
-    with openai.OpenAI(base_url=d.base_url, api_key=api_key, timeout=d.timeout_seconds,
-                       max_retries=d.max_retries) as client:
+    async with openai.AsyncOpenAI(base_url=d.base_url, api_key=api_key,
+                                  timeout=d.timeout_seconds, max_retries=d.max_retries,
+                                  http_client=_deadline.client(d.timeout_seconds)) as client:
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start:start + BATCH])
             try:
-                raw = client.embeddings.with_raw_response.create(
+                raw = await client.embeddings.with_raw_response.create(
                     model=s.embeddings_model, input=batch, dimensions=s.embeddings_dimensions,
                     encoding_format="float")
             except openai.OpenAIError as exc:
@@ -73,12 +83,17 @@ def parse(body: bytes, count: int, dimensions: int) -> tuple[list[np.ndarray] | 
     for i in range(count):
         vector = found[i]
         if len(vector) != dimensions or not all(
-                isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-                for x in vector):
+                isinstance(x, int | float) and not isinstance(x, bool) for x in vector):
             return None, f"an embedding is not {dimensions} finite numbers"
-        array = np.asarray(vector, np.float32)
-        norm = float(np.linalg.norm(array))
-        if norm == 0:
-            return None, "an embedding of length 0"
-        out.append(array / norm)
+        # Checked as stored, float32 and scaled: 1e300 is finite in JSON and float64, inf
+        # here, and a NaN vector would make every list wrong and be cached by its text.
+        with np.errstate(over="ignore", invalid="ignore"):
+            array = np.asarray(vector, np.float64).astype(np.float32)
+            norm = np.linalg.norm(array)
+            if norm == 0:
+                return None, "an embedding of length 0"
+            array = array / norm
+        if not (np.isfinite(array).all() and abs(float(np.linalg.norm(array)) - 1) < 1e-3):
+            return None, f"an embedding is not {dimensions} finite numbers"
+        out.append(array)
     return out, ""

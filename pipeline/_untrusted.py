@@ -2,9 +2,10 @@
 they are stored.
 
 Text: control characters are dropped, since they break the XML of the site's feeds and
-mean nothing in a title or a digest. A lone surrogate (JSON can carry one as ``\\ud800``)
-cannot be encoded as UTF-8 at all, so writing the table would fail: upstream fields get
-U+FFFD instead, and a model reply with one is rejected (`has_surrogate`).
+mean nothing in a title or a digest; so are private-use characters, the site's
+placeholders. A lone surrogate (JSON can carry one as ``\\ud800``) cannot be encoded as
+UTF-8 at all, so writing the table would fail: upstream fields get U+FFFD instead, and a
+model reply with one is rejected (`has_surrogate`).
 
 Dates: upstream clocks are not ours. An entry dated ahead of the run must not carry the
 watermark into the future, or every later run asks only for entries newer than that date
@@ -20,8 +21,10 @@ from dataclasses import dataclass, field
 
 from pipeline._ids import is_category
 
-# C0 controls but \t and \n, DEL and the C1 controls: Unicode's Cc category.
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# C0 controls but \t and \n, DEL and the C1 controls: Unicode's Cc category. And the
+# private-use characters (Co): they stand for nothing without a private agreement, and the
+# site's build uses them as its placeholders (a title holding one broke its page).
+_DROPPED = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\ue000-\uf8ff\U000f0000-\U0010ffff]")
 _SURROGATES = re.compile(r"[\ud800-\udfff]")
 
 # How far ahead of the run's clock a watermark may be: servers' clocks drift by seconds to
@@ -36,8 +39,9 @@ MAX_LISTED = 50
 
 
 def clean_text(text: str) -> str:
-    """Control characters other than tab and newline removed, lone surrogates → U+FFFD."""
-    return _SURROGATES.sub("\ufffd", _CONTROLS.sub("", text))
+    """Control characters other than tab and newline, and private-use characters,
+    removed; lone surrogates → U+FFFD."""
+    return _SURROGATES.sub("\ufffd", _DROPPED.sub("", text))
 
 
 def has_surrogate(text: str) -> bool:

@@ -98,9 +98,15 @@ def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
 
 
 def _extract(repo: Path, commit: str, into: Path) -> None:
-    """The commit's data/ folder, written into `into` (which must not exist)."""
+    """The commit's data/ folder, written into `into` (which must not exist). A branch may
+    be anyone's (`--seed-from`): one holding anything but files and folders is refused
+    whole, before anything is written (a store has no links)."""
     tar = git(repo, "archive", "--format=tar", f"{commit}:{_PREFIX}", binary=True)
     with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
+        for member in tf.getmembers():
+            if not (member.isfile() or member.isdir()):
+                raise DataBranchError(f"{f'{_PREFIX}/{member.name}'!r} at {commit[:12]} is a "
+                                      "link; a store holds only files and folders: refused")
         tf.extractall(into, filter="data")
 
 

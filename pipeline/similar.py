@@ -117,7 +117,8 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
                & _equal(known["model"], pa.array([s.embeddings_model] * len(ids)))
                & pc.fill_null(pc.equal(pc.list_value_length(known["vector"]),
                                        s.embeddings_dimensions), False).to_numpy(
-                                           zero_copy_only=False))
+                                           zero_copy_only=False)
+               & _finite(known["vector"]))
     missing = np.flatnonzero(~current)[::-1][:s.embeddings_per_run]
     api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
     error = None if api_key or not missing.size else cfg.digest.no_key
@@ -143,6 +144,19 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
     return flat.astype(np.float32).reshape(len(ids), -1), said
 
 
+def _finite(lists: pa.ChunkedArray) -> np.ndarray:
+    """Per row: no NaN or inf in its list of numbers. A vector stored before answers were
+    checked as float32 is asked for again: it would make every list wrong."""
+    # In Arrow, bits per value: a year's vectors are 50 million numbers.
+    finite = pc.fill_null(pc.is_finite(pc.list_flatten(lists)), False)
+    bad = pc.indices_nonzero(pc.invert(finite)).to_numpy()
+    ends = np.cumsum(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(
+        zero_copy_only=False))
+    ok = np.ones(len(lists), dtype=bool)
+    ok[np.searchsorted(ends, bad, side="right")] = False
+    return ok
+
+
 def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table, method: str,
              full: bool) -> np.ndarray:
     """Which papers get a new list: all when `full` or the method changed; else those whose
@@ -150,7 +164,8 @@ def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table,
     text changed or that left the library."""
     if full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py():
         return np.ones(len(ids), dtype=bool)
-    changed = ~_equal(known["text_hash"], hashes)
+    # A list scored from a NaN vector (stored before vectors were checked as float32).
+    changed = ~_equal(known["text_hash"], hashes) | ~_finite(known["scores"])
     gone = pc.invert(pc.is_in(stored["arxiv_id"], value_set=ids))
     moved = pa.concat_arrays([pc.filter(ids, pa.array(changed)),
                               pc.filter(stored["arxiv_id"], gone).combine_chunks()])

@@ -8,8 +8,9 @@ import datetime as dt
 import functools
 import subprocess
 import threading
+import time
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -114,6 +115,46 @@ def llm() -> Iterator[OpenAIReplay]:
     """The model replay: chat (digests, change notes) and embeddings over the sample."""
     with OpenAIReplay() as server:
         yield server
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    """Answers every POST a byte at a time, 0.05 s apart: each read is quick, the whole
+    never ends. `part`: "headers" trickles from the status line, "body" after them."""
+
+    part = "body"
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 100000\r\n\r\n")
+        if self.part == "body":
+            self.wfile.write(head)
+            head = b""
+        try:
+            for byte in head + b" " * 100000:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:  # the client gave up
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(params=["headers", "body"])
+def trickle(request: pytest.FixtureRequest) -> Iterator[str]:
+    """A model server that trickles its answer (the status line and headers, or the body);
+    yields its base URL."""
+    handler = type("Trickle", (_Trickle,), {"part": request.param})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture(scope="session")

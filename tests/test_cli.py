@@ -213,3 +213,25 @@ max_per_run = 5
     assert any(line.startswith("digest: ok") and "made 5" in line for line in lines)
     assert llm.calls == 5
     assert (tmp_path / "output" / "index.html").is_file()
+
+
+def test_a_first_run_that_finds_nothing_selecting_by_topics(tmp_path, monkeypatch):
+    """A fork's first run can find nothing: every step then says so, and the site builds."""
+    from pipeline.replay.arxiv import ArxivReplay
+    from pipeline.replay.openai import OpenAIReplay
+
+    with ArxivReplay([]) as api, OpenAIReplay() as llm:
+        write_config(tmp_path, api.url, f"""
+[digest]
+base_url = "{llm.url}"
+api_key_env = "TEST_RUN_KEY"
+selection = "topics"
+""")
+        monkeypatch.setenv("TEST_RUN_KEY", "k")
+        result = CliRunner().invoke(cli, ["--config", str(tmp_path / "papertrail.toml"), "run"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert any(line.startswith("notes: ok · selected 0") for line in lines)
+    assert any(line.startswith("digest: ok · selected 0") for line in lines)
+    assert llm.calls == 0
+    assert (tmp_path / "output" / "index.html").is_file()

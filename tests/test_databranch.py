@@ -284,3 +284,30 @@ def test_two_runs_change_notes_both_survive_a_concurrent_save(tmp_path, remote, 
     notes = Store(final.store_path).read("notes").to_pylist()
     assert sorted((r["arxiv_id"], r["note"]) for r in notes) == sorted(
         (i, f"note of {i}") for i in ids)
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../outside", "tables"])
+def test_a_seed_branch_holding_a_link_is_refused_in_one_line(tmp_path, remote, replay, target):
+    """A store is files and folders; a link in a branch's data/ (absolute, out of it, or
+    within) is refused before anything is written, with no traceback."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    seed, made = tmp_path / "seed.git", tmp_path / "made"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(seed)], check=True)
+    (made / "data" / "tables").mkdir(parents=True)
+    (made / "data" / "tables" / "x.parquet").write_bytes(b"PAR1")
+    (made / "data" / "link").symlink_to(target)
+    _git(made.parent, "init", "--quiet", "-b", "data", str(made))
+    _git(made, "add", "-A")
+    _git(made, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "seed")
+    _git(made, "push", "--quiet", str(seed), "data")
+    cfg = checkout(tmp_path, "fork", remote, replay.url)
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "data", "restore",
+                                      "--seed-from", str(seed)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    tip = _git(seed, "rev-parse", "data")[:12]
+    assert result.output == (f"papertrail: data branch: 'data/link' at {tip} is a link; a "
+                             "store holds only files and folders: refused\n")
+    assert Store(cfg.store_path).is_empty() and not (tmp_path / "outside").exists()

@@ -373,13 +373,17 @@ def test_token_budget_is_exact(cfg: Config, llm: OpenAIReplay) -> None:
     actual = [cost[p.arxiv_id] for p in papers]
     assert all(a <= e for a, e in zip(actual, est, strict=True))
 
-    def expected(budget: int) -> int:  # sequentially: send while spent + estimate fits
-        spent = 0
-        for i, e in enumerate(est):
-            if spent + e > budget:
-                return i
-            spent += actual[i]
-        return len(est)
+    def expected(budget: int) -> tuple[int, int]:  # made, failed
+        spent = made = failed = 0
+        for i, e in enumerate(est):  # sequentially: send while spent + estimate fits
+            if e > budget:  # fits no run: a failed attempt, and the queue goes on
+                failed += 1
+            elif spent + e > budget:
+                break
+            else:
+                spent += actual[i]
+                made += 1
+        return made, failed
 
     for k in (0, 1, 2):
         edge = sum(actual[:k]) + est[k]  # paper k fits with not one token to spare
@@ -388,12 +392,12 @@ def test_token_budget_is_exact(cfg: Config, llm: OpenAIReplay) -> None:
             calls = llm.calls
             report = run_digest(with_digest(cfg, base_url=llm.url, concurrency=1,
                                             token_budget_per_run=budget), store, now=T0)
-            made = report.counts["made"]
-            assert made == expected(budget) == llm.calls - calls
-            assert report.counts["skipped by budget"] == 5 - made
+            made, failed = report.counts["made"], report.counts["failed"]
+            assert (made, failed) == expected(budget) and made == llm.calls - calls
+            assert report.counts["skipped by budget"] == 5 - made - failed
             assert report.tokens_in + report.tokens_out <= budget
-        assert expected(edge) > k or expected(edge - 1) < k  # the edge decides paper k
-    assert expected(est[0]) >= 1 and expected(est[0] - 1) == 0
+        assert expected(edge)[0] > k or expected(edge - 1)[0] < k  # the edge decides paper k
+    assert expected(est[0])[0] >= 1 and expected(est[0] - 1)[1] >= 1
 
 
 def test_a_corrective_retry_that_would_not_fit_is_not_sent(cfg: Config,
@@ -402,11 +406,12 @@ def test_a_corrective_retry_that_would_not_fit_is_not_sent(cfg: Config,
     [first] = select(store.read("papers"), store.read("versions"), "ai").head(1).itertuples()
     paper = PaperText(first.arxiv_id, int(first.version), first.title, first.abstract)
     budget = estimate_tokens(messages(paper, "zh-CN"), cfg.digest.max_output_tokens)
+    mark_ai(store, 1, [first.arxiv_id])  # the others may need more than the whole budget
     llm.inject("invalid")
     report = run_digest(with_digest(cfg, base_url=llm.url, concurrency=1,
                                     token_budget_per_run=budget), store, now=T0)
     assert (llm.calls, report.counts["made"], report.counts["failed"]) == (1, 0, 0)
-    assert report.counts["skipped by budget"] == 5
+    assert report.counts["skipped by budget"] == 1
     assert digests(cfg) == []  # not the paper's fault: no failed attempt is charged to it
     assert 0 < report.tokens_in + report.tokens_out <= budget  # but the ledger has the cost
 
@@ -541,3 +546,62 @@ def test_cli_digest_and_status_show_tokens(cfg: Config, llm: OpenAIReplay) -> No
     [row] = [r for r in json.loads(status.output) if r["source"] == "digest"]
     run = last_run(cfg)
     assert row["tokens in/out"] == f"{int(run['tokens_in']):,}/{int(run['tokens_out']):,}"
+
+
+@pytest.mark.parametrize("command", ["notes", "digest"])
+def test_an_empty_store_selecting_by_topics_selects_nothing(tmp_path: Path, llm: OpenAIReplay,
+                                                            monkeypatch: pytest.MonkeyPatch,
+                                                            command: str) -> None:
+    """A fork's first run can find nothing: the steps then ask for nothing, and say so."""
+    monkeypatch.setenv(KEY_ENV, "test-key")
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f'[store]\npath = "data"\n[digest]\nbase_url = "{llm.url}"\n'
+                    f'api_key_env = "{KEY_ENV}"\nselection = "topics"\n', encoding="utf-8")
+    result = CliRunner().invoke(cli.cli, ["--config", str(path), command])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"{command}: ok · selected 0 · made 0")
+    assert llm.calls == 0
+
+
+def test_a_server_that_trickles_its_answer_times_out_as_a_whole(cfg: Config,
+                                                                 trickle: str) -> None:
+    """Each read is quick, so only a deadline on the whole request ends it; then the
+    outage handling leaves the rest for the next run."""
+    cfg = with_digest(cfg, base_url=trickle, timeout_seconds=0.5, concurrency=1)
+    clock = time.monotonic()
+    report = run_digest(cfg, Store(cfg.store_path), now=T0)
+    assert time.monotonic() - clock < 4
+    assert (report.status, report.counts["failed"]) == ("failed", 3)
+    assert "2 left for the next run" in (report.error or "")
+    assert {r["error"] for r in digests(cfg)} == {
+        "timed out after 0.5 s (after 0 client retries)"}
+
+
+def test_a_paper_too_big_for_any_run_fails_with_why_and_the_queue_goes_on(
+        cfg: Config, llm: OpenAIReplay) -> None:
+    store = Store(cfg.store_path)
+    order = select(store.read("papers"), store.read("versions"), "ai")
+    big = order["arxiv_id"][0]  # the newest: first in the queue
+    versions = store.read("versions")
+    abstracts = [a + " padding" * 20_000 if i == big else a for i, a in zip(
+        versions["arxiv_id"].to_pylist(), versions["abstract"].to_pylist(), strict=True)]
+    store.write("versions", versions.set_column(versions.schema.get_field_index("abstract"),
+                                                "abstract", pa.array(abstracts, pa.string())))
+    papers = [PaperText(r.arxiv_id, int(r.version), r.title, r.abstract)
+              for r in select(store.read("papers"), store.read("versions"), "ai").itertuples()]
+    est = [estimate_tokens(messages(p, "zh-CN"), cfg.digest.max_output_tokens) for p in papers]
+    budget = sum(est[1:])
+    assert est[0] > budget
+    # Nor does it take one of max_per_run's items: it is never sent.
+    cfg = with_digest(cfg, base_url=llm.url, token_budget_per_run=budget, max_per_run=4)
+    report = run_digest(cfg, store, now=T0)
+    assert (report.counts["made"], report.counts["failed"], llm.calls) == (4, 1, 4)
+    assert report.spent[0] == 4
+    assert report.counts["skipped by budget"] == 0 and report.status == "partial"
+    [row] = [r for r in digests(cfg) if r["arxiv_id"] == big]
+    assert row["status"] == "failed" and row["tokens_in"] == 0
+    assert row["error"] == (f"needs ~{est[0]:,} tokens with its longest reply, more than a "
+                            f"run's token budget ({budget:,})")
+    # The next run waits for its retry and spends nothing on it.
+    again = run_digest(cfg, store, now=T0 + dt.timedelta(minutes=5))
+    assert (again.counts["cached"], again.counts["waiting"], llm.calls) == (4, 1, 4)

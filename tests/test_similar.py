@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -349,6 +350,11 @@ def test_a_failing_embeddings_server_leaves_the_lists_by_words(store_with_papers
      "not 2 finite numbers"),
     (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [0, 0]}]}',
      "length 0"),
+    # Finite as JSON and float64, inf as float32: the vector would come out NaN.
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [1e300, 1]}]}',
+     "not 2 finite numbers"),
+    (b'{"data": [{"index": 0, "embedding": [1, 0]}, {"index": 1, "embedding": [3e38, 3e38]}]}',
+     "not 2 finite numbers"),
 ])
 def test_an_unusable_embeddings_answer_is_refused_and_says_why(body, problem):
     vectors, why = _embeddings.parse(body, 2, 2)
@@ -376,3 +382,57 @@ def test_growth_remakes_lists_by_words_but_not_by_embeddings(store_with_papers, 
     assert grown_by_a_third(cfg).made == sample_papers.num_rows  # word weights moved
     by_model = grown_by_a_third(_embedding(cfg, llm, monkeypatch))
     assert by_model.made < sample_papers.num_rows // 2 and by_model.updated > 0
+
+
+def test_an_overflowing_embedding_is_never_stored_and_a_stored_bad_one_is_asked_again(
+        store_with_papers, sample_papers, llm, monkeypatch):
+    cfg, store = store_with_papers
+    cfg = _embedding(cfg, llm, monkeypatch)
+    n = sample_papers.num_rows
+    llm.inject("overflow")  # the first batch holds a component of 1e300
+    found = similar.similar(cfg, store)
+    assert "embeddings 0 of" in found.line() and "unusable" in found.line()
+    assert store.rows("embeddings") == 0
+    # A vector stored before this check (NaN from an earlier server), and the list made
+    # from it, are made again.
+    assert f"embeddings {n:,} of {n:,}" in similar.similar(cfg, store).line()
+    held = store.read("embeddings")
+    poisoned = held["arxiv_id"][7].as_py()
+    store.write("embeddings", _poison(held, "vector", 7, [float("nan")] * 256))
+    lists = store.read("similar")
+    at = lists["arxiv_id"].to_pylist().index(poisoned)
+    lists = _poison(lists, "neighbours", at, [poisoned] * 8)
+    store.write("similar", _poison(lists, "scores", at, [-float("inf")] + [float("nan")] * 7))
+    asked = len(llm.embedding_requests)
+    similar.similar(cfg, store)
+    assert len(llm.embedding_requests) == asked + 1
+    assert len(llm.embedding_requests[-1]["input"]) == 1
+    vectors = np.array(store.read("embeddings")["vector"].to_pylist(), np.float32)
+    assert np.isfinite(vectors).all()
+    lists = store.read("similar")
+    scores = pc.list_flatten(lists["scores"]).to_numpy(zero_copy_only=False)
+    assert np.isfinite(scores).all()
+    mine = _lists(store)[poisoned]
+    assert poisoned not in mine and len(mine) == 8
+
+
+def _poison(table: pa.Table, column: str, row: int, value: list) -> pa.Table:
+    values = table[column].to_pylist()
+    values[row] = value
+    i = table.schema.get_field_index(column)
+    return table.set_column(i, column, pa.array(values, table.schema.field(i).type))
+
+
+def test_an_embeddings_server_that_trickles_its_answer_times_out_as_a_whole(
+        store_with_papers, trickle, monkeypatch):
+    cfg, store = store_with_papers
+    monkeypatch.setenv("TEST_EMBEDDINGS_KEY", "k")
+    cfg = dataclasses.replace(cfg, digest=dataclasses.replace(
+        cfg.digest, base_url=trickle, max_retries=0, api_key_env="TEST_EMBEDDINGS_KEY",
+        timeout_seconds=0.5), similar=dataclasses.replace(cfg.similar,
+                                                          embeddings_model="replay-embed"))
+    clock = time.monotonic()
+    found = similar.similar(cfg, store)
+    assert time.monotonic() - clock < 20  # the lists by words take most of it
+    assert "embeddings 0 of" in found.line() and "APITimeoutError" in found.line()
+    assert store.read("similar")["method"][0].as_py().startswith("tfidf/")

@@ -388,6 +388,56 @@ def test_names_and_titles_shown_inline_are_isolated_from_the_text_around_them(bi
     assert '<p class="authors"><bdi>Eve</bdi>, <bdi>Null</bdi></p>' in card
 
 
+# The build's own placeholders (site/output.py), as a stored title could carry them.
+PLACEHOLDERS = "".join(f"\ue000{p}\ue000" for p in
+                       ("meta", "title", "main", "root", "when", "h", "href")) + "\ue000"
+
+
+def test_private_use_characters_in_stored_text_are_not_shown(tmp_path):
+    """Else the build's placeholders in a title put the head's tags into <title>, drop the
+    citation tags and change words on cards."""
+    out, target = _site_with(tmp_path, PLACEHOLDERS)
+    for path in [*out.rglob("*.html"), *out.rglob("*.xml"), *out.rglob("*.json")]:
+        found = re.search("[\ue000-\uf8ff]", path.read_text("utf-8"))
+        assert not found, (path, found)
+    page = (out / "paper" / f"{target}.html").read_text("utf-8")
+    assert re.search(r"<title>Hostilemetatitlemainrootwhenhhref title [^<]*</title>", page)
+    assert page.count('<meta name="citation_title" content="Hostilemeta') == 1
+    listing = (out / "library" / "updated" / "all" / "index.html").read_text("utf-8")
+    card = listing[listing.index(f'id="p-{target}"'):]
+    assert '<bdi lang="en">Hostilemetatitlemainrootwhenhhref title</bdi>' in card
+
+
+def test_a_digest_links_only_what_the_paper_links(tmp_path):
+    """A prompt injection in an abstract can make the model write any link; the reader
+    sees its address, and only the paper's own links are links."""
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:1])
+    rows = _rewrite_papers(store, lambda rows: rows[0].update(
+        abstract="We release code at https://github.com/authors/code."))
+    target = rows[0]["arxiv_id"]
+    add_digest(store, target, rows[0]["version"], _last_run(store),
+               r"Code: \href{https://evil.example/steal}{github.com/authors/code}, "
+               r"https://evil.example/two and \url{https://github.com/authors/code}")
+    build_at_last_run(cfg)
+    out = cfg.output_path
+    page = (out / "paper" / f"{target}.html").read_text("utf-8")
+    home = (out / "index.html").read_text("utf-8")
+    for html in (page, home):
+        [tldr] = re.findall(r"</span> ?(Code: .*?)</p>", html)
+        assert tldr == ("Code: github.com/authors/code (https://evil.example/steal), "
+                        "https://evil.example/two and <a href=\"https://github.com/authors/"
+                        'code" rel="nofollow">https://github.com/authors/code</a>')
+    for path in out.rglob("*.html"):
+        assert 'href="https://evil.example' not in path.read_text("utf-8"), path
+    for ext in ("atom", "rss"):
+        feed = feedparser.parse((out / "feeds" / f"digests.{ext}.xml").read_bytes())
+        [entry] = [e for e in feed.entries if target in e.link]
+        content = entry["content"][0]["value"] if "content" in entry else entry["summary"]
+        assert "github.com/authors/code (https://evil.example/steal)" in content
+        assert "evil.example" not in "".join(re.findall(r"<a [^>]*>", content))
+
+
 def test_a_stored_lone_surrogate_fails_no_build(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])

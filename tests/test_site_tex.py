@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.site._tex import MAX_ARGUMENT_CHARS, excerpt, plain_tex, render_tex
+from pipeline.site._tex import MAX_ARGUMENT_CHARS, excerpt, links_in, plain_tex, render_tex
 
 # (source, HTML, plain Unicode)
 CASES = [
@@ -156,3 +156,15 @@ def test_no_backslash_command_is_left_in_the_sample() -> None:
 ])
 def test_an_excerpt_ends_at_a_word(text: str, chars: int, cut: str) -> None:
     assert excerpt(text, chars) == cut
+
+
+def test_a_models_text_links_only_the_urls_its_paper_links() -> None:
+    links = links_in(r"Code: \url{https://github.com/a/b}. Data at https://d.org/x.", None)
+    assert links == {"https://github.com/a/b", "https://d.org/x"}
+    text = (r"\textbf{\href{https://evil.example/s}{github.com/a/b}} https://evil.example/t, "
+            r"\href{https://github.com/a/b}{code} https://d.org/x")
+    assert str(render_tex(text, links)) == (
+        "<b>github.com/a/b (https://evil.example/s)</b> https://evil.example/t, "
+        '<a href="https://github.com/a/b" rel="nofollow">code</a> '
+        '<a href="https://d.org/x" rel="nofollow">https://d.org/x</a>')
+    assert str(render_tex(text)).count("<a href=") == 4  # an author's text links its own

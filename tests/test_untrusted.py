@@ -53,3 +53,9 @@ def test_the_ledger_counts_everything_and_lists_a_bounded_number() -> None:
     assert all(len(r["id"]) <= 80 for r in details["rejected"])
     assert len(details["unknown_categories"]) == MAX_LISTED
     assert "cs.AI" not in details["unknown_categories"]
+
+
+def test_private_use_characters_go() -> None:
+    """The site's build uses them as placeholders; no real title needs them."""
+    text = "a\ue000meta\ue000b\uf8ffc\U000f0000d\U0010fffde 研踪 😀"
+    assert clean_text(text) == "ametabcde 研踪 😀"

@@ -7,7 +7,8 @@ Requests are dispatched strictly in item order, so "newest first" holds and the 
 decision for each request is made once, in that order. Before each request
 (the corrective retry included) its token estimate is reserved against the budget;
 when the answer arrives the reservation is replaced by the reported usage. A request
-that could overshoot is never sent, and nothing after it is sent either.
+that could overshoot is never sent, and nothing after it is sent either; but an item too
+big for any run's budget is a failed attempt with its reason, and the queue goes on.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Generic, TypeVar, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
+from pipeline import _deadline
 from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
@@ -92,8 +94,9 @@ class Outcome(Generic[T]):
 class Budget:
     """Hard token budget. Single event loop, so no lock is needed."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, most: int | None = None) -> None:
         self.limit = limit
+        self.most = limit if most is None else most  # what any run of this config may have
         self.used = 0  # reported usage, or the estimate where usage is unknown
         self.reserved = 0  # estimates of requests in flight
         self.closed = False  # once a request did not fit, no later (smaller) one jumps ahead
@@ -108,6 +111,13 @@ class Budget:
     def settle(self, estimate: int, used: int) -> None:
         self.reserved -= estimate
         self.used += used
+
+    def never_fits(self, estimate: int) -> str | None:
+        """Why a request can be sent in no run (it would stop the queue in every one)."""
+        if estimate <= self.most:
+            return None
+        return (f"needs ~{estimate:,} tokens with its longest reply, more than a run's token "
+                f"budget ({self.most:,})")
 
 
 @dataclass
@@ -202,7 +212,8 @@ async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
                    on_outcome: Callable[[Outcome[T]], None]) -> Dispatch:
     """Ask for the items in order with at most cfg.concurrency requests in flight."""
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
-                                timeout=cfg.timeout_seconds, max_retries=cfg.max_retries)
+                                timeout=cfg.timeout_seconds, max_retries=cfg.max_retries,
+                                http_client=_deadline.client(cfg.timeout_seconds))
     budget, items = asking.budget, asking.items
     gen: _Generator[T] = _Generator(cfg, client, asking)
     sem = asyncio.Semaphore(cfg.concurrency)
@@ -217,12 +228,16 @@ async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
 
     async with client:
         for i, item in enumerate(items):
-            if i >= asking.max_per_run:
+            if len(tasks) >= asking.max_per_run:  # items sent: one too big for any run is not
                 dispatch.skipped_budget = len(items) - i
                 break
             await sem.acquire()  # a free slot first: answers in flight settle their tokens
             msgs = asking.messages(item)
             estimate = estimate_tokens(msgs, asking.max_output_tokens)
+            if why := budget.never_fits(estimate):  # a failure with its reason, not a stop
+                sem.release()
+                on_outcome(Outcome(item, "failed", error=why))
+                continue
             if gen.failures_in_a_row >= OUTAGE_AFTER:
                 dispatch.left_outage = len(items) - i
             elif not budget.reserve(estimate):

@@ -39,7 +39,9 @@ def selected(papers: pa.Table, selection: str) -> pd.Series:
         # ai_related is filled by the classify step; not yet classified counts as not AI.
         flags = flags[flags["ai_related"].fillna(False).astype(bool)]
     elif selection == "topics":
-        flags = flags[flags["topics"].map(lambda t: t is not None and len(t) > 0)]
+        # A bool Series, not a bare .map(): on no rows that is an object Series (or a list,
+        # empty), and indexing by it selects columns.
+        flags = flags[flags["topics"].map(lambda t: t is not None and len(t) > 0).astype(bool)]
     return flags["arxiv_id"]
 
 

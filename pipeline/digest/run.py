@@ -134,7 +134,8 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str,
             store.commit()
 
     most = max(0, dcfg.max_per_run - spent[0])
-    budget, dispatch = Budget(max(0, dcfg.token_budget_per_run - spent[1])), Dispatch()
+    budget = Budget(max(0, dcfg.token_budget_per_run - spent[1]), dcfg.token_budget_per_run)
+    dispatch = Dispatch()
     if todo.todo:
         asking = Asking([p for p, _ in todo.todo], lambda p: messages(p, language), validate,
                         most, budget, dcfg.max_output_tokens)
@@ -183,4 +184,4 @@ def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, budget: Budge
                         sum(o.corrective for o in outcomes), "; ".join(errors) or None,
                         tokens_in=sum(o.tokens_in for o in outcomes),
                         tokens_out=sum(o.tokens_out for o in outcomes),
-                        spent=(len(outcomes), budget.used))
+                        spent=(sum(o.requests > 0 for o in outcomes), budget.used))

@@ -11,7 +11,8 @@ max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
 control characters or a lone surrogate in a field, no usage in the answer, an HTML page
-instead of JSON, 429 with Retry-After, 500, a stall.
+instead of JSON, 429 with Retry-After, 500, a stall; for embeddings, a component of 1e300
+(finite in JSON and float64, not in float32).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pipeline.replay._server import LocalServer, ReplayHandler
 
 _DATA = re.compile(r"^BEGIN_(PAPER|CHANGE)_DATA\n(.*?)\nEND_\1_DATA$", re.M | re.S)
 FAULTS = ("invalid", "missing", "overlong", "obey", "control", "surrogate", "nousage", "garbage",
-          "429", "500", "stall")
+          "429", "500", "stall", "overflow")
 # What the control fault puts into the tldr: NUL, BEL, ESC, CR, DEL, and the C1 NEL and APC.
 CONTROLS = "\x00\x07\x1b\r\x7f\x85\x9f"
 
@@ -164,7 +165,7 @@ class OpenAIReplay(LocalServer):
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 
-    def embeddings(self, body: dict) -> dict:
+    def embeddings(self, body: dict, fault: Fault | None) -> dict:
         """A vector per input: the sum of a fixed random vector per word (not a stop word),
         so papers sharing words point alike, as a model's embeddings of them would."""
         texts = body.get("input")
@@ -178,6 +179,8 @@ class OpenAIReplay(LocalServer):
             for word in re.findall(r"[a-z]{3,}", str(text).lower()):
                 if word not in ENGLISH_STOP_WORDS:
                     vector += _word_vector(word, dimensions)
+            if fault and fault.kind == "overflow" and i == 0:
+                vector[0] = 1e300
             data.append({"object": "embedding", "index": i, "embedding": vector.tolist()})
         tokens = sum(count_tokens(str(t)) for t in texts)
         return {"object": "list", "data": data, "model": body.get("model", "replay"),
@@ -256,7 +259,7 @@ class OpenAIReplay(LocalServer):
                 if replay.latency:
                     time.sleep(replay.latency)
                 if embedding:
-                    self._json(200, replay.embeddings(body))
+                    self._json(200, replay.embeddings(body, fault))
                 else:
                     self._json(200, replay.completion(body, fault))
 

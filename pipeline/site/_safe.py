@@ -18,7 +18,8 @@ _UNSHOWN = re.compile("[\ufffe\uffff\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c
 
 
 def clean(text: str) -> str:
-    """`text` without control, bidi and non-characters, lone surrogates as U+FFFD."""
+    """`text` without control, bidi, private-use and non-characters, lone surrogates as
+    U+FFFD (private-use ones are the build's placeholders)."""
     if text.isascii() and text.isprintable():  # nearly every title and name: no regex
         return text
     return clean_text(_UNSHOWN.sub("", text))

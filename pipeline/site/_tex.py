@@ -5,14 +5,17 @@ Authors write abstracts, titles and comments in LaTeX's text mode as well as in 
 ``\\textbf{…}``, ``\\emph``, ``\\url``, ``\\cite``, ``\\%``, ``--``, TeX quotes,
 ``\\begin{equation*}``. Each of these becomes what TeX would print. The text is untrusted:
 everything is escaped, only a fixed set of elements is made here, and a link is made only
-for an ``http(s)`` URL. A command we do not know stays as its source, so nothing the author
-wrote silently disappears.
+for an ``http(s)`` URL. A model's text (a digest) links only the URLs its paper links
+(`links_in`): a prompt injection in an abstract must not hide a link of its choosing behind
+words such as a repository's name. A command we do not know stays as its source, so nothing
+the author wrote silently disappears.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 
 from markupsafe import Markup, escape
 
@@ -83,11 +86,23 @@ _CJK = re.compile(r"[\u2e80-\u9fff\uac00-\ud7af\uff00-\uffef]")  # no spaces bet
 _BRACE = re.compile(r"\\.|[{}]", re.DOTALL)
 _DASHES = {"--": "–", "---": "—"}
 _URL = re.compile(r"https?://[^\s<>\"'`{}\\]+")
+# A URL as _TOKEN finds it in text (the sentence's closing punctuation left out), or as the
+# argument of \url and \href.
+_LINKED = re.compile(r"https?://[^\s<>\"'`{}\\]*[^\s<>\"'`{}\\.,;:!?)\]]")
+
+Links = Collection[str] | None  # the URLs a text may link; None: any http(s) URL
 
 
-def render_tex(text: str) -> Markup:
-    """``text`` as escaped HTML: formulas as MathML, text commands as their elements."""
-    return Markup("".join(_render(text, html=True, math=True, depth=0)))
+def render_tex(text: str, links: Links = None) -> Markup:
+    """``text`` as escaped HTML: formulas as MathML, text commands as their elements; a URL
+    not in ``links`` (when given) is shown as its address, never as a link."""
+    return Markup("".join(_render(text, html=True, math=True, depth=0, links=links)))
+
+
+def links_in(*texts: str | None) -> frozenset[str]:
+    """The URLs these texts (a paper's abstract and comment) may link: what a model writes
+    about the paper may link these and no others."""
+    return frozenset(url for text in texts if text for url in _LINKED.findall(text))
 
 
 def plain_tex(text: str, *, math: bool = True) -> str:
@@ -117,7 +132,8 @@ def excerpt(text: str, chars: int) -> str:
     return ""
 
 
-def _render(text: str, *, html: bool, math: bool, depth: int) -> list[str]:
+def _render(text: str, *, html: bool, math: bool, depth: int, links: Links = None
+            ) -> list[str]:
     def out(s: str) -> str:
         return str(escape(s)) if html else s
 
@@ -132,7 +148,8 @@ def _render(text: str, *, html: bool, math: bool, depth: int) -> list[str]:
             parts.append(out(m["special"]))
         elif m["command"]:
             pairs = _pairs(text) if pairs is None else pairs
-            shown, pos = _command(text, m, pairs, html=html, math=math, depth=depth)
+            shown, pos = _command(text, m, pairs, html=html, math=math, depth=depth,
+                                  links=links)
             if m["command"] in _DROP and not shown:  # with the space or tie before it
                 while parts and not parts[-1].strip():
                     parts.pop()
@@ -141,16 +158,17 @@ def _render(text: str, *, html: bool, math: bool, depth: int) -> list[str]:
             parts.append(shown)
         elif m["switch"]:
             parts.append(_wrap(_SWITCH[m["switch"]], "".join(
-                _render(m["switched"], html=html, math=math, depth=depth + 1)), html=html))
+                _render(m["switched"], html=html, math=math, depth=depth + 1, links=links)),
+                html=html))
         elif m["quoted"] is not None:
-            quoted = _render(m["quoted"], html=html, math=math, depth=depth + 1)
+            quoted = _render(m["quoted"], html=html, math=math, depth=depth + 1, links=links)
             parts.append("“" + "".join(quoted) + "”")
         elif m["dash"]:
             parts.append(_DASHES[m["dash"]])
         elif m["tie"]:
             parts.append(" ")
         elif m["url"]:
-            parts.append(_link(m["url"], m["url"], html=html))
+            parts.append(_link(m["url"], m["url"], html=html, links=links))
         else:
             formulas += 1
             tex = m["display"] or m["inline"] or m["paren"] or m["bracket"] or m["body"]
@@ -203,13 +221,13 @@ def _pairs(text: str) -> dict[int, int]:
 
 
 def _command(text: str, m: re.Match[str], pairs: dict[int, int], *, html: bool, math: bool,
-             depth: int) -> tuple[str, int]:
+             depth: int, links: Links) -> tuple[str, int]:
     """What TeX prints for the command ``m`` found in ``text``, and where the text goes on."""
     def out(s: str) -> str:
         return str(escape(s)) if html else s
 
     def inner(s: str) -> str:
-        return "".join(_render(s, html=html, math=math, depth=depth + 1))
+        return "".join(_render(s, html=html, math=math, depth=depth + 1, links=links))
 
     name, pos = m["command"], m.end()
     before = text[m.start() - 1] if m.start() else " "
@@ -233,9 +251,9 @@ def _command(text: str, m: re.Match[str], pairs: dict[int, int], *, html: bool, 
     if name in _DROP:
         return "", end
     if name == "url":
-        return _link(args[0], args[0], html=html), end
+        return _link(args[0], args[0], html=html, links=links), end
     if name == "href":
-        return _link(args[0], args[1], html=html), end
+        return _link(args[0], args[1], html=html, links=links), end
     if name == "footnote":
         return f" ({inner(args[0])})", end
     if name in _WRAP:  # \textcolor{red}{x} shows x
@@ -261,12 +279,16 @@ def _math_symbol(name: str) -> str | None:
     return symbol if ok else None
 
 
-def _link(url: str, label: str, *, html: bool) -> str:
-    """A link for an http(s) URL only; anything else (javascript:, a path) is text."""
+def _link(url: str, label: str, *, html: bool, links: Links) -> str:
+    """A link for an http(s) URL only (and one in ``links``, when given); anything else
+    (javascript:, a path) is text."""
     url = url.strip()
     shown = url if label == url else plain_tex(label)
     if not html:
         return shown if label == url else f"{shown} ({url})"
-    if _URL.fullmatch(url):
+    if not _URL.fullmatch(url):
+        return str(escape(shown))
+    if links is None or url in links:
         return f'<a href="{escape(url)}" rel="nofollow">{escape(shown)}</a>'
-    return str(escape(shown))
+    # Not the paper's: its address is shown, so no words can stand for it.
+    return str(escape(shown if label == url else f"{shown} ({url})"))

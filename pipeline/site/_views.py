@@ -30,7 +30,7 @@ from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._note import Part, Side, note, note_text
 from pipeline.site._safe import clean, clean_opt
-from pipeline.site._tex import excerpt, plain_tex, render_tex
+from pipeline.site._tex import excerpt, links_in, plain_tex, render_tex
 from pipeline.site._venue import Venue, venue
 from pipeline.sources import facts as source_facts
 from pipeline.store import Store
@@ -216,6 +216,11 @@ class Paper:
         """A card's text when the paper has no digest: the abstract's first two lines (made
         when a card renders, and not kept: a paper page's key is its fields)."""
         return render_tex(excerpt(self.abstract_text, EXCERPT_CHARS))
+
+    @property
+    def links(self) -> frozenset[str]:
+        """The URLs the paper itself links (abstract, comment): all its digest may link."""
+        return links_in(self.abstract_text, self.comment)
 
     @property
     def abstract_html(self) -> Markup:

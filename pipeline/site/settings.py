@@ -37,7 +37,8 @@ _FIXED: dict[str, object] = {
                           "auto_reload": False, "cache_size": -1},
     # `c is category`: only a code of arXiv's taxonomy links to a category page.
     "JINJA_TESTS": {"category": is_category},
-    # `text | tex`: untrusted text with LaTeX in it (digests, comments) as safe HTML;
+    # `text | tex`: untrusted text with LaTeX in it (comments) as safe HTML; `text | tex(links)`
+    # a model's text (digests), linking only the paper's own URLs;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
     "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled},
