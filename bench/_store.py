@@ -58,14 +58,15 @@ def seed(cfg: config_mod.Config, corpus: Corpus, n: int) -> list[str]:
                         pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), [])
     second = merge_arxiv(first.papers, first.new_versions.select(["arxiv_id", "version"]),
                          pa.Table.from_pylist(revised, schema=ARXIV_SNAPSHOT), [])
-    papers = second.papers.to_pandas()
-    picked = papers.index % 10 == 3
-    papers.loc[picked, "hf_day"] = papers.loc[picked, "published"].dt.date
-    papers.loc[picked, "hf_upvotes"] = (papers.index[picked] % 97).astype("int32")
-    papers.loc[picked, "hf_summary"] = [corpus.text(30) for _ in range(int(picked.sum()))]
+    papers = second.papers
+    chosen = papers.to_pandas()[["arxiv_id", "published"]].iloc[3::10]
+    picks = pa.table({"arxiv_id": chosen["arxiv_id"], "hf_day": chosen["published"].dt.date,
+                      "hf_upvotes": pa.array(chosen.index % 97, pa.int32()),
+                      "hf_summary": [corpus.text(30) for _ in range(len(chosen))]})
     store = Store(cfg.store_path)
     with store.lock():
-        store.write("papers", derive(cfg, pa.Table.from_pandas(papers, preserve_index=False)))
+        store.write("hf", picks)
+        store.write("papers", derive(cfg, papers, {"hf": store.read("hf")}))
         store.write("versions", pa.concat_tables([first.new_versions, second.new_versions]))
         store.write("digests", pa.Table.from_pylist(digests, schema=DIGESTS))
         for source in ("arxiv", "hf"):

@@ -52,7 +52,8 @@ EXTRA_TOPICS = [
 ]
 
 
-def synthetic_papers(n: int, seed: int = 0) -> pa.Table:
+def synthetic_papers(n: int, seed: int = 0) -> tuple[pa.Table, pa.Table]:
+    """`n` papers, and the Hugging Face picks among them (5%, with real upvote counts)."""
     rows = [{**{k: v for k, v in e.__dict__.items() if k != "announced"},
              "authors": list(e.authors), "categories": list(e.categories),
              "primary_category": e.primary_category, "fetched_at": e.announced}
@@ -66,15 +67,17 @@ def synthetic_papers(n: int, seed: int = 0) -> pa.Table:
                for it in json.loads(sample.hf_daily(day) or b"[]")]
     picked = rng.random(n) < 0.05
     votes = np.where(picked, rng.choice(upvotes, n), 0)
+    ids = pa.array([f"{2600 + i // 100000:04d}.{i % 100000:05d}" for i in range(n)])
+    picks = pa.table({"arxiv_id": ids, "hf_upvotes": pa.array(votes, pa.int32())}).filter(
+        pa.array(picked))
     return to_table(pa.table({
-        "arxiv_id": pa.array([f"{2600 + i // 100000:04d}.{i % 100000:05d}" for i in range(n)]),
+        "arxiv_id": ids,
         "version": pa.array(np.ones(n, dtype=np.int32)),
         "title": base["title"].take(pick()), "abstract": base["abstract"].take(pick()),
         "authors": base["authors"].take(pick()), "categories": cats,
         "primary_category": pc.list_element(cats, 0),
         "published": base["published"].take(pick()), "updated": base["updated"].take(pick()),
-        "hf_upvotes": pa.array(votes, pa.int32(), mask=~picked),
-    }), PAPERS)
+    }), PAPERS), picks
 
 
 def peak_mb() -> float:
@@ -92,7 +95,7 @@ def main() -> None:
                   for i, spec in enumerate(EXTRA_TOPICS))
     cfg = dataclasses.replace(cfg, topics=(*cfg.topics, *extra)[:20])
     began = time.perf_counter()
-    papers = synthetic_papers(n)
+    papers, picks = synthetic_papers(n)
     text_mb = (pc.sum(pc.utf8_length(papers["abstract"])).as_py()
                + pc.sum(pc.utf8_length(papers["title"])).as_py()) / 1e6
     print(f"synthetic store: {n:,} papers, {text_mb:,.0f} MB of title+abstract text, "
@@ -101,6 +104,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "data")
         store.write("papers", papers)
+        store.write("hf", picks)
         del papers  # so the peak below is enrich's own: it reads the store itself
         gc.collect()
         base_mb = peak_mb()
@@ -108,7 +112,7 @@ def main() -> None:
         result = enrich(cfg, store)
         t_enrich = time.perf_counter() - t
         enrich_mb = peak_mb()
-        papers = store.read("papers")
+        papers = store.library()
     print(f"enrich (read + classify + topics + atomic write): {t_enrich:.2f} s, "
           f"written={result['written']}; peak RSS {enrich_mb:,.0f} MB "
           f"(before: {base_mb:,.0f} MB)")

@@ -109,7 +109,7 @@ def cost(n: int) -> None:
              for e in day_entries(corpus, 0, ids, {})], schema=ARXIV_SNAPSHOT)
         versions = store.read("versions", ["arxiv_id", "version"])
         merged = merge_arxiv(papers, versions, batch, list(CS_CATEGORIES))
-        store.write("papers", derive(cfg, merged.papers))
+        store.write("papers", derive(cfg, merged.papers, {}))
         line, seconds, mib = run_cli(cfg)
         written = {p: b for p, b in table_bytes(store).items() if p not in before}
         print(f"a day ({batch.num_rows:,} entries): {line}; {seconds:.1f} s in all; peak "
@@ -143,7 +143,7 @@ def real_papers() -> pa.Table:
 def quality(checks: int) -> None:
     cfg = config_mod.load(demo.CONFIG)
     cfg = dataclasses.replace(cfg, store=dataclasses.replace(cfg.store, path=Path("data")))
-    papers = derive(cfg, real_papers())
+    papers = derive(cfg, real_papers(), {})
     with tempfile.TemporaryDirectory() as tmp:
         cfg = dataclasses.replace(cfg, path=Path(tmp) / "papertrail.toml")
         store = Store(cfg.store_path)

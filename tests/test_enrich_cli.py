@@ -136,8 +136,8 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
     assert all(q["id_list"][0] and not q["search_query"][0] for q in replay.log)
 
 
-def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivReplay,
-                                              hf_replay: HFReplay) -> None:
+def test_ingest_source_all_runs_both_arxiv_paths_then_hf(tmp_path: Path, replay: ArxivReplay,
+                                                         hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
                          'delay_seconds = 0\nmax_retries = 0\n'
@@ -146,5 +146,6 @@ def test_ingest_source_all_runs_arxiv_then_hf(tmp_path: Path, replay: ArxivRepla
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].startswith("arxiv: ") and lines[-1].startswith("hf: ok")
-    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "hf"}
+    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "hf"]
+    assert lines[-1].startswith("hf: ok")
+    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "oai", "hf"}
