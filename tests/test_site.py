@@ -1104,3 +1104,23 @@ def test_a_past_days_revisions_brief_shows_the_version_that_came_that_day(tmp_pa
     timeline = lxml_html.parse(str(cfg.output_path / f"paper/{v2.arxiv_id}.html")).xpath(
         "//section[@class='timeline']//li/@data-version")
     assert timeline == ["1", "2", "3"]
+
+
+def test_a_renamed_topic_shows_its_new_name_on_every_paper_page_rebuilt_in_place(tmp_path):
+    """A paper page names its topics: renamed in the config (same keywords), a rebuild into
+    the same folder shows the new name on every page of the topic's papers, none the old."""
+    topic = ('[[topics]]\nslug = "diffusion"\nname = {{ zh = "{name}", en = "Diffusion" }}\n'
+             'description = "Diffusion models."\nkeywords = ["diffusion"]\n')
+    cfg = make_config(tmp_path)
+    base = cfg.path.read_text("utf-8")
+    cfg.path.write_text(base + topic.format(name="扩散模型"), encoding="utf-8")
+    cfg = config_mod.load(cfg.path)
+    run_pipeline(cfg, DAYS[:2])
+    build_at_last_run(cfg)
+    cfg.path.write_text(base + topic.format(name="扩散生成"), encoding="utf-8")
+    build_at_last_run(config_mod.load(cfg.path))
+    names = [[a.text_content() for a in lxml_html.parse(str(page)).xpath(
+        "//ul[@class='topics']//a[contains(@href, 'topic/diffusion/')]")]
+        for page in (cfg.output_path / "paper").glob("*.html")]
+    shown = [n for n in names if n]
+    assert len(shown) > 5 and all(n == ["扩散生成"] for n in shown)

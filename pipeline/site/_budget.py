@@ -83,7 +83,7 @@ class PaperPages:
 
     eligible: list[Paper]  # oldest first
     cfg: Config
-    salt: str  # what every paper page's bytes depend on besides its data (pages.paper)
+    salt: str  # the code and globals that render every paper page (pages.paper.salt)
     first: Rank | None = None  # order() of the oldest full page
     paged: Rank | None = None  # order() of the oldest page (None: every paper has one)
     # From sample()'s bytes (estimate()): every page light, and each sampled page's full

@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
 from pipeline import stats
@@ -37,6 +38,17 @@ class Topic:
 
 
 @dataclass(frozen=True)
+class LocalTime:
+    """A time as the site shows it, in its timezone ("—" for none). Data, not a method of
+    the SiteData: templates call it, and a paper page's key holds its context by repr."""
+
+    tz: ZoneInfo
+
+    def __call__(self, t: dt.datetime | None) -> str:
+        return "—" if t is None else t.astimezone(self.tz).strftime("%Y-%m-%d %H:%M")
+
+
+@dataclass(frozen=True)
 class SiteData:
     cfg: Config
     lib: Library
@@ -57,6 +69,7 @@ class SiteData:
     feeds: list[FeedSpec]
     followed: Followed  # what the config's [[follows]] match
     accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
+    local: LocalTime
 
     @property
     def paged(self) -> list[Paper]:
@@ -68,9 +81,6 @@ class SiteData:
         """Papers with a digest, newest digest first."""
         return sorted((p for p in self.lib.papers if p.digest_created),
                       key=lambda p: (p.digest_created, p.arxiv_id), reverse=True)
-
-    def local(self, t: dt.datetime | None) -> str:
-        return "—" if t is None else t.astimezone(self.lib.tz).strftime("%Y-%m-%d %H:%M")
 
 
 def newest(papers: Iterable[Paper], clock: str) -> list[Paper]:
@@ -94,7 +104,8 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
         site_feeds=site_feeds, feeds=_feeds(cfg, s, site_feeds, categories, topics),
         followed=match_follows(cfg.follows, lib),
         accepted=sorted((p for p in lib.papers if p.venue), reverse=True,
-                        key=lambda p: (p.at("venue"), p.arxiv_id)))
+                        key=lambda p: (p.at("venue"), p.arxiv_id)),
+        local=LocalTime(lib.tz))
 
 
 def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],

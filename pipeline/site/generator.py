@@ -77,11 +77,11 @@ class PaperTrailGenerator(Generator):
         SiteData of its own; the estimate of the pages' bytes (from a sample that does not
         depend on where the boundaries are), the cards, the paper pages and the search
         index carry over (Carried)."""
-        pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(site))
         others = writer.files()  # Pelican's own pages (about), made before this generator
         cards: Cards = {}
         carried = Carried()
         out = Output(site, writer, self.env, cards)
+        pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
         pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
         while not (render_site(out, pages, carried) and pages.fit(writer)):
             writer.restart(others)

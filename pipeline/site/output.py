@@ -41,8 +41,8 @@ class Output:
         self.feed_specs = {spec.slug: spec for spec in site.feeds}  # every feed, by slug
         # Rendered once per depth and feed set, kept with this Output (a build under
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
-        self._feed_links_made: dict[tuple[str, tuple[FeedSpec, ...]], tuple[Markup, Markup]] = {}
         self._chromes: dict[tuple[str, int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
+        self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict, str]] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -57,23 +57,39 @@ class Output:
         return name
 
     def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict:
-        site = self.site
-        feeds = feeds or tuple(site.site_feeds)
-        head, foot = self._feed_links(root, feeds)
-        return {"s": site.strings, "lang": site.lang, "root": root,
-                "site_title": site.cfg.site.title, "brand": site.brand, "feeds": feeds,
-                "feed_head": head, "feed_foot": foot, "local": site.local,
-                "tz_label": site.tz_label, "topic_names": site.topic_names, **ctx}
+        """What a template renders from (with the environment's globals): the site's part
+        at this depth and with these feeds, and the page's own `ctx`."""
+        return {**self._site_context(root, feeds or tuple(self.site.site_feeds))[0], **ctx}
+
+    def _site_context(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[dict, str]:
+        """The site's part of a context, with its repr, made once per depth and feeds: the
+        same on every paper page, and its feed links a sixth of the render time when
+        redone each time."""
+        if (root, feeds) not in self._site_contexts:
+            site = self.site
+            head, foot = self._feed_links(root, feeds)
+            made = {"s": site.strings, "lang": site.lang, "root": root,
+                    "site_title": site.cfg.site.title, "brand": site.brand, "feeds": feeds,
+                    "feed_head": head, "feed_foot": foot, "local": site.local,
+                    "tz_label": site.tz_label, "topic_names": site.topic_names}
+            self._site_contexts[root, feeds] = made, repr(made)
+        return self._site_contexts[root, feeds]
+
+    def context_text(self, ctx: dict) -> str:
+        """Everything a context made by context() holds, as text for a key: the repr of
+        each value (a page's data by value, the site's part as made once). What a page
+        renders from cannot change without its key: a value whose repr says less than
+        it holds, or differs from build to build (an object's address), must not go in."""
+        site, text = self._site_context(ctx["root"], ctx["feeds"])
+        own = {name: value for name, value in ctx.items() if site.get(name) is not value}
+        return text + repr(own)
 
     def _feed_links(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[Markup, Markup]:
-        """The feed links of a page's head and footer, rendered once per depth: the same
-        on every paper page, and a sixth of the render time when redone each time."""
-        if (root, feeds) not in self._feed_links_made:
-            ctx = {"root": root, "feeds": feeds, "s": self.site.strings}
-            head, foot = (Markup(self.template(name).render(ctx))
-                          for name in ("_feeds_head", "_feeds_foot"))
-            self._feed_links_made[root, feeds] = head, foot
-        return self._feed_links_made[root, feeds]
+        """The feed links of a page's head and footer."""
+        ctx = {"root": root, "feeds": feeds, "s": self.site.strings}
+        head, foot = (Markup(self.template(name).render(ctx))
+                      for name in ("_feeds_head", "_feeds_foot"))
+        return head, foot
 
     def chrome(self, page: str, depth: int, feeds: tuple[FeedSpec, ...] = ()
                ) -> tuple[str, str]:

@@ -8,20 +8,15 @@ its full page is ~5 KB. app.js fetches the shard and puts them in place."""
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import gzip
 import hashlib
-import inspect
 import json
 from collections.abc import Callable, Iterable
+from importlib.metadata import version
 from pathlib import Path
 
-import pipeline.site._diff as _diff
-import pipeline.site._html as _html
-import pipeline.site._math as _math
-import pipeline.site._note as _note
-import pipeline.site._tex as _tex
+import pipeline
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
 from pipeline.site._writer import read_record, stamp
@@ -31,7 +26,6 @@ from pipeline.site.output import Output
 CHUNK = 1000  # paper pages per worker task
 CACHE = ".papertrail/pages.json"  # per file: its inputs' key, the file's stamp
 SHARDS = "paper/shards/"  # where light pages' articles wait (see shard())
-_TEMPLATES = ("paper", "light", "base", "_feeds_head", "_feeds_foot", "_venue")
 
 Entry = tuple[str, str]  # a paper page's meta and main blocks
 
@@ -74,7 +68,7 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
     mtime]."""
     keys: dict[str, list] = {}
     for paper in papers:
-        _fresh(out, paper.path, _key(salt, paper), old, keys,
+        _fresh(out, paper.path, _key(salt, out, paper), old, keys,
                functools.partial(render_one, site, out, paper))
     return keys
 
@@ -89,9 +83,9 @@ def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper
     for name, members in shards:
         for paper in members:
             if paper.light:
-                _fresh(out, paper.path, _key(salt, paper), old, keys,
+                _fresh(out, paper.path, _key(salt, out, paper), old, keys,
                        functools.partial(_render_light, site, out, paper))
-        key = _hash("".join(_key(salt, p, light=False) for p in members))
+        key = _hash("".join(_key(salt, out, p, light=False) for p in members))
         _fresh(out, name, key, old, keys, functools.partial(_render_shard, out, name, members))
     return keys
 
@@ -120,10 +114,14 @@ def _fresh(out: Output, path: str, key: str, old: dict[str, list], keys: dict[st
     keys[path] = [key, *(seen or [])]
 
 
-def _key(salt: str, paper: Paper, **state: object) -> str:
-    # The page says whether it has similar papers, not which (search.js lists them); it
-    # says whether it is light, so a page that turns light (or back) is made again.
-    return _hash(salt + repr({**vars(paper), "similar": bool(paper.similar), **state}))
+def _key(salt: str, out: Output, paper: Paper, **state: object) -> str:
+    """The key of a page: what renders it (salt()) and its template's context, the one its
+    render gets (_context), so nothing it shows can change and leave the key as it was.
+    The paper in it by its fields: the page says whether it has similar papers, not which
+    (search.js lists them); it says whether it is light, so a page that turns light (or
+    back) is made again; `state` overrides a field its bytes do not depend on."""
+    seen = {**vars(paper), "similar": bool(paper.similar), **state}
+    return _hash(salt + out.context_text({**_context(out, paper), "p": seen}))
 
 
 def _hash(text: str) -> str:
@@ -209,15 +207,13 @@ def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
                    atomic=True)
 
 
-def salt(site: SiteData) -> str:
-    """What every paper page depends on besides its own data."""
-    parts = [(site.theme / "templates" / f"{t}.html").read_text("utf-8") for t in _TEMPLATES]
-    # TeX, math, diffs, change notes and name lists are made while a page renders, from its
-    # data.
-    parts += [inspect.getsource(m) for m in (_tex, _math, _diff, _note, _html)]
-    # Where the site is written, by how many processes, what its feeds hold and how large
-    # it may grow change no paper page's bytes.
-    settings = dataclasses.replace(site.cfg.site, output=Path(), build_jobs=0, feed_days=0,
-                                   feed_max_mb=0, max_site_mb=0)
-    parts += [json.dumps(site.strings, sort_keys=True), repr(settings), repr(site.site_feeds)]
-    return hashlib.blake2b("\0".join(parts).encode(), digest_size=16).hexdigest()
+def salt(out: Output) -> str:
+    """What renders every page from its context: the code (the templates, every module of
+    the package: filters, a Paper's properties, TeX, diffs, change notes; Jinja and
+    MarkupSafe) and the templates' globals that are data."""
+    code = [*sorted((out.site.theme / "templates").iterdir()),
+            *sorted(Path(pipeline.__file__).parent.rglob("*.py"))]
+    parts = [path.read_bytes() for path in code if path.is_file()]
+    parts += [version(name).encode() for name in ("jinja2", "markupsafe")]
+    parts.append(repr({k: v for k, v in out.env.globals.items() if not callable(v)}).encode())
+    return hashlib.blake2b(b"\0".join(parts), digest_size=16).hexdigest()
