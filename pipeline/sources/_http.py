@@ -11,6 +11,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+import requests
+import urllib3
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -114,6 +117,25 @@ def read_within(chunks: Iterable[bytes], deadline: float) -> bytes:
 # One pacer per service for the whole process: arXiv's terms count the export API and
 # OAI-PMH together ("one request every 3 seconds"), whichever source makes the request.
 _PACERS: dict[str, Pacer] = {}
+
+
+Answer = tuple[int, Mapping[str, str], bytes]  # status, headers, body
+_CHUNK = 64 * 1024
+
+
+def get_within(session: requests.Session, url: str, headers: Mapping[str, str],
+               deadline: float, timeout: float) -> Answer:
+    """GET with the body read in chunks as they arrive (read1) until `deadline`; a timeout
+    or a failed connection is Transient."""
+    try:
+        with session.get(url, headers=headers, stream=True,
+                         timeout=max(deadline - time.monotonic(), 0.01)) as resp:
+            chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
+            return resp.status_code, resp.headers, read_within(chunks, deadline)
+    except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
+        raise Transient(f"no response within {timeout:g} s") from None
+    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
+        raise Transient(f"connection failed ({type(exc).__name__})") from None
 
 
 class Requests:

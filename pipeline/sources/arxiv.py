@@ -22,7 +22,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlencode
@@ -31,7 +31,6 @@ import arxiv
 import pyarrow as pa
 import pyarrow.compute as pc
 import requests
-import urllib3
 
 from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
@@ -40,12 +39,13 @@ from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import (
+    Answer,
     FetchStats,
     Requests,
     SourceError,
     Transient,
     check_status,
-    read_within,
+    get_within,
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
 
@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
 
 _ID = re.compile(r"^(?P<id>.+?)(?:v(?P<version>\d+))?$")
-_CHUNK = 64 * 1024
 
 
 class _PageLimit(Exception):
@@ -101,7 +100,6 @@ class Updates(Fetch):
                 "truncated": self.truncated[:50]}
 
 
-_Answer = tuple[int, Mapping[str, str], bytes]  # status, headers, body
 
 
 class PoliteClient:
@@ -147,22 +145,13 @@ class PoliteClient:
         self.stats.pages += 1
         return page
 
-    def _get(self, url: str, deadline: float) -> _Answer:
-        """GET with the body read in chunks as they arrive (read1), checking the deadline."""
-        try:
-            # arXiv answers a request without Accept with 406 (2026 reports).
-            headers = {"User-Agent": f"{self.cfg.user_agent} arxiv.py/{arxiv.__version__}",
-                       "Accept": "application/atom+xml, application/xml"}
-            with self._session.get(url, headers=headers, stream=True,
-                                   timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-                chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
-                return resp.status_code, resp.headers, read_within(chunks, deadline)
-        except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
-            raise Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
-        except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-            raise Transient(f"connection failed ({type(exc).__name__})") from None
+    def _get(self, url: str, deadline: float) -> Answer:
+        # arXiv answers a request without Accept with 406 (2026 reports).
+        headers = {"User-Agent": f"{self.cfg.user_agent} arxiv.py/{arxiv.__version__}",
+                   "Accept": "application/atom+xml, application/xml"}
+        return get_within(self._session, url, headers, deadline, self.cfg.timeout_seconds)
 
-    def _check(self, answer: _Answer, url: str, start: int) -> Page:
+    def _check(self, answer: Answer, url: str, start: int) -> Page:
         status, headers, body = answer
         check_status(status, headers)
         error = api_error(body)

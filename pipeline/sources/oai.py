@@ -27,7 +27,6 @@ import email.utils
 import functools
 import re
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -35,7 +34,6 @@ from urllib.parse import urlencode
 import pyarrow as pa
 import pyarrow.compute as pc
 import requests
-import urllib3
 from lxml import etree
 
 from pipeline._ids import is_arxiv_id
@@ -44,12 +42,13 @@ from pipeline._schemas import ARXIV_SNAPSHOT, Table, to_table
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
 from pipeline.sources._http import (
+    Answer,
     FetchStats,
     Requests,
     SourceError,
     Transient,
     check_status,
-    read_within,
+    get_within,
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 
@@ -59,7 +58,6 @@ if TYPE_CHECKING:
 _OAI = "http://www.openarchives.org/OAI/2.0/"
 _RAW = "http://arxiv.org/OAI/arXivRaw/"
 _NS = {"o": _OAI, "r": _RAW}
-_CHUNK = 64 * 1024
 _ALL_CS = 40  # categories: with every cs.* configured, the one set `cs` serves them all
 _STRS = pa.list_(pa.string())
 _TS = pa.timestamp("us", tz="UTC")
@@ -137,24 +135,13 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
     return result
 
 
-_Answer = tuple[int, Mapping[str, str], bytes]
-
-
 def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
-         ) -> _Answer:
+         ) -> Answer:
     headers = {"User-Agent": cfg.user_agent, "Accept": "application/xml, text/xml"}
-    try:
-        with session.get(url, headers=headers, stream=True,
-                         timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-            chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
-            return resp.status_code, resp.headers, read_within(chunks, deadline)
-    except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
-        raise Transient(f"no response within {cfg.timeout_seconds:g} s") from None
-    except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
-        raise Transient(f"connection failed ({type(exc).__name__})") from None
+    return get_within(session, url, headers, deadline, cfg.timeout_seconds)
 
 
-def _check(answer: _Answer) -> Page:
+def _check(answer: Answer) -> Page:
     status, headers, body = answer
     check_status(status, headers)
     try:
