@@ -386,3 +386,24 @@ def test_a_store_upgraded_by_a_newer_release_is_refused(tmp_path):
     (root / MANIFEST).write_text(json.dumps(manifest))
     with pytest.raises(StoreError, match=r"newer papertrail \(from-2027\); upgrade papertrail"):
         Store(root).read("papers")
+
+
+def test_a_branch_the_last_release_saved_restores_upgraded_and_saves(tmp_path, remote, replay):
+    work = tmp_path / "last-release"
+    subprocess.run(["git", "clone", "--quiet", str(remote), str(work)], check=True)
+    expected = _partitioned_store(work / "data")
+    for args in (["checkout", "-q", "--orphan", "data"], ["add", "-A"],
+                 ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "v3"],
+                 ["push", "-q", "origin", "data"]):
+        subprocess.run(["git", "-C", str(work), *args], check=True)
+
+    fresh = checkout(tmp_path, "fresh", remote, replay.url)
+    databranch.restore(fresh.root, fresh.store_path)
+    assert Store(fresh.store_path).read("hf").equals(expected["hf"])  # upgraded when read
+    _ingest(fresh, replay, DAYS[2])
+    assert databranch.save(fresh, fresh.root, now=_at(DAYS[2])).commit
+    saved = json.loads(subprocess.run(
+        ["git", "-C", str(remote), "show", f"data:data/{MANIFEST}"],
+        capture_output=True, text=True, check=True).stdout)
+    assert saved["migrations"] == ["tables-in-partitions", "hf-in-its-own-table"]
+    assert "signals" not in saved["tables"] and "hf" in saved["tables"]
