@@ -32,8 +32,10 @@ from urllib.parse import urlparse
 from jinja2 import Environment, FileSystemLoader
 from markupsafe import Markup
 
+from pipeline.config import SiteConfig
 from pipeline.replay import sample
 from pipeline.site import _search, i18n
+from pipeline.site._brand import brand
 from pipeline.site._views import DIGEST_FIELDS, Paper
 
 REPO = Path(__file__).resolve().parents[1]
@@ -110,8 +112,10 @@ def child(n: int, out: str) -> None:
 def site(out: Path, info: dict) -> None:
     """The search page as the build renders it, plus the theme's static files."""
     env = Environment(loader=FileSystemLoader(REPO / "theme" / "templates"), autoescape=True)
+    strings = i18n.strings("zh-CN")
     html = env.get_template("search.html").render(
-        s=i18n.strings("zh-CN"), lang="zh-CN", root="../", site_title="PaperTrail", feeds=[],
+        s=strings, lang="zh-CN", root="../", site_title="PaperTrail", feeds=[],
+        brand=brand(SiteConfig(), strings),
         title="搜索", nav="search", categories=info["categories"], topics=info["topics"])
     (out / "search" / "index.html").write_text(html, encoding="utf-8")
     shutil.copytree(REPO / "theme" / "static", out / "theme")

@@ -41,10 +41,11 @@ def site(tmp_path_factory):
     store = run_pipeline(cfg, DAYS)
     table = store.read("papers")
     papers = table.to_pylist()
-    for i, p in enumerate(papers):  # the classify and HF steps are not part of this store
+    for p in papers:  # the classify and HF steps are not part of this store
         p["ai_related"] = "cs.LG" in p["categories"]
-        if i % 7 == 0:
-            p["hf_day"], p["hf_upvotes"] = at(DAYS[-1]).date(), 3
+    store.write("hf", pa.Table.from_pylist([
+        {"arxiv_id": p["arxiv_id"], "hf_day": at(DAYS[-1]).date(), "hf_upvotes": 3}
+        for p in papers[::7]]))
     # A publisher's DOI on a paper whose comment names no venue: known by its DOI alone.
     next(p for p in papers if venue(p["comment"], p["journal_ref"], None) is None
          and "<" not in p["title"])["doi"] = "10.1145/3700000.3700001"

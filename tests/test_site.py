@@ -536,21 +536,26 @@ def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, mo
 
     table = store.read("papers")
     rows = table.to_pylist()
-    rows[0]["hf_upvotes"] = 99  # on the paper page, not in the index
-    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    first = rows[0]["arxiv_id"]
+    pick = {"arxiv_id": first, "hf_day": at(DAYS[0]).date(), "hf_upvotes": 99}
+    store.write("hf", pa.Table.from_pylist([pick]))  # picked: the index's HF filter says so
+    build_at_last_run(cfg)
+    assert made == [1, 1]
+    index = _search_files(root)
+    store.write("hf", pa.Table.from_pylist([{**pick, "hf_upvotes": 100}]))  # the page only
     report = build_at_last_run(cfg)
-    assert made == [1] and report.written >= 1
-    assert "99" in (root / "paper" / f"{rows[0]['arxiv_id']}.html").read_text("utf-8")
+    assert made == [1, 1] and report.written >= 1
+    assert "100" in (root / "paper" / f"{first}.html").read_text("utf-8")
     assert _search_files(root) == index
 
     (root / "search" / "d" / "0.json.gz").unlink()  # a file gone: the index is made again
     build_at_last_run(cfg)
-    assert made == [1, 1] and _search_files(root) == index
+    assert made == [1, 1, 1] and _search_files(root) == index
 
     rows[1]["title"] = "Zyzzyva retitled"
     store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
     build_at_last_run(cfg)
-    assert made == [1, 1, 1]
+    assert made == [1, 1, 1, 1]
     changed = _search_files(root)
     assert changed != index and any(b"Zyzzyva retitled" in v for v in changed.values())
     fresh = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("fresh")))
@@ -688,10 +693,9 @@ def test_sources_are_named_in_the_sites_language(built):
 def test_a_hugging_face_pick_says_so_in_words(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])
-    table = store.read("papers")
-    rows = table.to_pylist()
-    rows[0]["hf_day"], rows[0]["hf_upvotes"] = at(DAYS[0]).date(), 1234
-    store.write("papers", pa.Table.from_pylist(rows, schema=table.schema))
+    first = store.read("papers")["arxiv_id"][0].as_py()
+    store.write("hf", pa.Table.from_pylist([{"arxiv_id": first, "hf_day": at(DAYS[0]).date(),
+                                             "hf_upvotes": 1234}]))
     build_at_last_run(cfg)
     library = (cfg.output_path / "library/updated/all/index.html").read_text("utf-8")
     assert '<span class="hf">HF 推荐 · 1,234 赞</span>' in library
@@ -858,8 +862,7 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
 def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:2])
-    table = store.read("papers")
-    papers = table.to_pylist()
+    papers = store.read("papers").to_pylist()
     days = [at(DAYS[0]).date(), at(DAYS[1]).date()]
     picks = papers[:12]
     for i, p in enumerate(picks):  # the HF step is not part of this store
@@ -867,7 +870,9 @@ def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
         p["hf_repo"] = f"https://github.com/o/r{i}" if i % 3 == 0 else None
         p["hf_stars"] = i * 10 if i % 3 == 0 else None
         p["hf_project_page"] = "javascript:alert(1)" if i == 1 else None
-    store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
+    store.write("hf", pa.Table.from_pylist([
+        {k: p[k] for k in ("arxiv_id", "hf_day", "hf_upvotes", "hf_repo", "hf_stars",
+                           "hf_project_page")} for p in picks]))
     build_at_last_run(cfg)
     root = cfg.output_path
     for day, path in ((days[1], "hf/index.html"), (days[1], f"hf/{days[1]}/index.html"),
@@ -1085,7 +1090,7 @@ def test_a_past_days_revisions_brief_shows_the_version_that_came_that_day(tmp_pa
     with ArxivReplay([*sample.entries(), v3]) as api:
         for day in DAYS:
             api.as_of = at(day)
-            ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
+            ingest_arxiv_paths(fast_arxiv(cfg, api.url), store, api.as_of)
     build_at_last_run(cfg)
     seen = {r["version"]: r["first_seen"] for r in store.read("versions").to_pylist()
             if r["arxiv_id"] == v2.arxiv_id}
