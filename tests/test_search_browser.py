@@ -57,7 +57,8 @@ def site(tmp_path_factory):
     build_at_last_run(cfg)
     with serve(cfg.output_path) as url:
         yield {"url": url, "out": cfg.output_path, "store": store,
-               "papers": {p["arxiv_id"]: p for p in papers}, "digest_id": target["arxiv_id"]}
+               "papers": {p["arxiv_id"]: p for p in store.library().to_pylist()},
+               "digest_id": target["arxiv_id"]}
 
 
 def search(pg, site, query: str, **params: str) -> list[str]:
