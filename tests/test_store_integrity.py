@@ -8,7 +8,7 @@ import datetime as dt
 import json
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -302,15 +302,23 @@ def test_a_branch_whose_manifest_names_a_file_outside_the_store_is_refused(
     assert Store(cfg.store_path).rows("papers") > 0  # the first clone is untouched
 
 
-def test_a_branch_saved_by_the_release_before_partitions_restores_and_saves_partitioned(
-        tmp_path, remote, replay):
-    work = tmp_path / "legacy"
+def _saved_as_data_branch(tmp_path: Path, remote: Path,
+                          store: Callable[[Path], dict[str, pa.Table]]) -> dict[str, pa.Table]:
+    """An earlier release's store (`store` copies it into a folder and says what its tables
+    read as) pushed as the data branch of `remote`."""
+    work = tmp_path / "earlier-release"
     subprocess.run(["git", "clone", "--quiet", str(remote), str(work)], check=True)
-    expected = _release_store(work / "data")
+    expected = store(work / "data")
     for args in (["checkout", "-q", "--orphan", "data"], ["add", "-A"],
-                 ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "legacy"],
+                 ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "earlier"],
                  ["push", "-q", "origin", "data"]):
         subprocess.run(["git", "-C", str(work), *args], check=True)
+    return expected
+
+
+def test_a_branch_saved_by_the_release_before_partitions_restores_and_saves_partitioned(
+        tmp_path, remote, replay):
+    expected = _saved_as_data_branch(tmp_path, remote, _release_store)
 
     fresh = checkout(tmp_path, "fresh", remote, replay.url)
     databranch.restore(fresh.root, fresh.store_path)
@@ -389,13 +397,7 @@ def test_a_store_upgraded_by_a_newer_release_is_refused(tmp_path):
 
 
 def test_a_branch_the_last_release_saved_restores_upgraded_and_saves(tmp_path, remote, replay):
-    work = tmp_path / "last-release"
-    subprocess.run(["git", "clone", "--quiet", str(remote), str(work)], check=True)
-    expected = _partitioned_store(work / "data")
-    for args in (["checkout", "-q", "--orphan", "data"], ["add", "-A"],
-                 ["-c", "user.name=x", "-c", "user.email=x@x", "commit", "-qm", "v3"],
-                 ["push", "-q", "origin", "data"]):
-        subprocess.run(["git", "-C", str(work), *args], check=True)
+    expected = _saved_as_data_branch(tmp_path, remote, _partitioned_store)
 
     fresh = checkout(tmp_path, "fresh", remote, replay.url)
     databranch.restore(fresh.root, fresh.store_path)
