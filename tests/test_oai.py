@@ -175,3 +175,15 @@ def test_every_request_to_arxiv_says_who_sends_it_and_what_it_accepts(config, re
     _run(cfg, replay, "oai", T1 + OAI_LAG)
     assert replay.headers and all("owner@example.org" in h["User-Agent"] and h["Accept"]
                                   for h in replay.headers)
+
+
+def test_a_wave_of_429s_ends_the_run_bounded_and_the_next_run_resumes(config, replay):
+    retries = config.sources.arxiv.max_retries
+    replay.inject(*[Fault("429")] * (retries + 1))  # "Rate exceeded", no Retry-After
+    first = _run(config, replay, "oai", T1 + OAI_LAG)
+    assert first.status == "failed" and "HTTP 429" in first.error
+    assert first.requests == retries + 1  # backoff between them, never a tight loop
+    store = Store(config.store_path)
+    assert store.watermark("oai") is None and store.rows("papers") == 0
+    again = _run(config, replay, "oai", T1 + OAI_LAG + dt.timedelta(hours=1))
+    assert again.status == "ok" and store.rows("papers") == again.counts["new"] > 0
