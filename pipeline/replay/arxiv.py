@@ -383,26 +383,17 @@ class ArxivReplay(LocalServer):
                 with replay._lock:
                     replay.log.append(params)
                 fault = replay.next_fault()
-                if fault and fault.kind in ("503", "500"):
-                    self._send(int(fault.kind), b"Service Unavailable", "text/plain")
+                if fault and fault.kind == "503":
+                    self._send(503, b"Service Unavailable", "text/plain")
                     return
-                if fault and fault.kind == "429":
-                    self._send(429, b"Too Many Requests", "text/plain",
-                               {"Retry-After": str(int(fault.seconds))})
+                if self._refused(fault):
                     return
-                if fault and fault.kind == "stall":
-                    time.sleep(fault.seconds)
                 status, body = replay.answer(params)
                 if fault and fault.kind == "empty" and status == 200:
                     body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
-                if fault and fault.kind == "truncate" and status == 200:
-                    body = body[: len(body) // 2]
                 ctype = ("text/plain; charset=utf-8" if status == 500
                          else "application/atom+xml; charset=utf-8")
-                if fault and fault.kind == "trickle":
-                    self._trickle(status, body, ctype, fault.seconds)
-                    return
-                self._send(status, body, ctype)
+                self._deliver(status, body, ctype, fault)
 
             def _oai(self, params: dict[str, list[str]]) -> None:
                 with replay._lock:
@@ -416,24 +407,35 @@ class ArxivReplay(LocalServer):
                     self._send(503, page.encode(), "text/html",
                                {"Retry-After": str(seconds)} if fault.seconds > 0 else None)
                     return
-                if fault and fault.kind == "500":
-                    self._send(500, b"Internal Server Error", "text/plain")
+                if self._refused(fault):
                     return
-                if fault and fault.kind == "429":
-                    self._send(429, b"Too Many Requests", "text/plain",
-                               {"Retry-After": str(int(fault.seconds))})
-                    return
-                if fault and fault.kind == "stall":
-                    time.sleep(fault.seconds)
                 body = replay.oai_answer(params)
                 if fault and fault.kind == "empty":
                     body = re.sub(rb"    <(record|header)\b.*?</\1>\n", b"", body, flags=re.S)
-                if fault and fault.kind == "truncate":
+                self._deliver(200, body, "text/xml", fault)  # text/xml: arXiv's routes.py
+
+            def _refused(self, fault: Fault | None) -> bool:
+                """Answer a fault that replaces the answer (500, 429), or wait out a stall
+                before answering; True when the request is answered."""
+                if fault and fault.kind == "500":
+                    self._send(500, b"Internal Server Error", "text/plain")
+                    return True
+                if fault and fault.kind == "429":
+                    self._send(429, b"Too Many Requests", "text/plain",
+                               {"Retry-After": str(int(fault.seconds))})
+                    return True
+                if fault and fault.kind == "stall":
+                    time.sleep(fault.seconds)
+                return False
+
+            def _deliver(self, status: int, body: bytes, ctype: str,
+                         fault: Fault | None) -> None:
+                """Send an answer, cut in half or trickled when the fault says so."""
+                if fault and fault.kind == "truncate" and status == 200:
                     body = body[: len(body) // 2]
-                ctype = "text/xml"  # arXiv's routes.py
                 if fault and fault.kind == "trickle":
-                    self._trickle(200, body, ctype, fault.seconds)
-                    return
-                self._send(200, body, ctype)
+                    self._trickle(status, body, ctype, fault.seconds)
+                else:
+                    self._send(status, body, ctype)
 
         return Handler

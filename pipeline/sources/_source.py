@@ -68,6 +68,17 @@ class Options:
     progress: Progress | None = None
 
 
+def start_day(options: Options, watermark: dt.datetime | None, started: dt.datetime, *,
+              overlap_days: int, backfill_days: int) -> dt.date:
+    """The first day a day-by-day catch-up reads: the one asked for, the watermark's day
+    less the overlap, or, before the first run, `backfill_days` before `started`."""
+    if options.since is not None:
+        return options.since.astimezone(dt.UTC).date()
+    if watermark is not None:
+        return watermark.date() - dt.timedelta(days=overlap_days)
+    return started.astimezone(dt.UTC).date() - dt.timedelta(days=backfill_days)
+
+
 @dataclass
 class Catch:
     """One catch-up: how it went, and what ingest should store and write in the ledger."""

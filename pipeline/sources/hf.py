@@ -38,7 +38,7 @@ from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
 from pipeline._schemas import REBUILD, Table, to_table
 from pipeline._untrusted import Findings, clean_text, not_after
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 
@@ -288,12 +288,8 @@ class HFSource:
         # The HF mark is the start of a day this clock read: past `started` it is never right.
         before = not_after(watermark, started, skew=dt.timedelta(0))
         today = started.astimezone(dt.UTC).date()
-        if options.since is not None:
-            since = options.since.astimezone(dt.UTC).date()
-        elif before is not None:
-            since = before.date() - dt.timedelta(days=hcfg.overlap_days)
-        else:
-            since = today - dt.timedelta(days=hcfg.backfill_days)
+        since = start_day(options, before, started, overlap_days=hcfg.overlap_days,
+                          backfill_days=hcfg.backfill_days)
         fetch = fetch_days(hcfg, [since + dt.timedelta(days=i)
                                   for i in range((today - since).days + 1)], started,
                            deadline=time.monotonic() + hcfg.max_run_seconds)

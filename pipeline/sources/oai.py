@@ -50,7 +50,7 @@ from pipeline.sources._http import (
     check_status,
     get_within,
 )
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
@@ -255,12 +255,9 @@ class OAISource:
                  started: dt.datetime, options: Options) -> Catch:
         acfg = cfg.sources.arxiv
         before = not_after(watermark, started, skew=dt.timedelta(0))
-        if options.since is not None:
-            since = options.since.astimezone(dt.UTC).date()
-        elif before is not None:
-            since = before.date()
-        else:
-            since = (started - dt.timedelta(days=acfg.backfill_days)).date()
+        # A day's records may still arrive after a harvest: its day is read again.
+        since = start_day(options, before, started, overlap_days=0,
+                          backfill_days=acfg.backfill_days)
         got = harvest(acfg, since, started)
         batch = got.table()
         merged = self.merge(cfg, library, batch)
