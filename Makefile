@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # axe-core for the accessibility tests: a file from the npm registry, injected into pages.
 AXE := tests/axe/node_modules/axe-core/axe.min.js
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench lock clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,14 @@ lint: $(STAMP)
 ## bench: print the performance figures in full (not a test; the tests run each with --smoke)
 bench: $(STAMP)
 	for f in bench/[!_]*.py; do $(BIN)/python $$f || exit 1; done
+
+## lock: pin requirements.lock (what the update workflow installs, with hashes) anew from
+## pyproject.toml, for the Python and platform the workflow runs on
+LOCK_ARGS := --generate-hashes --python-version 3.11 --python-platform x86_64-manylinux_2_28 \
+	--annotation-style line --custom-compile-command "make lock"
+lock: $(STAMP)
+	$(BIN)/pip install --quiet 'uv>=0.13,<0.14'
+	$(BIN)/uv pip compile pyproject.toml $(LOCK_ARGS) --upgrade --quiet -o requirements.lock
 
 clean:
 	rm -rf .demo output data/.lock

@@ -8,12 +8,14 @@ what the run stored, or neither does.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import secrets
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pipeline import schedule
 from pipeline.store import Store
 
 
@@ -38,8 +40,12 @@ class Run:
 
     def record(self, **columns: Any) -> None:
         """The row's columns (`runs` schema); run_id, source, started and finished (now,
-        unless given) are filled in."""
+        unless given) are filled in; a run the workflow's schedule started says so in its
+        details (pipeline/schedule.py finds the runs it missed from these)."""
         elapsed = dt.timedelta(seconds=round(time.monotonic() - self._clock, 3))
+        if trigger := schedule.trigger():
+            details = json.loads(columns.get("details") or "{}")
+            columns["details"] = json.dumps({**details, "trigger": trigger}, ensure_ascii=False)
         self.row = {"run_id": self.run_id, "source": self.source, "started": self.started,
                     "finished": self.started + elapsed, **columns}
 

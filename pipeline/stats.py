@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pandas as pd
 
+from pipeline import schedule
 from pipeline._schemas import MOVES_WATERMARK
 from pipeline.sources import SOURCES
 
@@ -73,10 +74,19 @@ class HomeStats:
     total_hf: int
     sources: list[SourceState] = field(default_factory=list)
     announces_today: bool = True
+    gaps: list[schedule.Gap] = field(default_factory=list)  # of the last GAP_DAYS
 
     @property
     def degraded(self) -> bool:
         return any(s.failing for s in self.sources)
+
+    @property
+    def recent_gap(self) -> schedule.Gap | None:
+        """The newest stretch of missed runs, if it ended in the last 24 hours."""
+        return self.gaps[-1] if self.gaps and self.gaps[-1].next > self.window_start else None
+
+
+GAP_DAYS = 30  # how far back the sources page lists missed runs
 
 
 def in_window(times: pd.Series, start: dt.datetime, end: dt.datetime) -> pd.Series:
@@ -139,6 +149,7 @@ def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
         total_hf=int(papers["hf_day"].notna().sum()),
         sources=source_states(runs) if not runs.empty else [],
         announces_today=announces_on(local_day),
+        gaps=schedule.gaps(runs, since=now - dt.timedelta(days=GAP_DAYS)),
     )
 
 

@@ -1,18 +1,22 @@
 """The job summary of a scheduled run: Markdown for $GITHUB_STEP_SUMMARY.
 
 Reads the run ledger only, so it also works after a failed step: per source the
-latest run (status, counts, tokens, error), then the library's totals.
+latest run (status, counts, tokens, error), the scheduled runs GitHub missed in the last
+week, then the library's totals.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pandas as pd
 
+from pipeline import schedule, stats
 from pipeline.store import Store
 
 _COUNTS = ("fetched", "new", "revised", "unchanged")
+GAP_WEEK = dt.timedelta(days=7)
 
 
 def _int(value: Any) -> int:
@@ -38,6 +42,7 @@ def markdown(store: Store) -> str:
             problems.append(f"- ⚠ {source} {last['status']}: {error or 'no error recorded'}")
         elif last["status"] == "skipped":
             problems.append(f"- {source} skipped: {error or 'no reason recorded'}")
+    lines += _missed(runs)
     papers = store.read("papers", columns=["arxiv_id"]).num_rows
     versions = store.read("versions", columns=["arxiv_id"]).num_rows
     spent = sum(_int(v) for v in runs["tokens_in"]) + sum(_int(v) for v in runs["tokens_out"])
@@ -45,3 +50,15 @@ def markdown(store: Store) -> str:
               f"Library: {papers:,} papers, {versions:,} versions; {len(runs):,} runs "
               f"recorded, {spent:,} digest tokens spent in all."]
     return "\n".join(lines) + "\n"
+
+
+def _missed(runs: pd.DataFrame) -> list[str]:
+    """The stretches of the last week in which GitHub started no scheduled run."""
+    found = schedule.gaps(runs, since=stats.as_of(runs) - GAP_WEEK)
+    if not found:
+        return []
+    grace = int(schedule.GRACE.total_seconds() // 60)
+    return ["", f"### Missed scheduled runs (last 7 days, {grace} min grace)", "",
+            *(f"- ⚠ {g.last:%Y-%m-%d %H:%M} → {g.next:%Y-%m-%d %H:%M} UTC: no scheduled run for "
+              f"{g.hours:.1f} h, {g.missed} missed ({g.arxiv} right after an arXiv announcement)"
+              for g in found)]

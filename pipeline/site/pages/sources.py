@@ -1,5 +1,5 @@
-"""The sources page: each source's state, the last arXiv run per category, the digest
-ledger and what the last runs set aside."""
+"""The sources page: each source's state, the scheduled runs GitHub missed, the last arXiv
+run per category, the digest ledger and what the last runs set aside."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from pipeline import schedule, stats
 from pipeline.site._safe import clean
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
@@ -28,7 +29,9 @@ def render(site: SiteData, out: Output) -> list[str]:
                      sources=site.home.sources,
                      per_category=sorted(_per_category(details).items()), ledger=ledger,
                      set_aside=_set_aside(runs, site.local) if not runs.empty else [],
-                     paper_pages=_paper_pages(site), nav="sources")]
+                     paper_pages=_paper_pages(site), gaps=site.home.gaps,
+                     grace_minutes=int(schedule.GRACE.total_seconds() // 60),
+                     gap_days=stats.GAP_DAYS, nav="sources")]
 
 
 def _paper_pages(site: SiteData) -> str:
