@@ -15,11 +15,12 @@ import pytest
 import yaml
 
 from pipeline import config as config_mod
+from pipeline import schedule
 from pipeline.cli import cli
 
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
-NAMES = ["update.yml", "ci.yml"]
+NAMES = ["update.yml", "ci.yml", "lock.yml"]
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+\s*$")
 
 
@@ -94,17 +95,30 @@ def test_checkout_leaves_no_credentials_in_the_git_config(name):
 TOKEN = re.compile(r"github\.token|secrets\.GITHUB_TOKEN")
 
 
+def _token_steps(name: str) -> list[dict]:
+    """The steps that may hold the token: restore and save (git, to this repository), the
+    keepalive (the Actions API) and the lock's proposal (a push and a pull request)."""
+    found = []
+    for job_id, _job, step in steps(load(name)):
+        run = step.get("run", "")
+        if run.startswith(("papertrail data restore", "papertrail data save")) or (
+                (job_id, name) in {("keepalive", "update.yml"), ("propose", "lock.yml")}
+                and "env" in step):
+            found.append(step)
+    return found
+
+
 def _credential_steps() -> list[dict]:
-    build = load("update.yml")["jobs"]["build"]["steps"]
-    return [s for s in build if s.get("run", "").startswith(("papertrail data restore",
-                                                             "papertrail data save"))]
+    """The steps whose git asks for the token through the env's credential helper."""
+    return [step for name in NAMES for step in _token_steps(name) if "GIT_CONFIG_COUNT" in
+            step.get("env", {})]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_the_token_reaches_only_the_restore_and_save_steps_through_their_env(name):
+def test_the_token_reaches_only_the_steps_that_need_it_through_their_env(name):
     doc = load(name)
     assert not TOKEN.search(json.dumps({k: v for k, v in doc.items() if k != "jobs"}))
-    allowed = _credential_steps() if name == "update.yml" else []
+    allowed = _token_steps(name)
     for job_id, job in doc["jobs"].items():
         assert not TOKEN.search(json.dumps({k: v for k, v in job.items() if k != "steps"}))
         for step in job.get("steps", []):
@@ -112,7 +126,7 @@ def test_the_token_reaches_only_the_restore_and_save_steps_through_their_env(nam
             assert not TOKEN.search(json.dumps(outside_env)), f"{job_id}: {step}"
             if TOKEN.search(json.dumps(step.get("env", {}))):
                 assert step in allowed, f"{job_id}: the token in a step that needs none: {step}"
-    assert len(allowed) == (2 if name == "update.yml" else 0)
+    assert len(allowed) == {"update.yml": 3, "ci.yml": 0, "lock.yml": 1}[name]
 
 
 def _fill(env: dict[str, str], url: str, repo: Path) -> str:
@@ -140,14 +154,92 @@ def test_git_offers_the_token_to_this_repository_alone(step, tmp_path):
         assert "t0ken" not in _fill(step["env"], other, tmp_path), other
 
 
-def test_update_runs_hourly_off_the_hour_one_at_a_time():
+def test_update_runs_on_a_schedule_and_by_hand_one_at_a_time():
+    # which hours: tests/test_schedule.py (arXiv's clock, summer and winter time)
     doc = load("update.yml")
-    (cron,) = [s["cron"] for s in doc["on"]["schedule"]]
-    minute = cron.split()[0]
-    assert minute.isdigit() and minute != "0", cron
-    assert cron.split()[1:] == ["*", "*", "*", "*"]
+    for cron in (s["cron"] for s in doc["on"]["schedule"]):
+        minute = cron.split()[0]
+        assert minute.isdigit() and minute != "0", cron  # GitHub delays :00 runs most
     assert "workflow_dispatch" in doc["on"]
     assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False}
+
+
+def test_the_keepalive_re_enables_every_scheduled_workflow_with_actions_write_alone():
+    jobs = load("update.yml")["jobs"]
+    keep = jobs["keepalive"]
+    assert keep["permissions"] == {"actions": "write"}
+    # once a weekday, on the OAI-PMH slot, not every hour; no checkout, no code of ours runs
+    oai = next(c for c, kind in schedule.CRONS.items() if kind == "oai")
+    assert keep["if"] == ("${{ github.event_name == 'schedule' && "
+                          f"github.event.schedule == '{oai}' }}}}")
+    (step,) = keep["steps"]
+    assert "uses" not in step and step["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert ('gh api --method PUT "repos/$GITHUB_REPOSITORY/actions/workflows/$workflow/enable"'
+            in step["run"])
+    listed = re.search(r"for workflow in ([\w. ]+);", step["run"]).group(1).split()
+    assert sorted(listed) == sorted(n for n in NAMES if "schedule" in load(n)["on"])
+
+
+def test_the_update_installs_the_locked_versions_with_their_hashes():
+    build = load("update.yml")["jobs"]["build"]["steps"]
+    (install,) = [s for s in build if "pip install" in s.get("run", "")]
+    assert install["run"].splitlines() == [
+        "python -m pip install --quiet --require-hashes -r requirements.lock",
+        "python -m pip install --quiet --no-deps -e .",
+    ]
+    runs = [s.get("run", "") for s in build]
+    assert runs.index(install["run"]) < next(i for i, r in enumerate(runs) if "papertrail" in r)
+
+
+def _pins() -> dict[str, tuple[str, list[str]]]:
+    """requirements.lock: name -> (version, hashes)."""
+    text = (REPO / "requirements.lock").read_text(encoding="utf-8")
+    pins = {}
+    for block in re.split(r"\n(?=\S)", text):
+        if m := re.match(r"([A-Za-z0-9_.-]+)==(\S+)", block):
+            pins[canonical(m.group(1))] = (m.group(2), re.findall(r"--hash=sha256:[0-9a-f]{64}",
+                                                                  block))
+    return pins
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_the_lock_pins_every_runtime_dependency_within_its_range_with_hashes():
+    import tomllib
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    pins = _pins()
+    assert pins and all(hashes for _, hashes in pins.values())  # --require-hashes needs all
+    for spec in project["dependencies"]:
+        req = Requirement(spec)
+        assert canonical(req.name) in pins, f"requirements.lock lacks {req.name}: `make lock`"
+        version = pins[canonical(req.name)][0]
+        assert req.specifier.contains(version), f"{req.name}=={version} is not {req.specifier}"
+    # the test tools stay out of production installs
+    assert not {"pytest", "mypy", "ruff", "playwright"} & pins.keys()
+
+
+def test_the_lock_workflow_tests_the_new_pins_before_a_pull_request_proposes_them():
+    doc = load("lock.yml")
+    assert "schedule" in doc["on"] and "workflow_dispatch" in doc["on"]
+    relock, propose = doc["jobs"]["relock"], doc["jobs"]["propose"]
+    # the new packages run where the token can write nothing
+    assert relock["permissions"] == {"contents": "read"}
+    assert propose["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert propose["needs"] == "relock"
+    runs = "\n".join(s.get("run", "") for s in relock["steps"])
+    assert runs.index("make lock") < runs.index("--require-hashes -r requirements.lock") < \
+        runs.index("make test")
+    make = (REPO / "Makefile").read_text(encoding="utf-8")
+    assert re.search(r"^lock: .*\n(\t.*\n)*\t\$\(BIN\)/uv pip compile pyproject\.toml "
+                     r"\$\(LOCK_ARGS\) .*-o requirements\.lock$", make, re.M)
+    assert "--generate-hashes" in make
+    (pr,) = [s for s in propose["steps"] if "gh pr create" in s.get("run", "")]
+    assert "git push --force origin lock/update" in pr["run"]
 
 
 def test_update_permissions_per_job():
