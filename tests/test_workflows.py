@@ -338,13 +338,3 @@ def test_ci_runs_the_readme_test_command_with_pip_caching_and_actionlint():
     assert setup["with"]["cache"] == "pip"
     lint = [s["run"] for s in doc["jobs"]["actionlint"]["steps"] if "run" in s]
     assert any(re.search(r"actionlint@v\d+\.\d+\.\d+", r) for r in lint)
-
-
-def test_the_config_example_in_forking_md_is_valid(tmp_path):
-    import tomllib
-
-    text = (REPO / "FORKING.md").read_text(encoding="utf-8")
-    (block,) = re.findall(r"```toml\n(.*?)```", text, re.S)
-    cfg = config_mod.from_dict(tomllib.loads(block), tmp_path / "papertrail.toml")
-    assert cfg.topics and cfg.site.language == "en"
-    assert cfg.follows[0].watch == ("2606.19350",) and not cfg.site.base_url
