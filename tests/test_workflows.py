@@ -176,6 +176,8 @@ def test_the_keepalive_re_enables_every_scheduled_workflow_with_actions_write_al
     assert "uses" not in step and step["env"] == {"GH_TOKEN": "${{ github.token }}"}
     assert ('gh api --method PUT "repos/$GITHUB_REPOSITORY/actions/workflows/$workflow/enable"'
             in step["run"])
+    # ... but not one its owner turned off
+    assert '[ "$(gh api "$api" --jq .state)" != disabled_manually ]' in step["run"]
     listed = re.search(r"for workflow in ([\w. ]+);", step["run"]).group(1).split()
     assert sorted(listed) == sorted(n for n in NAMES if "schedule" in load(n)["on"])
 
