@@ -30,12 +30,15 @@ CRONS: dict[str, str] = {
 # How late GitHub may start a scheduled run before the slot counts as missed: starts
 # 10-60 minutes late are common, and a run queued behind a running one waits for it.
 GRACE = dt.timedelta(minutes=90)
-TRIGGER = "schedule"  # GITHUB_EVENT_NAME of a run the schedule started
+TRIGGER = "schedule"  # github.event_name of a run the schedule started
+# The update workflow's run step sets this to github.event_name. Only that step: the tests
+# and the demo, run by a scheduled workflow too (lock.yml), are not the schedule's runs.
+TRIGGER_ENV = "PAPERTRAIL_RUN_TRIGGER"
 
 
 def trigger() -> str | None:
     """What started this process's runs, if it was the workflow's schedule."""
-    return TRIGGER if os.environ.get("GITHUB_EVENT_NAME") == TRIGGER else None
+    return TRIGGER if os.environ.get(TRIGGER_ENV) == TRIGGER else None
 
 
 class Cron:

@@ -90,7 +90,7 @@ def test_cron_fields_read_as_github_reads_them():
 @pytest.fixture
 def scheduled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs from here on are the workflow's scheduled runs."""
-    monkeypatch.setenv("GITHUB_EVENT_NAME", "schedule")
+    monkeypatch.setenv(schedule.TRIGGER_ENV, "schedule")
 
 
 def record(store: Store, *at: dt.datetime) -> None:
@@ -131,13 +131,13 @@ def test_a_stretch_without_scheduled_runs_is_a_gap_naming_the_arxiv_slots_in_it(
 
 def test_only_runs_the_schedule_started_close_a_gap(tmp_path, monkeypatch):
     store = Store(tmp_path / "data")
-    monkeypatch.setenv("GITHUB_EVENT_NAME", "schedule")
+    monkeypatch.setenv(schedule.TRIGGER_ENV, "schedule")
     record(store, MONDAY)
-    monkeypatch.setenv("GITHUB_EVENT_NAME", "workflow_dispatch")  # a run by hand
+    monkeypatch.setenv(schedule.TRIGGER_ENV, "workflow_dispatch")  # a run by hand
     record(store, MONDAY + dt.timedelta(hours=3))
-    monkeypatch.delenv("GITHUB_EVENT_NAME")  # a local run
+    monkeypatch.delenv(schedule.TRIGGER_ENV)  # a local run
     record(store, MONDAY + dt.timedelta(hours=4))
-    monkeypatch.setenv("GITHUB_EVENT_NAME", "schedule")
+    monkeypatch.setenv(schedule.TRIGGER_ENV, "schedule")
     record(store, MONDAY + dt.timedelta(hours=6))
     (gap,) = schedule.gaps(store.runs(), since=SINCE)
     assert (gap.last, gap.next) == (MONDAY, MONDAY + dt.timedelta(hours=6))

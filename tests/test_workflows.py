@@ -278,6 +278,7 @@ def test_update_passes_the_digest_settings_and_the_pages_url_through_env():
         "PAPERTRAIL_DIGEST_MODEL": "${{ vars.PAPERTRAIL_DIGEST_MODEL }}",
         "PAPERTRAIL_SITE_BASE_URL": f"${{{{ steps.{pages['id']}.outputs.base_url }}}}",
         "PAPERTRAIL_SITE_SOURCE_URL": "${{ github.server_url }}/${{ github.repository }}",
+        schedule.TRIGGER_ENV: "${{ github.event_name }}",  # which runs the schedule started
     }
     assert {"PAPERTRAIL_SITE_BASE_URL", "PAPERTRAIL_SITE_SOURCE_URL"} <= \
         config_mod.ENV_OVERRIDES.keys()
