@@ -42,7 +42,7 @@ def trigger() -> str | None:
 
 
 class Cron:
-    """One five-field cron line as GitHub reads it: numbers, `*`, `a-b`, `*/n`, lists; day
+    """One five-field cron line as GitHub reads it: numbers, `*`, `a-b`, `*/n`, `a/n`, lists; day
     of week 0-6 from Sunday (7 is Sunday too); day of month and day of week, when both are
     restricted, match either (POSIX cron)."""
 
@@ -65,6 +65,8 @@ class Cron:
             span, _, step = part.partition("/")
             first, last = (lo, hi) if span == "*" else (
                 (int(span.split("-")[0]), int(span.split("-")[-1])))
+            if step and "-" not in span:
+                last = hi  # `a/n`: from a to the end, every n
             if not lo <= first <= last <= hi:
                 raise ValueError(f"{part!r} is outside {lo}-{hi}")
             values.update(range(first, last + 1, int(step or 1)))

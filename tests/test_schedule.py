@@ -80,6 +80,7 @@ def test_cron_fields_read_as_github_reads_them():
     # */n steps; Sunday is 0 and 7; day of month and day of week restricted: either matches
     assert len(list(schedule.Cron("*/15 3 * * 7").times(monday - dt.timedelta(days=2),
                                                         monday))) == 4
+    assert schedule.Cron("5/20 * * * *").minutes == {5, 25, 45}
     either = list(schedule.Cron("0 12 1 * 1").times(monday, monday + dt.timedelta(days=31)))
     assert [t.day for t in either] == [13, 20, 27, 1, 3, 10]
     for bad in ("5 0 * *", "61 * * * *", "0 24 * * *", "0 0 * * 8"):
