@@ -191,6 +191,8 @@ def test_the_update_installs_the_locked_versions_with_their_hashes():
     ]
     runs = [s.get("run", "") for s in build]
     assert runs.index(install["run"]) < next(i for i, r in enumerate(runs) if "papertrail" in r)
+    (setup,) = [s for s in build if s.get("uses", "").startswith("actions/setup-python@")]
+    assert setup["with"]["cache-dependency-path"] == "requirements.lock"
 
 
 def _pins() -> dict[str, tuple[str, list[str]]]:
