@@ -775,6 +775,11 @@
     window.addEventListener("popstate", function () { form.dataset.busy = "1"; fromUrl(); run(); });
     form.dataset.busy = "1";
     fromUrl();
+    // On a phone the filters fold away unless one is set (the page opens them otherwise).
+    var box = form.querySelector("details.filters-box");
+    if (box && window.matchMedia("(max-width: 40rem)").matches && !filtering(state())) {
+      box.open = false;
+    }
     manifest().catch(function () { /* the first query reports the failure */ });
     run();
     // follow.js runs after this file (both deferred, in order): a query that came in the
