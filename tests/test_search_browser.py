@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -605,7 +606,7 @@ def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
     taken = [i for i, p in site["papers"].items()
              if venue(p["comment"], p["journal_ref"], p["doi"])]
     page.goto(site["url"] + "search/")
-    page.check("input[name=venue]")  # accepted at a venue, with words or without
+    page.select_option("select[name=venue]", "1")  # accepted at a venue, words or not
     results(page)
     assert found_count(page) == len(taken) > 0 and "venue=1" in page.url
     page.locator("#q").press_sequentially("model ", delay=15)
@@ -821,3 +822,24 @@ def test_the_topic_filter_lists_topic_names(page, site_with_a_topic):
     options = page.eval_on_selector_all("select[name=topic] option",
                                         "os => os.map(o => [o.value, o.textContent])")
     assert ["diffusion", "扩散模型"] in options
+
+
+def test_a_venue_is_searchable_and_a_filter(page, site):
+    group = {i: _search.venue_of(SimpleNamespace(venue=venue(p["comment"], p["journal_ref"],
+                                                               p["doi"])))
+             for i, p in site["papers"].items()}
+    eccv = {i for i, g in group.items() if g == "ECCV"}
+    assert len(eccv) >= 2
+    found = search(page, site, "ECCV ")
+    assert set(found[:3]) <= eccv and found_count(page) >= len(eccv)
+    page.goto(site["url"] + "search/?venue=ECCV")
+    shown = results(page)
+    assert shown and set(shown) <= eccv and found_count(page) == len(eccv)
+    assert page.locator("select[name=venue]").input_value() == "ECCV"
+
+
+def test_a_short_word_does_not_complete_to_an_authors_name(page, site):
+    found = search(page, site, "VLA")
+    assert found
+    first = site["papers"][found[0]]
+    assert "vla" in (first["title"] + " " + first["abstract"]).lower()
