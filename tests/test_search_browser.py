@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import re
 from collections import Counter
+from types import SimpleNamespace
 from urllib.parse import parse_qs, urlsplit
 from zoneinfo import ZoneInfo
 
@@ -605,7 +606,7 @@ def test_filters_without_words_browse_the_papers_that_pass_them(page, site):
     taken = [i for i, p in site["papers"].items()
              if venue(p["comment"], p["journal_ref"], p["doi"])]
     page.goto(site["url"] + "search/")
-    page.check("input[name=venue]")  # accepted at a venue, with words or without
+    page.select_option("select[name=venue]", "1")  # accepted at a venue, words or not
     results(page)
     assert found_count(page) == len(taken) > 0 and "venue=1" in page.url
     page.locator("#q").press_sequentially("model ", delay=15)
@@ -766,3 +767,79 @@ def test_more_like_this_leads_from_a_result_to_the_papers_most_like_it(page, sit
     page.locator("#q").press_sequentially("graph", delay=15)  # a query replaces the list
     assert results(page) != lists[found[0]]
     assert "like=" not in page.url and "q=graph" in page.url
+
+
+PHONE = {"width": 390, "height": 844}
+
+
+def _top_of(pg, selector: str) -> dict:
+    return pg.eval_on_selector(selector, "e => { const r = e.getBoundingClientRect();"
+                               " return {top: r.top, bottom: r.bottom, height: r.height}; }")
+
+
+def test_on_a_phone_the_header_is_compact_and_a_digest_starts_on_the_first_screen(page, site):
+    page.set_viewport_size(PHONE)
+    for path in ("index.html", "about/", f"paper/{site['digest_id']}.html"):
+        page.goto(site["url"] + path)
+        page.wait_for_selector(".top nav")  # a paper page's nav comes from theme/ui.js
+        assert _top_of(page, ".top")["height"] <= 120, path  # was 182: five wrapped rows
+        # the links stay one row, scrolled sideways, every one reachable
+        rows = page.eval_on_selector_all(".top nav a", "as => new Set(as.map(a => "
+                                         "Math.round(a.getBoundingClientRect().top))).size")
+        assert rows == 1, path
+    assert _top_of(page, "section.digest")["top"] <= PHONE["height"] - 150
+
+
+def test_on_a_phone_the_first_search_result_shows_without_scrolling(page, site):
+    page.set_viewport_size(PHONE)
+    assert search(page, site, "model")
+    assert not page.locator("details.filters-box").get_attribute("open")
+    assert _top_of(page, "#results li")["bottom"] <= PHONE["height"]
+    # a filter in the address opens them, so what narrows the list is in sight
+    assert search(page, site, "model", cat="cs.CV")
+    assert page.locator("details.filters-box").get_attribute("open") is not None
+    page.set_viewport_size({"width": 1366, "height": 900})
+    assert search(page, site, "model")
+    assert page.locator("details.filters-box").get_attribute("open") is not None
+
+
+def test_a_date_never_breaks_across_lines(page, site):
+    page.set_viewport_size({"width": 320, "height": 700})
+    for path in ("index.html", "sources/", f"paper/{site['digest_id']}.html",
+                 "library/updated/all/"):
+        page.goto(site["url"] + path)
+        dates = page.eval_on_selector_all(
+            "time, .when", "es => es.filter(e => e.textContent.trim().length > 1).map(e => {"
+            " const r = document.createRange(); r.selectNodeContents(e);"
+            " return [e.textContent, new Set([...r.getClientRects()].map(x => Math.round(x.top)))"
+            ".size]; })")
+        assert dates, path
+        assert [d for d in dates if d[1] != 1] == [], path
+
+
+def test_the_topic_filter_lists_topic_names(page, site_with_a_topic):
+    page.goto(site_with_a_topic + "search/")
+    options = page.eval_on_selector_all("select[name=topic] option",
+                                        "os => os.map(o => [o.value, o.textContent])")
+    assert ["diffusion", "扩散模型"] in options
+
+
+def test_a_venue_is_searchable_and_a_filter(page, site):
+    group = {i: _search.venue_of(SimpleNamespace(venue=venue(p["comment"], p["journal_ref"],
+                                                               p["doi"])))
+             for i, p in site["papers"].items()}
+    eccv = {i for i, g in group.items() if g == "ECCV"}
+    assert len(eccv) >= 2
+    found = search(page, site, "ECCV ")
+    assert set(found[:3]) <= eccv and found_count(page) >= len(eccv)
+    page.goto(site["url"] + "search/?venue=ECCV")
+    shown = results(page)
+    assert shown and set(shown) <= eccv and found_count(page) == len(eccv)
+    assert page.locator("select[name=venue]").input_value() == "ECCV"
+
+
+def test_a_short_word_does_not_complete_to_an_authors_name(page, site):
+    found = search(page, site, "VLA")
+    assert found
+    first = site["papers"][found[0]]
+    assert "vla" in (first["title"] + " " + first["abstract"]).lower()

@@ -9,6 +9,7 @@ import random
 from markupsafe import Markup
 
 from pipeline.site import _search
+from pipeline.site._venue import venue
 from pipeline.site._views import Paper
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -213,3 +214,29 @@ def test_the_key_an_index_makes_along_the_way_is_the_one_made_on_its_own(monkeyp
     assert _search.build_index(docs, T0, {"graphs": "图"}).key != key
     docs[9].title = "Paper nine"
     assert _search.fingerprint(in_order, names) != key
+
+
+def test_a_word_found_only_in_author_names_completes_no_prefix():
+    # "VLA" being typed finds VLA papers first, not Vladislav's (an author is found by
+    # the whole name, or by au:)
+    docs = [paper(0, title="VLA models for robots"), paper(1, authors=("Vladislav Rosov",)),
+            paper(2, title="Ports of Vladivostok", authors=("Vladislav Rosov",))]
+    index = _search.build_index(docs, T0)
+    assert "vladislav" not in expansions(index, "vla")
+    assert "vladivostok" in expansions(index, "vla")
+    assert lookup(index, "vladislav")[0] == [1, 2]
+
+
+def test_a_venue_is_searched_by_its_name_and_listed_for_the_filter():
+    docs = [paper(i) for i in range(5)]
+    for p, taken in zip(docs, ("Accepted to ECCV 2026", "ECCV 2026 Workshop on Robots",
+                               "Accepted at ICML 2026", None, None), strict=True):
+        p.venue = venue(taken, None, None)
+    docs[3].venue = venue(None, None, "10.1145/1")  # known by its DOI alone: no group
+    index = _search.build_index(docs, T0)
+    assert lookup(index, "eccv")[0] == [0, 1]
+    assert lookup(index, "icml")[0] == [2]
+    assert [_search.venue_of(p) for p in docs] == ["ECCV", "ECCV", "ICML", None, None]
+    manifest = json.loads(index.files[_search.MANIFEST])
+    assert manifest["venues"] == ["ECCV"]  # ICML has one paper: found by words, not listed
+    assert json.loads(index.files["search/f/0.json"])["venue"] == [0, 0, -1, -1, -1]

@@ -36,6 +36,7 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.site import _html, _search, _workers, i18n, settings
 from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
+from pipeline.sources import SOURCES
 from pipeline.store import Store
 from tests.conftest import fast_arxiv, ingest_arxiv_paths, serve
 
@@ -355,6 +356,18 @@ def test_templates_use_only_catalogue_keys():
     for tpl in Path(__file__).resolve().parents[1].joinpath("theme", "templates").glob("*.html"):
         used |= set(re.findall(r"\bs\.(\w+)", tpl.read_text("utf-8")))
     assert used - keys == set()
+
+
+def test_every_run_a_page_lists_has_a_name_in_both_languages():
+    # A run's source shows on the home and sources pages as s["source_<name>"]: every
+    # source in the registry and every job that records a run row.
+    pipeline_dir = Path(__file__).resolve().parents[1] / "pipeline"
+    jobs = {m for f in pipeline_dir.rglob("*.py")
+            for m in re.findall(r'recorded\(store, "(\w+)"', f.read_text("utf-8"))}
+    names = set(SOURCES) | jobs
+    assert {"arxiv", "digest", "notes"} <= names
+    for language in i18n.CATALOGUE:
+        assert {n for n in names if f"source_{n}" not in i18n.CATALOGUE[language]} == set()
 
 
 def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path):

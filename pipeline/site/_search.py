@@ -16,7 +16,7 @@ import json
 import math
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -43,8 +43,11 @@ BATCH = 2048  # docs tokenised per numpy pass
 K1, B = 1.2, 0.75
 # (field, weight, length-normalised): title and author hits outrank abstract hits.
 FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
-          ("categories", 2.0, False), ("topics", 2.0, False), ("abstract", 1.0, True),
-          ("digest", 1.0, True))
+          ("categories", 2.0, False), ("topics", 2.0, False), ("venue", 2.0, False),
+          ("abstract", 1.0, True), ("digest", 1.0, True))
+VENUE_MIN = 2  # papers a venue needs to be in the filter's list (the search finds any)
+VENUE_LIST = 80  # venues in the filter's list, most papers first
+_VENUE_TAIL = re.compile(r"(?:\s(?:19|20)\d\d)?(?:\s(?:Workshop|Findings))?$")
 
 _MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -127,19 +130,37 @@ def _digest_text(p: Paper) -> str:
     return plain_tex(" ".join(v for v in (p.digest or {}).values() if v))
 
 
+def venue_of(p: Paper) -> str | None:
+    """The venue a filter groups a paper under: its badge without year, "Workshop" or
+    "Findings" ("ECCV 2026 Workshop" → "ECCV"); none for a venue known by a DOI alone."""
+    if p.venue is None or p.venue.source == "doi":
+        return None
+    return _VENUE_TAIL.sub("", p.venue.short) or p.venue.short
+
+
+def venues(papers: Iterable[Paper]) -> list[str]:
+    """The venue filter's list: venues of VENUE_MIN papers or more, most papers first."""
+    counts = Counter(v for p in papers if (v := venue_of(p)))
+    ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    return [v for v, n in ranked if n >= VENUE_MIN][:VENUE_LIST]
+
+
 def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
     digest = _digest_text(p)
     topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
+    venue = "" if p.venue is None or p.venue.source == "doi" else \
+        f"{p.venue.short} {p.venue.name}"
     return {"id": p.arxiv_id, "title": plain_tex(p.title), "authors": " ".join(p.authors),
-            "categories": " ".join(p.categories), "topics": topics,
+            "categories": " ".join(p.categories), "topics": topics, "venue": venue,
             "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
 
 
 def _postings(docs: Sequence[Paper], key: Key
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(terms, df, starts, doc, score): postings sorted by term number, docs ascending
-    within a term; term k's postings are doc[starts[k]:starts[k + 1]]. The docs' texts go
-    into `key` in order."""
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                         np.ndarray]:
+    """(terms, df, starts, doc, score, worded): postings sorted by term number, docs
+    ascending within a term; term k's postings are doc[starts[k]:starts[k + 1]]; worded[k]:
+    term k occurs outside author names. The docs' texts go into `key` in order."""
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
@@ -147,11 +168,12 @@ def _postings(docs: Sequence[Paper], key: Key
     # summed per (doc, term) by numpy: a dict per doc and field would cost far more. Terms
     # are numbered per batch by pandas' hash table, then mapped to global numbers.
     term_no: dict[str, int] = {}
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, BATCH):
         t_tok: list[str] = []
         t_doc: list[int] = []
         t_w: list[float] = []
+        t_word: list[bool] = []
         for i in range(start, min(n, start + BATCH)):
             texts = _field_texts(docs[i], key.topic_names)
             key.text(texts)
@@ -163,6 +185,7 @@ def _postings(docs: Sequence[Paper], key: Key
                 t_tok.extend(toks)
                 t_doc.extend(repeat(i, len(toks)))
                 t_w.extend(repeat(scale, len(toks)))
+                t_word.extend(repeat(field != "authors", len(toks)))
         if not t_tok:
             continue
         codes, uniques = pd.factorize(np.array(t_tok, dtype=object))
@@ -171,20 +194,24 @@ def _postings(docs: Sequence[Paper], key: Key
         pairs = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]  # (doc, term)
         uniq, inverse = np.unique(pairs, return_inverse=True)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
-                      np.bincount(inverse, weights=t_w).astype(np.float32)))
+                      np.bincount(inverse, weights=t_w).astype(np.float32),
+                      np.bincount(inverse, weights=t_word) > 0))
     terms = np.array(list(term_no), dtype=object)
     # 32-bit columns: at 200k papers there are ~35M postings.
     doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
     tno_all = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, np.uint32)
     w_all = np.concatenate([x[2] for x in parts]) if parts else np.zeros(0, np.float32)
+    word_all = np.concatenate([x[3] for x in parts]) if parts else np.zeros(0, bool)
     del parts
+    worded = np.bincount(tno_all, weights=word_all, minlength=len(terms)) > 0
+    del word_all
     order = np.argsort(tno_all, kind="stable")  # docs stay ascending within a term
     tno, doc, w = tno_all[order], doc_all[order], w_all[order]
     del order, tno_all, doc_all, w_all
     df = np.bincount(tno, minlength=len(terms))
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     score = np.maximum(1, np.rint(100 * idf[tno] * w * (K1 + 1) / (w + K1))).astype(np.int32)
-    return terms, df, np.concatenate(([0], np.cumsum(df))), doc, score
+    return terms, df, np.concatenate(([0], np.cumsum(df))), doc, score, worded
 
 
 def build_index(papers: Sequence[Paper], now: dt.datetime,
@@ -193,17 +220,18 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
     # Oldest first, so new papers append doc numbers and old chunks keep their bytes.
     docs = sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id))
     key = Key(topic_names or {})
-    spans, flat = _spans(docs, key)
-    files, shards = _shards(spans, flat)
+    spans, flat, names_only = _spans(docs, key)
+    files, shards = _shards(spans, flat, names_only)
     cats = sorted({c for p in docs for c in p.categories})
     topics = sorted({s for p in docs for s, _ in p.topics})
-    files.update(_doc_files(docs, cats, topics, key))
+    venue_list = venues(docs)
+    files.update(_doc_files(docs, cats, topics, venue_list, key))
     similar, similar_shards = _similar_files(docs)
     files.update(similar)
     files[MANIFEST] = dumps({
         "v": VERSION, "as_of": minutes(now), "docs": len(docs), "shards": shards,
         "chunk": CHUNK, "facet_block": FACET_BLOCK, "categories": cats, "topics": topics,
-        "cap_df": CAP_DF, "fields": SCHEMA, "similar_shards": similar_shards})
+        "venues": venue_list, "cap_df": CAP_DF, "fields": SCHEMA, "similar_shards": similar_shards})
     return Index(files, shards, len(spans), cats, topics, key.hexdigest())
 
 
@@ -211,10 +239,12 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
 Span = tuple[int, list | None, int, int]  # (df, capped postings or None, a, e)
 
 
-def _spans(docs: Sequence[Paper], key: Key) -> tuple[dict[str, Span], np.ndarray]:
+def _spans(docs: Sequence[Paper], key: Key
+           ) -> tuple[dict[str, Span], np.ndarray, set[str]]:
     """Terms in order, each with its postings as a span of one flat array, so only one
-    shard's worth of Python lists exists at a time."""
-    terms, df, starts, doc, score = _postings(docs, key)
+    shard's worth of Python lists exists at a time; and the terms found only in author
+    names."""
+    terms, df, starts, doc, score, worded = _postings(docs, key)
     doc = doc.astype(np.int32)
     gaps = np.diff(doc, prepend=0)
     gaps[starts[:-1][df > 0]] = doc[starts[:-1][df > 0]]  # each list starts from doc 0
@@ -233,13 +263,18 @@ def _spans(docs: Sequence[Paper], key: Key) -> tuple[dict[str, Span], np.ndarray
             spans[t] = (count, cf.tolist(), 0, 0)
         else:
             spans[t] = (count, None, 2 * a, 2 * b)
-    return spans, flat
+    return spans, flat, {str(t) for t in terms[~worded]}
 
 
-def _shards(spans: dict[str, Span], flat: np.ndarray) -> tuple[dict[str, str], int]:
-    """The term shards (terms and prefix expansions by hash) and how many there are."""
+def _shards(spans: dict[str, Span], flat: np.ndarray, names_only: set[str]
+            ) -> tuple[dict[str, str], int]:
+    """The term shards (terms and prefix expansions by hash) and how many there are. A
+    word found only in author names completes no prefix: "VLA" being typed finds VLA
+    papers, not Vladislav's (an author is matched whole, or by `au:`)."""
     expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for t, (count, *_) in spans.items():
+        if t in names_only:
+            continue
         for pre in prefixes(t):
             expansions[pre].append((-count, t))
     prefix_map = {pre: [t for _, t in sorted(c)[:PREFIX_KEEP]] for pre, c in expansions.items()}
@@ -269,12 +304,13 @@ def _shard_count(size: int) -> int:
     return 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
 
 
-def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str], key: Key
-               ) -> dict[str, str]:
+def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str],
+               venue_list: list[str], key: Key) -> dict[str, str]:
     """Doc chunks, facet blocks and recent.json, each record in SCHEMA's order; the docs'
     records go into `key` in order."""
     cat_ix = {c: i for i, c in enumerate(cats)}
     topic_ix = {s: i for i, s in enumerate(topics)}
+    venue_ix = {v: i for i, v in enumerate(venue_list)}
     files: dict[str, str] = {}
     for start in range(0, len(docs), CHUNK):
         chunk = docs[start:start + CHUNK]
@@ -285,6 +321,7 @@ def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str], key: K
     facets: dict[str, Callable[[Paper], object]] = {
         "categories": lambda p: [cat_ix[c] for c in p.categories], "flags": _flags,
         "topics": lambda p: [topic_ix[s] for s, _ in p.topics],
+        "venue": lambda p: venue_ix.get(venue_of(p) or "", -1),
         **{clock: _clock(clock) for clock in CLOCKS}}
     for start in range(0, len(docs), FACET_BLOCK):
         block = docs[start:start + FACET_BLOCK]
@@ -350,7 +387,7 @@ _FLAGS: dict[str, Callable[[Paper], bool]] = {
     "venue": lambda p: p.venue is not None,
 }
 SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
-          "facet": ["categories", "topics", "flags", *CLOCKS],
+          "facet": ["categories", "topics", "flags", "venue", *CLOCKS],
           "term": ["df", "capped", "postings"]}
 
 

@@ -15,7 +15,8 @@ from functools import lru_cache
 
 # Phrases that say a venue took the paper (typos as authors write them: "Acccepted").
 _TOOK = re.compile(
-    r"\b(?:ac+e+pted|published|presented|to\s+appear|to\s+be\s+(?:published|presented)"
+    r"\b(?:ac+e+pted|published|presented|appeared|(?:to|will)\s+appear"
+    r"|to\s+be\s+(?:published|presented)"
     r"|camera[- ]ready(?:\s+version)?)\b"
     r"(?:\s+(?:and|&)\s+(?:published|presented))?"
     r"(?:\s+as\s+(?:an?\s+)?[\w-]+(?:\s+paper)?)?"
@@ -33,15 +34,44 @@ _NOT = re.compile(
 # A venue that took an earlier paper, not this one ("extended version of a paper published
 # at …"), when said before the phrase in the same sentence.
 _EARLIER = re.compile(r"\b(?:extended\s+version|previous(?:ly)?|earlier\s+version|"
-                      r"preliminary\s+version)\b[^.]*$", re.IGNORECASE)
+                      r"preliminary\s+version|conference\s+version|short\s+version)\b[^.]*$",
+                      re.IGNORECASE)
 # What follows the phrases but names no venue ("published in this paper", a link).
-_NO_NAME = re.compile(r"(?:https?:|www\.|github|this\b|these\b|our\b|code\b)", re.IGNORECASE)
-# Where a venue's name ends: a sentence (not "Phys. Chem."), a page count, a link, a note.
+_NO_NAME = re.compile(r"(?:https?:|www\.|github|this\b|these\b|our\b|code\b|universit"
+                      r"|(?:directory|section|appendix|supplement|table|figure|paper|article"
+                      r"|manuscript|thesis)\b)", re.IGNORECASE)
+# Where a venue's name ends: a sentence ("… ApJ. Added a reference", not "J. Fluid Mech."
+# nor "Proc. of the"), a page count, a link, a version note ("v2:", "on 10/04/2007"), an
+# aside ("(figs. 6 …)", ", major revision of …", ": some details added"), a note.
 _END = re.compile(
-    r"(?:;|\.$|\.\s+(?=[A-Z][a-z]+\s+[a-z])|\s+https?://"
+    r"(?:;|\.$|\.\s+(?=(?-i:(?:[A-Z][a-z]+|A)\s+[a-z\d]))"
     r"|,?\s*\d+\s*(?:pages?|pp|figures?|tables?)\b"
+    r"|\.?\s+(?:https?://|v\.?\s?\d+\b|in\s+(?:19|20)\d\d\b|\((?-i:[a-z])|to\s+be\b"
+    r"|for\s+publication\b|(?-i:[A-Z][a-z]+):\s+(?-i:[a-z])"
+    r"|on\s+(?:\d{1,2}[/.]|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d)"
+    r"|(?-i:[A-Z]?[a-z]+)\s+(?:figures?|adjusted|added|corrected)\b)"
+    r"|[,:]\s+(?-i:[a-z]\w*\s+[a-z])"
     r"|[,.]\s*(?:code|project|equal|first|supplementary|this)\b)",
     re.IGNORECASE)
+# What a name may start with that is not the venue ("publication in MNRAS", "for the …").
+_LEAD = re.compile(r"^(?:(?:in|at|the|for|on|publication|presentation)\b[\s:]*"
+                   r"|as\s+(?:an?\s+)?|(?:an?\s+)?special\s+issue\s+of\s+)+", re.IGNORECASE)
+# Names that say no venue: "accepted for publication", "to appear in the proceedings".
+_UNNAMED = frozenset(("publication", "presentation", "proceedings", "the proceedings",
+                      "press", "print", "a journal", "journal", "conference"))
+# The Institute of Mathematical Statistics' comment: "Published in at http://dx.doi.org/…
+# the Annals of Statistics (http://www.imstat.org/aos/) by the Institute of …".
+_IMS = re.compile(r"published\s+in\s+at\s+\S+\s+(?:the\s+)?(?P<name>[^(]+?)\s*\(",
+                  re.IGNORECASE)
+# The venue first, acceptance after: "IEEE TVT has accepted this paper".
+_HAS_ACCEPTED = re.compile(r"(?P<name>(?:[A-Z][\w&-]*\s+)*[A-Z][\w&-]*)\s+has\s+(?:now\s+)?"
+                           r"accepted\s+(?:this|the|our)\s+(?:paper|work|manuscript|article)")
+# Words a clause naming a venue alone may hold besides the name ("the", "of"); any other
+# lowercase word ("talk given at the …", "version as discussion basis for the …") says
+# the clause is about something else.
+_CONNECTIVES = frozenset(("the", "of", "on", "in", "at", "and", "for", "to", "de", "des",
+                          "du", "la", "le", "di", "del", "der", "und", "&", "-", "--", "–",
+                          "by", "as", "a", "an", "version", "final", "camera-ready"))
 # Venues readers know by name, for a comment that names one with its year and nothing else
 # ("ACL 2026 Findings", "NeurIPS 2025"). Matched case-sensitively: "Interspeech" as written.
 VENUES = (
@@ -54,9 +84,12 @@ VENUES = (
     "MICRO", "MIDL", "MobiCom", "NAACL", "NDSS", "NeurIPS", "NSDI", "OSDI", "PLDI", "POPL", "RA-L",
     "RecSys", "RSS", "SIGCOMM", "SIGGRAPH", "SIGIR", "SIGMOD", "SODA", "SOSP", "STOC",
     "TMLR", "TPAMI", "UAI", "UIST", "USENIX", "VLDB", "WACV", "WSDM", "WWW")
-_YEAR = r"(?:\s?'\s?|\s|_)?(?P<year>(?:19|20)\d{2}|(?<=[A-Za-z'])\d{2})\b"
+_YEAR = r"(?:\s?'\s?|\s|_|-(?=(?:19|20)\d\d))?(?P<year>(?:19|20)\d{2}|(?<=[A-Za-z'])\d{2})\b"
+# A known venue may give a two-digit year after a space too ("ICLR 23 Workshop").
+_KNOWN_YEAR = (r"(?:\s?'\s?|\s|_|-)?(?P<year>(?:19|20)\d{2}|(?<=[A-Za-z'_ -])\d{2}\b"
+               r"(?!\s*(?:pages?|pp|figures?|tables?)\b))\b")
 _KNOWN = re.compile(r"(?<![\w-])(?P<name>" + "|".join(
-    re.escape(v) for v in sorted(VENUES, key=len, reverse=True)) + r")" + _YEAR)
+    re.escape(v) for v in sorted(VENUES, key=len, reverse=True)) + r")" + _KNOWN_YEAR)
 # Any acronym with its year, for the short form of a venue already known to have taken
 # the paper ("the 2026 IEEE International Conference on … (SMC 2026)" → SMC 2026).
 _ACRONYM = re.compile(r"(?<![\w-])(?P<name>[A-Z][A-Za-z]*[A-Z][A-Za-z&_-]*)" + _YEAR)
@@ -66,8 +99,9 @@ _NAMED = re.compile(r"\b(?:proceedings\s+of|(?:conference|symposium|workshop)\s+
                     r"|transactions\s+on|journal\s+of)\b", re.IGNORECASE)
 # Something every venue-naming comment has (a year, or a word of _TOOK or _NAMED): most
 # comments ("12 pages, 5 figures") are dismissed by these cheap searches.
-_HINT_YEAR = re.compile(r"[12][09]\d\d|'\d\d")
+_HINT_YEAR = re.compile(r"[12][09]\d\d|'\d\d|[A-Z][-_ ]\d\d\b")
 _HINT_WORDS = ("ccept", "cceept", "appear", "publish", "present", "camera", "proceedings")
+_MIN_LETTERS = 2  # "J" (of "J. Yadernaya fizika") is no badge
 SHORT_CHARS = 32  # a badge longer than this is cut at a word, with "…"
 ARXIV_DOI = "10.48550/"  # arXiv's own DOIs say nothing about a venue
 
@@ -114,12 +148,16 @@ def _from_comment(comment: str | None) -> str | None:
     text = " ".join(comment.split())
     if _REFUSED.search(text):
         return None
+    if ims := _IMS.search(text):
+        return _named(ims["name"])
+    if " has " in text and (first := _HAS_ACCEPTED.search(text)) and not _NOT.search(text):
+        return _named(first["name"])
     took = _TOOK.search(text)
     if took:
         rest = text[took.end():]
         if _NO_NAME.match(rest) or _EARLIER.search(text[:took.start()]):
             return None
-        return _cut(rest) or None
+        return _named(_cut(rest))
     if _NOT.search(text):
         return None
     known = _KNOWN.search(text)
@@ -129,8 +167,12 @@ def _from_comment(comment: str | None) -> str | None:
         known = named
     if not known:
         return None
-    # A venue named alone: its clause, to the end of its sentence.
-    return _cut(text[_clause_start(text, known.start()):].split(". ")[0]) or None
+    # A venue named alone: its clause, to the end of its sentence, when the words before
+    # the name are only connectives ("the", "of"), not "talk given at the …".
+    start = _clause_start(text, known.start())
+    if any(w[0].islower() and w not in _CONNECTIVES for w in text[start:known.start()].split()):
+        return None
+    return _named(_cut(text[start:].split(". ")[0]))
 
 
 def _clause_start(text: str, at: int) -> int:
@@ -140,23 +182,36 @@ def _clause_start(text: str, at: int) -> int:
 
 
 def _cut(rest: str) -> str:
+    rest = _LEAD.sub("", rest.lstrip())
     end = _END.search(rest)
     name = rest[:end.start()] if end else rest
-    name = re.sub(r"^(?:in|at|the)\s+", "", name.strip(" ,.:;-–—"), flags=re.IGNORECASE)
+    name = _LEAD.sub("", name.strip(" ,.:;-–—\\\"'`")).strip(" ,.:;-–—\\\"'`")
     if name.count("(") > name.count(")"):  # "(ICML 2026" cut off by a sentence end
         name += ")"
+    elif name.endswith(")") and name.count(")") > name.count("("):  # "Opt. Lett. 2007)"
+        name = name[:-1].rstrip()
+    return name
+
+
+def _named(name: str) -> str | None:
+    """The name, unless it names no venue ("publication", "J")."""
+    letters = sum(c.isalpha() for c in name)
+    if letters < _MIN_LETTERS or name.lower() in _UNNAMED or name.count('"') % 2:
+        return None  # a quoted title cut in half is no name either
     return name
 
 
 def short(name: str) -> str:
     """A badge's text: the venue's acronym and year, with "Workshop" or "Findings" when
     the venue says so; else the name cut at a word."""
-    m = _KNOWN.search(name) or _ACRONYM.search(name)
+    bare = re.sub(r"\(((?:19|20)\d\d)\)", r"\1", name)  # "25th ICCIT (2022)"
+    m = _KNOWN.search(bare) or _ACRONYM.search(bare)
     acronym, year = (m["name"], m["year"]) if m else (None, None)
     if acronym is None and (p := _PAREN.search(name)):
         acronym = p["name"]
         year = (y := _ANY_YEAR.search(name)) and y[0]
     if acronym:
+        acronym = acronym.rstrip("-_")  # "EXON-2006"
         year = f"20{year}" if year and len(year) == 2 else year
         tail = " Workshop" if re.search(r"\bworkshop\b", name, re.IGNORECASE) else (
             " Findings" if re.search(r"\bfindings\b", name, re.IGNORECASE) else "")

@@ -344,6 +344,8 @@
   function applyFilters(m, docs, fx, opts) {
     var cat = opts.cat ? m.categories.indexOf(opts.cat) : -1;
     var topic = opts.topic ? m.topics.indexOf(opts.topic) : -1;
+    // "1": accepted anywhere; else a venue of the manifest's list ("ECCV").
+    var venue = opts.venue && opts.venue !== "1" ? (m.venues || []).indexOf(opts.venue) : -1;
     var since = RANGES[opts.range] ? m.as_of - RANGES[opts.range] : null;
     var col = CLOCKS.indexOf(opts.sort) >= 0 ? opts.sort : "updated";
     return docs.filter(function (d) {
@@ -354,6 +356,7 @@
       if (opts.rev && !f.is.revised) return false;
       if (opts.hf && !f.is.hf) return false;
       if (opts.venue && !f.is.venue) return false;
+      if (opts.venue && opts.venue !== "1" && f.venue !== venue) return false;
       return since === null || f[col] > since;
     });
   }
@@ -775,6 +778,11 @@
     window.addEventListener("popstate", function () { form.dataset.busy = "1"; fromUrl(); run(); });
     form.dataset.busy = "1";
     fromUrl();
+    // On a phone the filters fold away unless one is set (the page opens them otherwise).
+    var box = form.querySelector("details.filters-box");
+    if (box && window.matchMedia("(max-width: 40rem)").matches && !filtering(state())) {
+      box.open = false;
+    }
     manifest().catch(function () { /* the first query reports the failure */ });
     run();
     // follow.js runs after this file (both deferred, in order): a query that came in the

@@ -20,6 +20,7 @@ def render_pages(site: SiteData, out: Output) -> list[str]:
     return [out.page("search/", "search.html", title=s["search"], nav="search",
                      categories=sorted({c for p in papers for c in p.categories}),
                      topics=sorted({t for p in papers for t, _ in p.topics}),
+                     venues=_search.venues(papers),
                      more_like=site.cfg.similar.enabled),  # search/s/ holds the lists
             out.page("follow/", "follow.html", title=s["follow"], nav="follow")]
 
