@@ -20,7 +20,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.oai import OAI_LAG
 from pipeline.replay.sample import Entry
-from pipeline.sources.oai import sets_for
+from pipeline.sources.oai import sets_for, split_authors
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -187,3 +187,40 @@ def test_a_wave_of_429s_ends_the_run_bounded_and_the_next_run_resumes(config, re
     assert store.watermark("oai") is None and store.rows("papers") == 0
     again = _run(config, replay, "oai", T1 + OAI_LAG + dt.timedelta(hours=1))
     assert again.status == "ok" and store.rows("papers") == again.counts["new"] > 0
+
+
+def test_what_arxivraw_adds_is_kept_and_a_typed_affiliation_splits_no_name(config, replay):
+    # A paper first read over OAI-PMH: its authors' field carries an affiliation with
+    # commas ("Ann Lee (MIT, Cambridge, USA)"), which must not become names.
+    assert _run(config, replay, "oai", T1 + OAI_LAG).status == "ok"
+    store = Store(config.store_path)
+    papers = {p["arxiv_id"]: p for p in store.library().to_pylist()}
+    entries = {e.arxiv_id: e for e in sample.entries() if e.arxiv_id in papers}
+    assert all(papers[i]["authors"] == list(entries[i].authors) for i in entries)
+    with_affiliation = [p for p in papers.values() if p["affiliations"]]
+    assert 0.2 < len(with_affiliation) / len(papers) < 0.5
+    assert any(p["affiliations"] == ["MIT, Cambridge, USA"] for p in with_affiliation)
+    assert all(p["license"] and p["license"].startswith("http") for p in papers.values())
+    assert all(len(p["version_sizes_kb"]) == len(p["version_dates"]) == p["version"]
+               for p in papers.values())
+    # a second DOI in the field: both kept, in order
+    some = next(iter(entries))
+    replay.amend(some, T1 + dt.timedelta(days=1), doi="10.1/a 10.2/b")
+    _run(config, replay, "oai", T1 + dt.timedelta(days=1, hours=1))
+    row = next(p for p in Store(config.store_path).library().to_pylist()
+               if p["arxiv_id"] == some)
+    assert row["dois"] == ["10.1/a", "10.2/b"]
+    assert not store.check()
+
+
+@pytest.mark.parametrize(("field", "names", "affiliations"), [
+    ("Ann Lee (MIT, Cambridge, USA), Bo Chen and Cy Dee", ["Ann Lee", "Bo Chen", "Cy Dee"],
+     ["MIT, Cambridge, USA", None, None]),
+    ("A. Smith (1), B. Jones (1, 2) ((1) MIT, (2) CMU)", ["A. Smith", "B. Jones"],
+     ["MIT", "MIT; CMU"]),
+    ("Ann Lee, Bo Chen, and Cy Dee", ["Ann Lee", "Bo Chen", "Cy Dee"], [None, None, None]),
+    ("X Y and Z W (ETH Zurich)", ["X Y", "Z W"], [None, "ETH Zurich"]),
+    ("", [], []),
+])
+def test_arxivs_authors_field_splits_into_names_and_affiliations(field, names, affiliations):
+    assert split_authors(field) == (names, affiliations)

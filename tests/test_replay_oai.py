@@ -20,7 +20,7 @@ from lxml import etree
 
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
-from pipeline.replay.oai import OAI_LAG, RECORDS_LIMIT
+from pipeline.replay.oai import OAI_LAG, RECORDS_LIMIT, authors_text
 from tests.conftest import FIXTURES
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
@@ -478,7 +478,9 @@ def test_hostile_text_is_escaped_and_round_trips():
             r = raw(envelope(answer, oai).find(".//o:record", NS))
             assert r["title"] == title and r["comments"] == evil.comment
             assert r["abstract"] == evil.abstract and r["doi"] == "10.1/<a&b>"
-            assert r["authors"] == "Ann <Admin> & Co and Bob \"B\" O'Neil"
+            assert r["authors"] == authors_text("2606.00001", evil.authors)
+            assert r["authors"].startswith("Ann <Admin> & Co") and \
+                r["authors"].endswith(" and Bob \"B\" O'Neil")
 
 
 def test_faults_apply_to_oai(oai):
@@ -511,3 +513,11 @@ def test_stall_trickle_and_empty_work_on_oai(oai):
                           until=DAYS[0]), oai)
     assert empty.find("o:ListIdentifiers", NS) is not None
     assert empty.find(".//o:header", NS) is None
+
+
+def test_every_third_papers_first_author_carries_an_affiliation_in_parentheses():
+    # as submitters type them into arXiv's authors field: commas and all
+    said = [authors_text(e.arxiv_id, e.authors) for e in sample.entries()[:60]]
+    with_one = [t for t in said if "(" in t]
+    assert 10 <= len(with_one) <= 30
+    assert any("(MIT, Cambridge, USA)" in t for t in with_one)

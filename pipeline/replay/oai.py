@@ -354,8 +354,18 @@ def header_xml(r: Record, categories: Iterable[str], indent: str = "    ") -> st
             f"{sets}{indent}</header>\n")
 
 
-def authors_text(authors: Iterable[str]) -> str:
+# Affiliations as submitters type them into arXiv's authors field, in parentheses after a
+# name, commas and all; which papers carry one is modelled (arXivRaw serves the field as
+# typed: arXiv/oaipmh templates/record_formats.xml, `<authors>{{current_meta.authors}}`).
+AFFILIATIONS = ("MIT, Cambridge, USA", "Tsinghua University", "ETH Zurich")
+
+
+def authors_text(arxiv_id: str, authors: Iterable[str]) -> str:
+    """The authors field: "A, B and C", every third paper's first author with an
+    affiliation in parentheses."""
     names = list(authors)
+    if names and _hash(arxiv_id) % 3 == 0:
+        names[0] += f" ({AFFILIATIONS[_hash(arxiv_id) % len(AFFILIATIONS)]})"
     return names[0] if len(names) < 2 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -376,7 +386,7 @@ def arxivraw_xml(r: Record) -> str:
                   f"{ind}  <size>{v.size_kb}kb</size>",
                   f"{ind}</version>"]
     lines += [f"{ind}<title>{_t(r.title)}</title>",
-              f"{ind}<authors>{_t(authors_text(r.authors))}</authors>",
+              f"{ind}<authors>{_t(authors_text(r.arxiv_id, r.authors))}</authors>",
               f"{ind}<categories>{_t(' '.join(r.categories))}</categories>"]
     for tag, value in (("comments", r.comment), ("journal-ref", r.journal_ref),
                        ("doi", r.doi), ("license", r.license), ("abstract", r.abstract)):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -479,6 +480,8 @@ def _fact_text(value: object) -> str:
     nulls as floats)."""
     if isinstance(value, float) and value.is_integer():
         return f"{int(value):,}"
+    if isinstance(value, (list, tuple, np.ndarray)):  # a list column: its items, in order
+        return "; ".join(clean(str(v)) for v in value if v is not None)
     return clean(str(value))
 
 

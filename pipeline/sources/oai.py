@@ -38,7 +38,7 @@ from lxml import etree
 
 from pipeline._ids import is_arxiv_id
 from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT, Table, to_table
+from pipeline._schemas import ARXIV_SNAPSHOT, REBUILD, Table, to_table
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
 from pipeline.sources._http import (
@@ -61,15 +61,37 @@ _NS = {"o": _OAI, "r": _RAW}
 _ALL_CS = 40  # categories: with every cs.* configured, the one set `cs` serves them all
 _STRS = pa.list_(pa.string())
 _TS = pa.timestamp("us", tz="UTC")
-# What arXivRaw says that the API does not: a record's datestamp, every version's date,
-# the license; a snapshot keeps them beside the entry's columns.
+# What arXivRaw says that the API does not: a record's datestamp, every version's date and
+# size, the license, each DOI, the authors' affiliations; a snapshot keeps them beside the
+# entry's columns.
 OAI_SNAPSHOT = pa.schema([
     *ARXIV_SNAPSHOT,
     ("datestamp", pa.date32()),
     ("version_dates", pa.list_(_TS)),  # v1 first
     ("license", pa.string()),
+    ("version_sizes_kb", pa.list_(pa.int32())),  # v1 first, as arXiv gives them ("123kb")
+    ("dois", _STRS),  # the doi field holds one or more, split
+    ("author_affiliations", _STRS),  # one per author, null for none given
 ])
-_AUTHOR_SPLIT = re.compile(r",\s*(?:and\s+)?|\s+and\s+")
+# The source's own table: what of that a paper's page and readers of the store use.
+OAI_TABLE = Table("oai", pa.schema([
+    ("arxiv_id", pa.string()),
+    ("license", pa.string()),
+    ("dois", _STRS),
+    ("affiliations", _STRS),  # the authors' affiliations, each once, in order
+    ("version_dates", pa.list_(_TS)),  # every version's, also those never read here
+    ("version_sizes_kb", pa.list_(pa.int32())),
+]), ("arxiv_id",), on_save="rebuild", remedy=REBUILD)
+# Authors are split at commas and "and" outside parentheses: an affiliation typed after a
+# name ("Ann Lee (MIT, Cambridge)") holds commas of its own.
+_AUTHOR_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?![^(]*\))")
+_PAREN = re.compile(r"\s*\(([^()]*)\)")
+# "A (1), B (1, 2) ((1) MIT, (2) CMU)": affiliations numbered in a block at the end.
+_NUMBERED_BLOCK = re.compile(r"\s*\((\s*\(\d+\).*)\)\s*$")
+_NUMBERED = re.compile(r"\((\d+)\)\s*([^()]+?)\s*,?\s*(?=\(\d+\)|$)")
+_REFS = re.compile(r"\d+(?:\s*,\s*\d+)*")
+_DOI_SPLIT = re.compile(r"[\s,;]+")
+_SIZE = re.compile(r"(\d{1,9})\s*kb", re.IGNORECASE)
 
 
 class Unreadable(Exception):
@@ -212,17 +234,56 @@ def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings
     if not versions or None in (d for _, d in versions) or not categories or not datestamp:
         findings.reject(arxiv_id, "a record without versions, dates or categories")
         return None
+    authors, affiliations = split_authors(_text(raw, "r:authors") or "")
+    doi = _text(raw, "r:doi")
     return {
         "arxiv_id": arxiv_id, "version": versions[-1][0],
         "title": _text(raw, "r:title") or "", "abstract": _text(raw, "r:abstract") or "",
-        "authors": [a for a in (x.strip() for x in _AUTHOR_SPLIT.split(
-            _text(raw, "r:authors") or "")) if a],
+        "authors": authors,
         "categories": categories, "primary_category": categories[0],
         "comment": _text(raw, "r:comments"), "journal_ref": _text(raw, "r:journal-ref"),
         "doi": _text(raw, "r:doi"), "published": versions[0][1], "updated": versions[-1][1],
         "fetched_at": fetched_at, "datestamp": datestamp,
         "version_dates": [d for _, d in versions], "license": _text(raw, "r:license"),
+        "version_sizes_kb": _sizes(raw), "dois": [d for d in _DOI_SPLIT.split(doi or "") if d],
+        "author_affiliations": affiliations,
     }
+
+
+def split_authors(text: str) -> tuple[list[str], list[str | None]]:
+    """The names in arXiv's authors field and each one's affiliation (None: none given):
+    "A (MIT, USA), B and C" → [A, B, C], [MIT, USA, None, None]; numbered affiliations
+    ("A (1), B (2) ((1) MIT, (2) CMU)") are resolved."""
+    numbered: dict[str, str] = {}
+    if block := _NUMBERED_BLOCK.search(text):
+        numbered = {n: a for n, a in _NUMBERED.findall(block[1])}
+        text = text[:block.start()]
+    names: list[str] = []
+    affiliations: list[str | None] = []
+    for part in _AUTHOR_SPLIT.split(text):
+        name = " ".join(_PAREN.sub("", part).split())
+        if not name:
+            continue
+        said = [" ".join(a.split()) for a in _PAREN.findall(part)]
+        resolved = [numbered.get(n.strip()) or n for a in said
+                    for n in (a.split(",") if _REFS.fullmatch(a) and numbered else [a])]
+        names.append(name)
+        affiliations.append("; ".join(a for a in resolved if a) or None)
+    return names, affiliations
+
+
+def _sizes(raw: Any) -> list[int | None]:
+    """Each version's size in kB, v1 first (None where arXiv's text is not "<n>kb")."""
+    out: list[int | None] = []
+    for v in sorted(raw.findall("r:version", _NS), key=lambda v: _number(v.get("version"))):
+        m = _SIZE.fullmatch((v.findtext("r:size", "", _NS) or "").strip())
+        out.append(int(m[1]) if m else None)
+    return out
+
+
+def _number(label: str | None) -> int:
+    m = re.fullmatch(r"v(\d{1,4})", label or "")
+    return int(m[1]) if m else 0
 
 
 def _text(raw: Any, path: str) -> str | None:
@@ -245,8 +306,12 @@ class OAISource:
 
     name = "oai"
     schema = OAI_SNAPSHOT
-    tables: tuple[Table, ...] = ()  # it writes papers and versions, as the API source does
-    facts: tuple[Fact, ...] = ()
+    # It writes papers and versions, as the API source does, and its own table.
+    tables: tuple[Table, ...] = (OAI_TABLE,)
+    facts: tuple[Fact, ...] = (
+        Fact("affiliations", {"zh-CN": "作者单位", "en": "Affiliations"}),
+        Fact("license", {"zh-CN": "许可", "en": "License"}),
+    )
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.arxiv.enabled
@@ -276,9 +341,34 @@ class OAISource:
         entries = _as_entries(library.papers, batch)
         merged = merge_arxiv(library.papers, library.version_keys, entries,
                              cfg.sources.arxiv.categories)
-        changed = pc.is_in(batch["arxiv_id"], value_set=merged.changed["arxiv_id"])
+        own, moved = _own_rows(library.tables.get(OAI_TABLE.name), batch, merged.papers)
+        changed = pc.or_(pc.is_in(batch["arxiv_id"], value_set=merged.changed["arxiv_id"]),
+                         pc.is_in(batch["arxiv_id"], value_set=moved))
         return Merged(merged.papers, batch.filter(changed), merged.counts,
-                      merged.new_versions)
+                      merged.new_versions, tables={OAI_TABLE.name: own})
+
+
+def _own_rows(held: pa.Table | None, batch: pa.Table, papers: pa.Table
+              ) -> tuple[pa.Table, pa.Array]:
+    """The oai table with the batch's records of stored papers in, a record's newest
+    reading replacing the held row; and the ids whose row changed. Only the batch's rows
+    go through Python: `rebuild` folds every snapshot into a table of the whole library."""
+    held = OAI_TABLE.schema.empty_table() if held is None else held
+    kept = batch.filter(pc.is_in(batch["arxiv_id"], value_set=papers["arxiv_id"]))
+    before = {r["arxiv_id"]: r for r in held.filter(
+        pc.is_in(held["arxiv_id"], value_set=kept["arxiv_id"])).to_pylist()}
+    moved = []
+    for r in kept.to_pylist():
+        row = {"arxiv_id": r["arxiv_id"], "license": r["license"], "dois": r["dois"],
+               "affiliations": list(dict.fromkeys(a for a in r["author_affiliations"] or ()
+                                                  if a)) or None,
+               "version_dates": r["version_dates"], "version_sizes_kb": r["version_sizes_kb"]}
+        if before.get(row["arxiv_id"]) != row:
+            moved.append(row)
+    ids = pa.array([r["arxiv_id"] for r in moved], pa.string())
+    own = pa.concat_tables([held.filter(pc.invert(pc.is_in(held["arxiv_id"], value_set=ids))),
+                            pa.Table.from_pylist(moved, schema=OAI_TABLE.schema)])
+    return own.take(pc.sort_indices(own, [("arxiv_id", "ascending")])), ids
 
 
 def _as_entries(papers: pa.Table, batch: pa.Table) -> pa.Table:
