@@ -352,3 +352,42 @@ def test_no_channels_writes_nothing(project, monkeypatch):
     out = _notify(project, {}, monkeypatch)
     assert out.startswith("notify: skipped (no [[notify]] channels")
     assert Store(project / "data").files() == before
+
+
+BAD_CHANNELS = [
+    ('kind = "sms"', "notify[0].kind = 'sms'", "one of email, telegram, feishu, slack"),
+    ('kind = "telegram"', "notify[0].chat_id = (missing)", "as a string"),
+    ('kind = "telegram"\nchat_id = 42', "notify[0].chat_id = 42", "expected a string"),
+    ('kind = "email"\nhost = "h"\nsender = "a@b.c"\nto = ["nobody"]', "notify[0].to",
+     "'nobody' is not an e-mail address"),
+    ('kind = "email"\nhost = "h"\nsender = "a@b.c"\nto = ["x@y.z"]\nsecurity = "none"',
+     "notify[0].security = 'none'", "'starttls' | 'tls'"),
+    ('kind = "slack"\nurl_env = "https://hooks.slack.com/x"', "notify[0].url_env",
+     "an environment variable name"),
+    ('kind = "slack"\nurl = "https://hooks.slack.com/x"', "notify[0].url", "unknown key"),
+    ('kind = "webhook"', "notify[0] = {'kind': 'webhook'}", "either url"),
+    ('kind = "webhook"\nurl = "javascript:alert(1)"', "notify[0].url", "http(s) URL"),
+    ('kind = "discord"\nformat = "hourly"', "notify[0].format", "'daily' | 'immediate'"),
+    ('kind = "discord"\ntop = 51', "notify[0].top", "0 to 50 papers"),
+    ('kind = "discord"\n[[notify]]\nkind = "discord"', "notify[1].name",
+     "notify[0] is named 'discord' too"),
+]
+
+
+@pytest.mark.parametrize(("table", "key", "allowed"), BAD_CHANNELS)
+def test_a_bad_channel_is_one_clear_error_exit_2(tmp_path, table, key, allowed):
+    path = _write(tmp_path, f"\n[[notify]]\n{table}\n")
+    result = CliRunner().invoke(cli, ["--config", str(path), "notify"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"papertrail: config error: {path}: {key}")
+    assert allowed in result.output
+    assert not (tmp_path / "data").exists()
+
+
+def test_every_channel_kind_is_registered_and_each_key_documented():
+    assert list(channels.CHANNELS) == list(config_mod.CHANNEL_KINDS)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md").read_text("utf-8")
+    section = doc.split("## [[notify]]", 1)[1].split("\n## ", 1)[0]
+    for kind, cls in config_mod.CHANNEL_KINDS.items():
+        for f in dataclasses.fields(cls):
+            assert f"| `{f.name}` |" in section, (kind, f.name)
