@@ -64,10 +64,14 @@ class Sender:
     limit: int | None = None
 
     def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        self.cfg, self.env, self.session = cfg, env, session
+                 session: requests.Session, language: str) -> None:
+        self.cfg, self.env, self.session, self.language = cfg, env, session, language
         self.secrets: dict[str, str] = {}  # value → the variable's name, for redacting
         self.requests = self.retries = 0
+        self.open()
+
+    def open(self) -> None:
+        """Read the secrets the channel needs (ChannelError when one is not set)."""
 
     def secret(self, name: str) -> str:
         value = self.env.get(name, "")
@@ -167,9 +171,7 @@ class Email(Sender):
 
     cfg: config_mod.EmailChannel
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.password = self.secret(self.cfg.password_env) if self.cfg.username else ""
 
     def send(self, message: Message) -> None:
@@ -239,9 +241,7 @@ class Telegram(Sender):
     cfg: config_mod.TelegramChannel
     limit = 4096  # characters of text, after entities (the markup counted too: safe side)
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.token = self.secret(self.cfg.token_env)
 
     def size(self, message: Message) -> int:
@@ -274,12 +274,9 @@ class Feishu(Sender):
     cfg: config_mod.FeishuChannel
     limit = 18_000  # bytes of the request body; Feishu takes 20 KB
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.url = self.secret(self.cfg.url_env)
         self.signing = self.secret(self.cfg.secret_env) if self.cfg.secret_env else ""
-        self.language = "en_us"
 
     def body(self, m: Message) -> dict:
         rows: list[list[dict[str, str]]] = []
@@ -290,7 +287,8 @@ class Feishu(Sender):
         if m.more:
             rows.append([{"tag": "a", "text": m.more, "href": m.link} if m.link
                          else {"tag": "text", "text": m.more}])
-        return {"msg_type": "post", "content": {"post": {self.language: {
+        language = "zh_cn" if self.language == "zh-CN" else "en_us"
+        return {"msg_type": "post", "content": {"post": {language: {
             "title": m.subject, "content": rows}}}}
 
     def size(self, message: Message) -> int:
@@ -341,9 +339,7 @@ class Slack(Sender):
     cfg: config_mod.SlackChannel
     limit = 3_000  # Slack truncates a text past 40,000 and advises well under 4,000
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.url = self.secret(self.cfg.url_env)
 
     def size(self, message: Message) -> int:
@@ -391,9 +387,7 @@ class Discord(Sender):
     limit = 2_000
     SUPPRESS_EMBEDS = 1 << 2
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.url = self.secret(self.cfg.url_env)
 
     def size(self, message: Message) -> int:
@@ -423,9 +417,7 @@ class Webhook(Sender):
 
     cfg: config_mod.WebhookChannel
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session) -> None:
-        super().__init__(cfg, env, session)
+    def open(self) -> None:
         self.url = self.cfg.url or self.secret(self.cfg.url_env)
 
     def send(self, message: Message) -> None:
@@ -443,12 +435,10 @@ CHANNELS: dict[str, type[Sender]] = {
 
 def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] | None = None,
                  session: requests.Session | None = None) -> Sender:
-    """The channel ready to send: raises ChannelError when a secret it needs is not set."""
-    sender = CHANNELS[cfg.kind](cfg, os.environ if env is None else env,
-                                session or requests.Session())
-    if isinstance(sender, Feishu):
-        sender.language = "zh_cn" if language == "zh-CN" else "en_us"
-    return sender
+    """The channel ready to send, in the site's language: raises ChannelError when a secret
+    it needs is not set."""
+    return CHANNELS[cfg.kind](cfg, os.environ if env is None else env,
+                              session or requests.Session(), language)
 
 
 def messages(sender: Sender, heading: str, items: list[Item], more: str,

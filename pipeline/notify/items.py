@@ -20,6 +20,7 @@ from pipeline.site._views import Library, Paper
 
 AUTHORS_SHOWN = 5  # then "et al.": a message lists many papers
 NOTE_CHARS = 300  # a digest's line or a journal-ref, shortened: a message is no abstract
+TITLE_CHARS = 300  # arXiv titles stay far below; a longer one would not fit a chat message
 
 
 @dataclass(frozen=True)
@@ -82,15 +83,15 @@ def _authors(names: list[str]) -> str:
 
 def _paper(p: Paper, why: str) -> Item:
     line = (p.digest or {}).get("tldr") or ""
-    return Item(f"paper/{p.arxiv_id}", p.arxiv_id, _one_line(p.title_text),
+    return Item(f"paper/{p.arxiv_id}", p.arxiv_id, _one_line(excerpt(p.title_text, TITLE_CHARS)),
                 _one_line(_authors(p.authors)), p.abs_url, _one_line(why),
                 _one_line(plain_tex(excerpt(line, NOTE_CHARS))) if line else "")
 
 
 def _event(e: Event, lib: Library, s: dict[str, str]) -> Item:
     p = lib.by_id.get(e.arxiv_id)
-    title = s[f"watch_{e.kind}"].format(title=p.title_text if p else e.arxiv_id,
-                                        version=e.version)
+    named = excerpt(p.title_text, TITLE_CHARS) if p else e.arxiv_id
+    title = s[f"watch_{e.kind}"].format(title=named, version=e.version)
     note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
     return Item(f"watch/{e.arxiv_id}/{e.key}", e.arxiv_id, _one_line(title),
                 _one_line(_authors(p.authors)) if p else "",
