@@ -391,3 +391,58 @@ def test_every_channel_kind_is_registered_and_each_key_documented():
     for kind, cls in config_mod.CHANNEL_KINDS.items():
         for f in dataclasses.fields(cls):
             assert f"| `{f.name}` |" in section, (kind, f.name)
+
+
+def test_the_job_summary_names_a_failing_channel(project, services, monkeypatch):
+    _write(project, _channels(services))
+    services.chat.set_down("discord")
+    _notify(project, _env(services), monkeypatch)
+    summary = CliRunner().invoke(cli, ["--config", str(project / "papertrail.toml"), "data",
+                                       "summary"])
+    assert "- ⚠ notify partial: discord: HTTP 500: 500: Internal Server Error" in summary.output
+
+
+def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    mailbox, port = Mailbox(), _free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port, ssl_context=context)
+    smtp.start()
+    try:
+        _write(project, f'\n[[notify]]\nkind = "email"\nhost = "127.0.0.1"\nport = {port}\n'
+                        'security = "tls"\nsender = "a@example.org"\nto = ["b@example.org"]\n'
+                        'format = "immediate"\n')
+        assert "sent 4" in _notify(project, {}, monkeypatch)
+    finally:
+        smtp.stop()
+    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per item
+    assert len(mailbox.mails) == 4 and {"A watched paper", HOSTILE} <= subjects
+
+
+def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
+    mailbox, port = Mailbox(), _free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port)  # no TLS on offer
+    smtp.start()
+    try:
+        _write(project, f'\n[[notify]]\nkind = "email"\nhost = "127.0.0.1"\nport = {port}\n'
+                        'sender = "a@example.org"\nto = ["b@example.org"]\nmax_retries = 0\n')
+        out = _notify(project, {}, monkeypatch)
+    finally:
+        smtp.stop()
+    assert "notify: failed" in out and "STARTTLS extension not supported" in out
+    assert mailbox.mails == []
+
+
+def test_a_transport_error_names_the_variable_never_the_token(project, monkeypatch):
+    port = _free_port()  # nothing listens there
+    _write(project, '\n[[notify]]\nkind = "telegram"\nchat_id = "1"\nmax_retries = 0\n'
+                    f'api_url = "http://127.0.0.1:{port}"\n')
+    out = _notify(project, {"TELEGRAM_BOT_TOKEN": "999:very-secret"}, monkeypatch)
+    assert "notify: failed" in out and "ConnectionError" in out
+    assert "very-secret" not in out and "$TELEGRAM_BOT_TOKEN" in out
+    rows = Store(project / "data").read("notified").to_pylist()
+    assert rows and not any("very-secret" in (r["error"] or "") for r in rows)
