@@ -459,7 +459,8 @@ def messages(sender: Sender, heading: str, items: list[Item], more: str,
         else:
             chunk.append(item)
     last = Message(heading, chunk, more, link)
-    if sender.limit and sender.size(last) > sender.limit and chunk:
+    if sender.limit and sender.size(last) > sender.limit and chunk:  # the count apart
         yield Message(heading, chunk)
         last = replace(last, items=[])
-    yield last
+    if last.items or last.more:
+        yield last
