@@ -574,7 +574,7 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     _check_output(config)
     return dataclasses.replace(config, topics=built,
                                follows=_build_follows(follows, path, {t.slug for t in built}),
-                               notify=_build_channels(channels, path))
+                               notify=_build_channels(channels, path, bool(follows)))
 
 
 _OUTPUT_ALLOWED = ("a folder of its own (e.g. \"output\"): not the store, the theme or "
@@ -651,7 +651,7 @@ def _build_follows(raw: Any, path: Path, slugs: set[str]) -> tuple[Follow, ...]:
     return tuple(follows)
 
 
-def _build_channels(raw: Any, path: Path) -> tuple[Channel, ...]:
+def _build_channels(raw: Any, path: Path, follows: bool) -> tuple[Channel, ...]:
     if not isinstance(raw, list):
         _fail(path, "notify", raw, "an array of tables: [[notify]]")
     kinds = ", ".join(CHANNEL_KINDS)
@@ -672,6 +672,9 @@ def _build_channels(raw: Any, path: Path) -> tuple[Channel, ...]:
         if isinstance(channel, WebhookChannel) and bool(channel.url) == bool(channel.url_env):
             _fail(path, key, table, "either url (an http(s) URL) or url_env (the variable "
                   "holding it), not both", "a webhook needs exactly one")
+        if not (follows or channel.top):
+            _fail(path, key, table, "[[follows]] tables (what is sent), or top ≥ 1",
+                  "this channel would send nothing")
         if (seen := next((j for j, c in enumerate(channels) if c.label == channel.label),
                          None)) is not None:
             _fail(path, f"{key}.name", channel.name or _MISSING, "a name no other [[notify]] "

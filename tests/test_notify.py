@@ -374,6 +374,18 @@ BAD_CHANNELS = [
 ]
 
 
+def test_a_channel_with_nothing_to_send_is_refused(tmp_path):
+    path = tmp_path / "papertrail.toml"
+    path.write_text('[[notify]]\nkind = "discord"\n', encoding="utf-8")
+    with pytest.raises(config_mod.ConfigError) as info:
+        config_mod.load(path)
+    assert str(info.value) == (f"{path}: notify[0] = {{'kind': 'discord'}}: this channel would "
+                               "send nothing; allowed: [[follows]] tables (what is sent), "
+                               "or top ≥ 1")
+    path.write_text('[[notify]]\nkind = "discord"\ntop = 3\n', encoding="utf-8")
+    assert config_mod.load(path).notify[0].top == 3
+
+
 @pytest.mark.parametrize(("table", "key", "allowed"), BAD_CHANNELS)
 def test_a_bad_channel_is_one_clear_error_exit_2(tmp_path, table, key, allowed):
     path = _write(tmp_path, f"\n[[notify]]\n{table}\n")
