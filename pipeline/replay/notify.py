@@ -24,7 +24,8 @@ prefix each, recording every request (`received`), as each service documents its
   `{"code":0,"msg":"success","data":{}}`; with signature verification on, a request whose
   `sign` is not Base64(HmacSHA256(key = timestamp + "\\n" + secret, message = "")) or whose
   timestamp is over an hour off gets `{"code":19021,"msg":"sign match fail or timestamp
-  is not within one hour from current time"}` (still HTTP 200).
+  is not within one hour from current time"}` (still HTTP 200; the algorithm as Gitea's
+  Feishu webhook implements it, go-gitea/gitea#34802).
 - A generic webhook (`/hook/…`): 200 and `{}`; what it expects is ours (docs/CONFIG.md).
 
 Modelled, not recorded: the bodies of errors beyond the fields above, and faults on demand
