@@ -129,6 +129,19 @@ EMBEDDINGS = pa.schema([
     ("vector", pa.list_(pa.float32())),
 ])
 
+# What `papertrail notify` sent: one row per (channel, item), so each item goes to each
+# channel once. A failed row is tried again on the next run; skipped: over max_items.
+NOTIFIED = pa.schema([
+    ("channel", pa.string()),  # the [[notify]] table's name
+    ("item", pa.string()),  # paper/<id>, or watch/<id>/<event> (the me feed's entry keys)
+    ("arxiv_id", pa.string()),
+    ("status", pa.string()),  # sent | failed | skipped
+    ("attempts", pa.int32()),
+    ("error", pa.string()),  # the last failure, secrets removed
+    ("first_tried", _TS),
+    ("sent", _TS),  # the start of the run that sent it
+])
+
 RUNS = pa.schema([
     ("run_id", pa.string()),
     ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
@@ -200,6 +213,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("similar", SIMILAR, ("arxiv_id",),
           remedy=f"run `papertrail similar --full`, or {RESTORE}"),
     Table("embeddings", EMBEDDINGS, ("arxiv_id",), dictionary=frozenset({"model"})),
+    Table("notified", NOTIFIED, ("channel", "item"),
+          dictionary=frozenset({"channel", "status"})),
     Table("runs", RUNS, (), partition_by="started", identity=("run_id",),
           remedy=f"{RESTORE}, or run `papertrail rebuild --force`, which starts a new, empty "
                  "run ledger (sources then backfill again)",

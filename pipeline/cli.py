@@ -246,6 +246,17 @@ def run_all(obj: _Context, publish: bool) -> None:
     run_mod.run(obj.config, click.echo, publish=publish)
 
 
+@cli.command()
+@click.pass_obj
+def notify(obj: _Context) -> None:
+    """Send what is new for [[follows]] to each [[notify]] channel (e-mail, Telegram,
+    Feishu, Slack, Discord, a webhook), each item once; the update workflow runs it after
+    the build. A failing channel is recorded, retried next run, and the run goes on."""
+    from pipeline.notify import notify as notify_run
+
+    click.echo(notify_run(obj.config, obj.store).line())
+
+
 # -- the store: what the runs did, and rebuilding it from its snapshots ----------------------------
 
 

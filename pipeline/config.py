@@ -399,6 +399,110 @@ class Follow:
                     or self.watch)
 
 
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _env_name(value: str) -> str | None:
+    return None if _ENV_NAME.fullmatch(value) else "must be an environment variable's name"
+
+
+def _optional_env_name(value: str) -> str | None:
+    return None if value == "" else _env_name(value)
+
+
+def _emails(values: tuple[str, ...]) -> str | None:
+    if not values:
+        return "must list at least one address"
+    bad = next((v for v in values if not _EMAIL.fullmatch(v)), None)
+    return None if bad is None else f"{bad!r} is not an e-mail address"
+
+
+def _email(value: str) -> str | None:
+    return None if _EMAIL.fullmatch(value) else "must be an e-mail address"
+
+
+@dataclass(frozen=True)
+class Channel:
+    """What every `[[notify]]` table has; each kind adds its own settings (CHANNEL_KINDS).
+    Secrets are never in the file: a key ending in `_env` names the variable holding one."""
+
+    kind: str = ""
+    # The channel's name in the ledger: each item goes once to each name (default: kind).
+    name: str = _spec("", allowed="a label, unique among [[notify]] (default: the kind)")
+    # daily: one message a run with every new item; immediate: one message per item.
+    format: Literal["daily", "immediate"] = "daily"
+    # Also the newest papers of the last announcement, this many (0: only what you follow).
+    top: int = _spec(0, _between(0, 50), "0 to 50 papers")
+    # Items sent in one run at most; past it the message says how many more the feed holds.
+    max_items: int = _spec(50, _between(1, 500), "1 to 500 items")
+    timeout_seconds: float = _spec(20.0, _at_least(0.1), "seconds ≥ 0.1")
+    # Retries of one message on 429 (after the wait the service asks for), 5xx and
+    # connection errors; then the channel is recorded as failing and tried next run.
+    max_retries: int = _spec(2, _between(0, 10), "0 to 10")
+
+    @property
+    def label(self) -> str:
+        return self.name or self.kind
+
+
+@dataclass(frozen=True)
+class EmailChannel(Channel):
+    host: str = _spec("", _non_empty, "the SMTP server's host name")
+    port: int = _spec(587, _between(1, 65535), "a port, 1 to 65535")
+    # starttls: plain connection upgraded with STARTTLS (port 587); tls: TLS from the first
+    # byte (port 465). Either way the server's certificate is verified.
+    security: Literal["starttls", "tls"] = "starttls"
+    username: str = _spec("", allowed="the SMTP login, or empty for none")
+    password_env: str = _spec("SMTP_PASSWORD", _env_name, "an environment variable name")
+    sender: str = _spec("", _email, "an e-mail address (From)")
+    to: tuple[str, ...] = _spec((), _emails, "an array of e-mail addresses")
+
+
+@dataclass(frozen=True)
+class TelegramChannel(Channel):
+    chat_id: str = _spec("", _non_empty, "a chat id such as \"-1001234567890\" or "
+                         "\"@channelname\", as a string")
+    token_env: str = _spec("TELEGRAM_BOT_TOKEN", _env_name, "an environment variable name")
+    api_url: str = _spec("https://api.telegram.org", _url, "an http(s) URL")
+
+
+@dataclass(frozen=True)
+class FeishuChannel(Channel):
+    url_env: str = _spec("FEISHU_WEBHOOK_URL", _env_name, "an environment variable name")
+    # The bot's signing secret, when its security settings ask for a signature.
+    secret_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
+
+
+@dataclass(frozen=True)
+class SlackChannel(Channel):
+    url_env: str = _spec("SLACK_WEBHOOK_URL", _env_name, "an environment variable name")
+
+
+@dataclass(frozen=True)
+class DiscordChannel(Channel):
+    url_env: str = _spec("DISCORD_WEBHOOK_URL", _env_name, "an environment variable name")
+
+
+@dataclass(frozen=True)
+class WebhookChannel(Channel):
+    # The URL itself when it holds no secret; else url_env names the variable holding it.
+    url: str = _spec("", _site_url, "empty, or an http(s) URL")
+    url_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
+
+
+# Every kind of [[notify]] channel and its settings; pipeline/notify/channels.py's CHANNELS
+# sends through each.
+CHANNEL_KINDS: dict[str, type[Channel]] = {
+    "email": EmailChannel, "telegram": TelegramChannel, "feishu": FeishuChannel,
+    "slack": SlackChannel, "discord": DiscordChannel, "webhook": WebhookChannel}
+
+# The secrets .github/workflows/update.yml hands `papertrail notify`, each as the variable
+# of its own name (the default of the key that names it): fixed, as WORKFLOW_KEY_ENVS.
+WORKFLOW_NOTIFY_ENVS = ("SMTP_PASSWORD", "TELEGRAM_BOT_TOKEN", "FEISHU_WEBHOOK_URL",
+                        "FEISHU_SECRET", "SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK_URL",
+                        "NOTIFY_WEBHOOK_URL")
+
+
 @dataclass(frozen=True)
 class Config:
     path: Path
@@ -410,6 +514,7 @@ class Config:
     digest: DigestConfig = field(default_factory=DigestConfig)
     topics: tuple[Topic, ...] = ()
     follows: tuple[Follow, ...] = ()
+    notify: tuple[Channel, ...] = ()
 
     @property
     def root(self) -> Path:
@@ -456,6 +561,7 @@ def load(path: Path | str = DEFAULT_PATH) -> Config:
 def from_dict(raw: dict[str, Any], path: Path) -> Config:
     topics = raw.pop("topics", [])
     follows = raw.pop("follows", [])
+    channels = raw.pop("notify", [])
     config = _build(Config, {**raw, "path": path}, path, "")
     if not isinstance(topics, list):
         _fail(path, "topics", topics, "an array of tables: [[topics]]")
@@ -467,7 +573,8 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
                   f"topics[{seen}] has it already")
     _check_output(config)
     return dataclasses.replace(config, topics=built,
-                               follows=_build_follows(follows, path, {t.slug for t in built}))
+                               follows=_build_follows(follows, path, {t.slug for t in built}),
+                               notify=_build_channels(channels, path, bool(follows)))
 
 
 _OUTPUT_ALLOWED = ("a folder of its own (e.g. \"output\"): not the store, the theme or "
@@ -542,6 +649,39 @@ def _build_follows(raw: Any, path: Path, slugs: set[str]) -> tuple[Follow, ...]:
                   f"no topic {unknown[0]!r}")
         follows.append(follow)
     return tuple(follows)
+
+
+def _build_channels(raw: Any, path: Path, follows: bool) -> tuple[Channel, ...]:
+    if not isinstance(raw, list):
+        _fail(path, "notify", raw, "an array of tables: [[notify]]")
+    kinds = ", ".join(CHANNEL_KINDS)
+    channels: list[Channel] = []
+    for i, table in enumerate(raw):
+        key = f"notify[{i}]"
+        if not isinstance(table, dict):
+            _fail(path, key, table, "a table")
+        kind = table.get("kind", _MISSING)
+        if kind not in CHANNEL_KINDS:
+            _fail(path, f"{key}.kind", kind, f"one of {kinds}")
+        channel = _build(CHANNEL_KINDS[kind], table, path, key)
+        fields = {f.name: f for f in dataclasses.fields(channel)}
+        for required in ("host", "sender", "to", "chat_id"):
+            if required in fields and required not in table:
+                _fail(path, f"{key}.{required}", _MISSING, fields[required].metadata["allowed"],
+                      f"a {kind} channel needs it")
+        if isinstance(channel, WebhookChannel) and bool(channel.url) == bool(channel.url_env):
+            _fail(path, key, table, "either url (an http(s) URL) or url_env (the variable "
+                  "holding it), not both", "a webhook needs exactly one")
+        if not (follows or channel.top):
+            _fail(path, key, table, "[[follows]] tables (what is sent), or top ≥ 1",
+                  "this channel would send nothing")
+        if (seen := next((j for j, c in enumerate(channels) if c.label == channel.label),
+                         None)) is not None:
+            _fail(path, f"{key}.name", channel.name or _MISSING, "a name no other [[notify]] "
+                  "has (set name = \"...\" on one of them)",
+                  f"notify[{seen}] is named {channel.label!r} too")
+        channels.append(channel)
+    return tuple(channels)
 
 
 def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> typing.NoReturn:

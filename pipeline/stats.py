@@ -121,8 +121,8 @@ def source_states(runs: pd.DataFrame) -> list[SourceState]:
 
 def ledger_order() -> tuple[str, ...]:
     """Whose runs the ledger holds, in the order they run: every source, then the change
-    notes and the digests."""
-    return (*SOURCES, "notes", "digest")
+    notes, the digests and the notifications."""
+    return (*SOURCES, "notes", "digest", "notify")
 
 
 def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,

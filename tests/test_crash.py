@@ -20,6 +20,7 @@ from pipeline import databranch, ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
+from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store
@@ -39,13 +40,15 @@ class Servers:
     arxiv: ArxivReplay
     hf: HFReplay
     llm: OpenAIReplay
+    chat: NotifyReplay
 
 
 @pytest.fixture(scope="module")
 def servers() -> Iterator[Servers]:
-    with ArxivReplay(sample.entries()) as arxiv, HFReplay() as hf, OpenAIReplay() as llm:
+    with ArxivReplay(sample.entries()) as arxiv, HFReplay() as hf, OpenAIReplay() as llm, \
+            NotifyReplay() as chat:
         arxiv.as_of = T2
-        yield Servers(arxiv, hf, llm)
+        yield Servers(arxiv, hf, llm, chat)
 
 
 def _config_text(s: Servers, topic: str = "") -> str:
@@ -150,6 +153,12 @@ CASES = {
     "similar by embeddings": Case("day2", ".", ("similar",), T2,
                                   '\n[similar]\nembeddings_model = "replay-embed"\n'),
     "rebuild": Case("day2", ".", ("rebuild",), T2, papers_edited=True),
+    # Two channels, each committed on its own, then the run's row.
+    "notify": Case("day2", ".", ("notify",), T2,
+                   '\n[[follows]]\ncategories = ["cs.CL"]\n'
+                   '\n[[notify]]\nkind = "slack"\nmax_items = 10\n'
+                   '\n[[notify]]\nkind = "webhook"\nurl_env = "NOTIFY_WEBHOOK_URL"\n'
+                   'format = "immediate"\nmax_items = 5\n', checkpoints=True),
     "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
     "data save": Case("branch", "ours", ("data", "save"), T2),
     "data restore": Case("branch", "fresh", ("data", "restore"), T2),
@@ -233,7 +242,8 @@ def _matrix(name: str, how: str, tmp_path: Path, templates: dict[str, Path],
     sound and the rerun gives what one run gives — or, when the fault came after the
     command's last commit, what two runs give)."""
     case = CASES[name]
-    env = {"OPENAI_API_KEY": "test-key"}
+    env = {"OPENAI_API_KEY": "test-key", "SLACK_WEBHOOK_URL": servers.chat.slack_url,
+           "NOTIFY_WEBHOOK_URL": servers.chat.hook_url}
 
     def run(project: Path, **fault: int) -> Outcome:
         return run_cli(["--config", str(project / "papertrail.toml"), *case.args],

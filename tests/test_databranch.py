@@ -261,7 +261,7 @@ def test_two_runs_change_notes_both_survive_a_concurrent_save(tmp_path, remote, 
     """Rows the snapshots cannot rebuild (digests, change notes, similar lists, embeddings,
     the ledger) are merged by key: each run's notes survive the other's push."""
     assert {t.name for t in store_tables().values() if t.on_save == "union"} == {
-        "digests", "notes", "similar", "embeddings", "runs"}
+        "digests", "notes", "similar", "embeddings", "notified", "runs"}
     run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
     ours = checkout(tmp_path, "ours", remote, replay.url)
     theirs = checkout(tmp_path, "theirs", remote, replay.url)

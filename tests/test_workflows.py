@@ -300,10 +300,46 @@ def test_every_digest_recipe_gets_its_key_in_the_update_workflow(tmp_path):
         # the step's variable of that name holds the repository secret of that name
         assert run["env"].get(name) == f"${{{{ secrets.{name} }}}}", block
         assert f"`{name}`" in forking, name
-    # no secret reaches any other step
+    # no secret reaches any other step (but notify's own: test_notify_…)
     for step in build:
-        if step is not run:
+        if step is not run and step.get("run") != "papertrail notify":
             assert "secrets." not in json.dumps(step), step.get("name")
+
+
+def test_notify_runs_after_the_build_before_the_save_with_its_secrets_alone(tmp_path):
+    import dataclasses
+    import tomllib
+
+    build = load("update.yml")["jobs"]["build"]["steps"]
+    runs = [s.get("run", "") for s in build]
+    (notify,) = [s for s in build if s.get("run") == "papertrail notify"]
+    at = runs.index("papertrail notify")
+    assert runs.index("papertrail run --publish") < at
+    assert at < next(i for i, r in enumerate(runs) if r.startswith("papertrail data save"))
+    (restore,) = [s for s in build if s.get("run", "").startswith("papertrail data restore")]
+    assert notify["if"] == f"${{{{ !cancelled() && steps.{restore['id']}.outcome == 'success' }}}}"
+    secrets = {k: v for k, v in notify["env"].items() if "secrets." in v}
+    assert secrets == {name: f"${{{{ secrets.{name} }}}}"
+                       for name in config_mod.WORKFLOW_NOTIFY_ENVS}
+    assert notify["env"]["PAPERTRAIL_SITE_BASE_URL"].endswith(".outputs.base_url }}")
+    # Each kind's default variable is one the step passes; so is every variable the
+    # documented channels name.
+    for kind, cls in config_mod.CHANNEL_KINDS.items():
+        for f in dataclasses.fields(cls):
+            if f.name.endswith("_env") and f.default:
+                assert f.default in config_mod.WORKFLOW_NOTIFY_ENVS, (kind, f.name)
+    text = (REPO / "docs" / "CONFIG.md").read_text(encoding="utf-8")
+    blocks = [b for b in re.findall(r"```toml\n(.*?)```", text, re.S) if "[[notify]]" in b]
+    kinds = set()
+    for block in blocks:
+        for channel in config_mod.from_dict(tomllib.loads(block), tmp_path / "x.toml").notify:
+            kinds.add(channel.kind)
+            for f in dataclasses.fields(channel):
+                name = getattr(channel, f.name)
+                if f.name.endswith("_env") and name:
+                    assert notify["env"].get(name) == f"${{{{ secrets.{name} }}}}", name
+                    assert f"`{name}`" in (REPO / "FORKING.md").read_text(encoding="utf-8")
+    assert kinds == set(config_mod.CHANNEL_KINDS)
 
 
 def test_a_key_name_the_workflow_does_not_pass_is_named_in_actions(monkeypatch):

@@ -8,12 +8,14 @@ keyword in the title or abstract, a category, a topic, or a watched id.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from pipeline import topics as topic_match
 from pipeline.config import Follow, Topic
+from pipeline.site._feeds import recent
 from pipeline.site._history import Event, events
 from pipeline.site._views import Library, Paper
 
@@ -29,6 +31,12 @@ class Followed:
         """The matched papers, newest first seen first."""
         return sorted(self.papers, key=lambda x: (x[0].first_seen, x[0].arxiv_id),
                       reverse=True)
+
+    def recent(self, now: dt.datetime, days: int, tz: dt.tzinfo) -> list[tuple[Paper, str]]:
+        """The matched papers the personal feed holds (and `papertrail notify` sends): those
+        of its window (`recent`), newest first. Watched papers' events are few and each one
+        matters: `events` holds all of them, not windowed."""
+        return recent(self.newest, lambda x: x[0].first_seen, now, days, tz)
 
 
 def match(follows: tuple[Follow, ...], lib: Library) -> Followed:

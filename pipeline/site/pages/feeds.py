@@ -205,10 +205,10 @@ class _Entries:
         return dataclasses.replace(entry, key=f"watch/{e.arxiv_id}/{e.key}")
 
     def _me(self) -> list[Entry]:
-        followed = self.site.followed
-        papers = [self._paper(p, p.first_seen, why=why)
-                  for p, why in self._recent(followed.newest, lambda x: x[0].first_seen)]
-        # Watched papers' events are few and each one matters: all of them, not windowed.
+        site = self.site
+        followed = site.followed
+        papers = [self._paper(p, p.first_seen, why=why) for p, why in followed.recent(
+            site.lib.now, site.cfg.site.feed_days, site.lib.tz)]
         return _newest([*papers, *(self._event(e) for e in followed.events)])
 
     def _briefs(self, kind: str) -> list[Entry]:

@@ -1,0 +1,121 @@
+"""`papertrail notify`: what is new for the fork's `[[follows]]` (and, when a channel asks,
+the day's top papers) to each `[[notify]]` channel, each item once (docs/CONFIG.md).
+
+The ledger (`notified`, one row per channel and item) says what each channel has had. A
+run holds the store's lock, sends one channel at a time and commits that channel's rows
+before the next: a crash re-sends at most what one channel sent since its commit (a
+message cannot be taken back, so an item may come twice, never zero times). A channel
+that fails (a missing secret, a refusal, a server down past its retries) has its items
+recorded as failed and sent again on the next run; the other channels go on, and the
+run's row (`papertrail status`, the job summary) names what failed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from collections.abc import Mapping
+
+import pandas as pd
+import pyarrow as pa
+import requests
+
+from pipeline import runs
+from pipeline._report import RunReport
+from pipeline.config import Channel, Config
+from pipeline.notify.channels import ChannelError, Sender, messages, open_channel
+from pipeline.notify.items import Item, Selection, select
+from pipeline.site import i18n
+from pipeline.site._views import load
+from pipeline.store import Store
+
+DONE = ("sent", "skipped")  # statuses that end an item's life on a channel
+
+
+def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
+           now: dt.datetime | None = None) -> RunReport:
+    if not cfg.notify:
+        return RunReport("notify", "skipped", error=f"no [[notify]] channels in {cfg.path}")
+    env = os.environ if env is None else env
+    session = requests.Session()
+    session.headers["User-Agent"] = "papertrail/0.1 (notify)"
+    with runs.recorded(store, "notify", now) as run:
+        ledger = _ledger(store)
+        failed = set(ledger.loc[ledger["status"] == "failed", "item"])
+        lib = load(cfg, store)
+        chosen = select(cfg, lib, max(c.top for c in cfg.notify), failed)
+        report = RunReport("notify", "ok", counts={"sent": 0, "failed": 0, "skipped": 0})
+        details: dict[str, dict[str, object]] = {}
+        for channel in cfg.notify:
+            mine = ledger[ledger["channel"] == channel.label]
+            rows, error, sender = _send(cfg, channel, chosen, mine, env, session, run)
+            if rows:
+                store.append("notified", pa.Table.from_pylist(rows))
+                store.commit()
+            counts = {s: sum(r["status"] == s for r in rows) for s in report.counts}
+            report.counts = {s: report.counts[s] + counts[s] for s in counts}
+            details[channel.label] = {**counts, "error": error}
+            if sender is not None:
+                report.requests += sender.requests
+                report.retries += sender.retries
+        errors = [f"{name}: {d['error']}" for name, d in details.items() if d["error"]]
+        if errors:
+            report.error = "; ".join(errors)
+            report.status = "failed" if len(errors) == len(details) else "partial"
+        run.record(status=report.status, new=report.counts["sent"], error=report.error,
+                   requests=report.requests, retries=report.retries,
+                   details=json.dumps(details, ensure_ascii=False, sort_keys=True))
+    return report
+
+
+def _ledger(store: Store) -> pd.DataFrame:
+    return store.read("notified", ["channel", "item", "status", "attempts",
+                                   "first_tried"]).to_pandas()
+
+
+def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
+          env: Mapping[str, str], session: requests.Session, run: runs.Run
+          ) -> tuple[list[dict], str | None, Sender | None]:
+    """Send the channel's pending items: (ledger rows, its error or None, the sender)."""
+    # Opened first, so a missing secret shows even on a run with nothing to send.
+    try:
+        opened: Sender | None = open_channel(channel, cfg.site.language, env, session)
+        problem = ""
+    except ChannelError as exc:
+        opened, problem = None, str(exc)
+    done = set(mine.loc[mine["status"].isin(DONE), "item"])
+    tried = {r["item"]: r for r in mine.to_dict("records")}
+    pending = [i for i in chosen.new(channel.top) if i.key not in done]
+    pending += [chosen.retry[k] for k in sorted(tried.keys() - done)
+                if k in chosen.retry and k not in {i.key for i in pending}]
+    if not pending:
+        return [], problem or None, opened
+    batch, over = pending[:channel.max_items], pending[channel.max_items:]
+    s = i18n.strings(cfg.site.language)
+
+    def row(item: Item, status: str, error: str | None = None) -> dict:
+        before = tried.get(item.key)
+        attempts = 0 if before is None or pd.isna(before["attempts"]) else before["attempts"]
+        first = run.started if before is None or pd.isna(before["first_tried"]) \
+            else before["first_tried"].to_pydatetime()
+        return {"channel": channel.label, "item": item.key, "arxiv_id": item.arxiv_id,
+                "status": status, "error": error,
+                "attempts": int(attempts) + (status != "skipped"), "first_tried": first,
+                "sent": run.started if status == "sent" else None}
+
+    rows = [row(i, "skipped") for i in over]
+    if opened is None:
+        return rows + [row(i, "failed", problem) for i in batch], problem, None
+    base = cfg.site.base_url.rstrip("/")
+    heading = s["notify_title"].format(site=cfg.site.title, n=len(pending))
+    more = s["notify_more"].format(n=len(over)) if over else ""
+    unsent = list(batch)
+    for message in messages(opened, heading, batch, more, f"{base}/me/" if base else ""):
+        try:
+            opened.send(message)
+        except ChannelError as exc:
+            return rows + [row(i, "failed", str(exc)) for i in unsent], str(exc), opened
+        rows += [row(i, "sent") for i in message.items]
+        unsent = unsent[len(message.items):]
+    return rows, None, opened

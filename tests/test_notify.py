@@ -1,0 +1,460 @@
+"""`papertrail notify` against real local servers: an SMTP server (aiosmtpd) that demands
+STARTTLS with a certificate the client verifies and a login, and the replay of Telegram,
+Slack, Discord, Feishu and a webhook (pipeline/replay/notify.py). A store the arXiv replay
+filled: two papers by a followed author (one titled to break every markup), a watched
+paper, and papers nobody follows."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import email
+import email.policy
+import json
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
+from click.testing import CliRunner
+
+from pipeline import config as config_mod
+from pipeline import ingest
+from pipeline.cli import cli
+from pipeline.notify import channels
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.notify import Fault, NotifyReplay
+from pipeline.replay.sample import Entry
+from pipeline.store import Store
+from tests.conftest import fast_arxiv
+
+T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
+HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
+FOLLOWED = ("2606.20001", "2606.20002")
+WATCHED = "2606.20003"
+ITEMS = {f"paper/{FOLLOWED[0]}", f"paper/{FOLLOWED[1]}", f"paper/{WATCHED}",
+         f"watch/{WATCHED}/v1"}
+FEISHU_SECRET = "feishu-signing-secret"
+SMTP_USER, SMTP_PASSWORD = "robot", "smtp-pa55"
+
+
+def _entry(n: int, title: str, authors: tuple[str, ...]) -> Entry:
+    return Entry(arxiv_id=f"2606.{20000 + n}", version=1, title=title,
+                 abstract=f"Abstract {n}.", authors=authors, categories=("cs.RO",),
+                 comment=None, journal_ref=None, doi=None,
+                 published=T0 - dt.timedelta(hours=3), updated=T0 - dt.timedelta(hours=3),
+                 announced=T0 - dt.timedelta(hours=1))
+
+
+@dataclass
+class Mailbox:
+    """What the SMTP server accepted, as parsed messages."""
+
+    mails: list[email.message.EmailMessage] = dataclasses.field(default_factory=list)
+
+    async def handle_DATA(self, server, session, envelope):
+        self.mails.append(email.message_from_bytes(envelope.content,
+                                                   policy=email.policy.default))
+        return "250 OK"
+
+
+@dataclass(frozen=True)
+class Services:
+    chat: NotifyReplay
+    mailbox: Mailbox
+    smtp_port: int
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, which the client is told to trust."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True,
+                   capture_output=True)
+    return cert, key
+
+
+@pytest.fixture
+def services(certificate, monkeypatch) -> Iterator[Services]:
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # what create_default_context trusts
+    mailbox = Mailbox()
+
+    def login(server, session, envelope, mechanism, auth_data):
+        return AuthResult(success=(auth_data.login, auth_data.password)
+                          == (SMTP_USER.encode(), SMTP_PASSWORD.encode()))
+
+    port = _free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port, tls_context=context,
+                      require_starttls=True, authenticator=login, auth_require_tls=True)
+    smtp.start()
+    try:
+        with NotifyReplay(feishu_secret=FEISHU_SECRET) as chat:
+            yield Services(chat, mailbox, port)
+    finally:
+        smtp.stop()
+
+
+def _env(s: Services) -> dict[str, str]:
+    return {"SMTP_PASSWORD": SMTP_PASSWORD, "TELEGRAM_BOT_TOKEN": s.chat.token,
+            "FEISHU_WEBHOOK_URL": s.chat.feishu_url, "FEISHU_SECRET": FEISHU_SECRET,
+            "SLACK_WEBHOOK_URL": s.chat.slack_url, "DISCORD_WEBHOOK_URL": s.chat.discord_url,
+            "NOTIFY_WEBHOOK_URL": s.chat.hook_url}
+
+
+def _channels(s: Services, extra: str = "", **per_kind: str) -> str:
+    tables = {
+        "email": f'host = "127.0.0.1"\nport = {s.smtp_port}\nusername = "{SMTP_USER}"\n'
+                 'sender = "papers@example.org"\nto = ["me@example.org"]\n',
+        "telegram": f'chat_id = "-100123"\napi_url = "{s.chat.telegram_api}"\n',
+        "feishu": 'secret_env = "FEISHU_SECRET"\n',
+        "slack": "", "discord": "",
+        "webhook": 'url_env = "NOTIFY_WEBHOOK_URL"\n'}
+    out = ""
+    for kind, body in tables.items():
+        own = per_kind.get(kind, "")
+        quick = "" if "max_retries" in own else "max_retries = 0\n"  # no backoff waits
+        out += f'\n[[notify]]\nkind = "{kind}"\ntimeout_seconds = 5\n{quick}{body}{own}'
+    return out + extra
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    """A fork following one author and watching one paper, its store filled by the arXiv
+    replay (config written per test: `_write`)."""
+    entries = [_entry(1, HOSTILE, ("Ada Lovelace", "B. Person")),
+               _entry(2, "Grasping with $\\alpha$-hands", ("Ada Lovelace",)),
+               _entry(3, "A watched paper", ("C. Someone",)),
+               *(_entry(n, f"Unfollowed {n}", ("Nobody Here",)) for n in (4, 5, 6))]
+    _write(tmp_path, "")
+    cfg = config_mod.load(tmp_path / "papertrail.toml")
+    with ArxivReplay(entries) as api:
+        api.as_of = T0
+        ingest.ingest_arxiv(fast_arxiv(cfg, api.url, categories=("cs.RO",)),
+                            Store(cfg.store_path), now=T0)
+    return tmp_path
+
+
+def _write(root: Path, notify: str) -> Path:
+    path = root / "papertrail.toml"
+    path.write_text('[store]\npath = "data"\n[site]\nlanguage = "en"\n'
+                    'title = "Robot radar"\n[sources.arxiv]\ncategories = ["cs.RO"]\n'
+                    f'[[follows]]\nname = "advisor"\nauthors = ["Ada Lovelace"]\n'
+                    f'watch = ["{WATCHED}"]\n{notify}', encoding="utf-8")
+    return path
+
+
+def _notify(root: Path, env: dict[str, str], monkeypatch) -> str:
+    for name in config_mod.WORKFLOW_NOTIFY_ENVS:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(cli, ["--config", str(root / "papertrail.toml"), "notify"])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _ledger(root: Path) -> dict[tuple[str, str], dict]:
+    rows = Store(root / "data").read("notified").to_pylist()
+    return {(r["channel"], r["item"]): r for r in rows}
+
+
+def _bodies(s: Services, service: str) -> list:
+    return [r.body for r in s.chat.received(service)]
+
+
+def test_every_channel_gets_each_new_item_once_across_two_runs(project, services,
+                                                               monkeypatch):
+    _write(project, _channels(services))
+    out = _notify(project, _env(services), monkeypatch)
+    assert "notify: ok · sent 24 · failed 0 · skipped 0" in out
+    for service in ("telegram", "slack", "discord", "feishu", "hook"):
+        assert len(services.chat.received(service)) == 1, service  # daily: one digest
+    (mail,) = services.mailbox.mails
+    assert mail["Subject"] == "Robot radar: 4 new for you"
+    (hook,) = _bodies(services, "hook")
+    assert {i["key"] for i in hook["items"]} == ITEMS
+    assert sorted(hook["arxiv_ids"]) == sorted([*FOLLOWED, WATCHED])
+    assert "Unfollowed" not in json.dumps(hook)
+    ledger = _ledger(project)
+    assert {item for _, item in ledger} == ITEMS and len(ledger) == 24
+    assert {r["status"] for r in ledger.values()} == {"sent"}
+
+    again = _notify(project, _env(services), monkeypatch)
+    assert "sent 0 · failed 0" in again
+    for service in ("telegram", "slack", "discord", "feishu", "hook"):
+        assert len(services.chat.received(service)) == 1, service
+    assert len(services.mailbox.mails) == 1
+    assert _ledger(project) == ledger
+
+
+def test_a_failing_channel_is_recorded_and_retried_next_run_while_the_others_send(
+        project, services, monkeypatch):
+    _write(project, _channels(services))
+    services.chat.set_down("slack")
+    out = _notify(project, _env(services), monkeypatch)
+    assert "notify: partial · sent 20 · failed 4" in out
+    assert "slack: HTTP 500: internal_error" in out
+    assert "replaysecret" not in out  # the webhook URL is the secret: never printed
+    ledger = _ledger(project)
+    assert {r["status"] for (c, _), r in ledger.items() if c == "slack"} == {"failed"}
+    assert {r["status"] for (c, _), r in ledger.items() if c != "slack"} == {"sent"}
+    status = CliRunner().invoke(cli, ["--config", str(project / "papertrail.toml"), "status",
+                                      "--json"])
+    (row,) = [r for r in json.loads(status.output) if r["source"] == "notify"]
+    assert row["status"] == "partial" and row["last error"].startswith("slack: HTTP 500")
+
+    services.chat.set_down("slack", False)
+    out = _notify(project, _env(services), monkeypatch)
+    assert "notify: ok · sent 4 · failed 0" in out
+    assert len(services.chat.received("slack")) == 2  # the failed try, then the digest
+    assert len(services.chat.received("telegram")) == 1  # nothing new for the others
+    slack = {item: r for (c, item), r in _ledger(project).items() if c == "slack"}
+    assert {r["status"] for r in slack.values()} == {"sent"}
+    assert {r["attempts"] for r in slack.values()} == {2}
+
+
+def test_a_429_waits_the_retry_after_asked_for_and_a_long_one_waits_a_run(
+        project, services, monkeypatch):
+    _write(project, _channels(services, telegram="max_retries = 2\n",
+                              discord="max_retries = 2\n"))
+    services.chat.fail("telegram", Fault("429", 0.3))
+    services.chat.fail("discord", Fault("429", 3600))  # an hour: not worth holding the run
+    started = time.monotonic()
+    out = _notify(project, _env(services), monkeypatch)
+    assert time.monotonic() - started < 30
+    assert "discord: HTTP 429: You are being rate limited." in out
+    assert len(services.chat.received("telegram")) == 2
+    ledger = _ledger(project)
+    assert {r["status"] for (c, _), r in ledger.items() if c == "telegram"} == {"sent"}
+    assert {r["status"] for (c, _), r in ledger.items() if c == "discord"} == {"failed"}
+
+
+def test_hostile_text_stays_text_in_each_channels_markup(project, services, monkeypatch):
+    _write(project, _channels(services))
+    _notify(project, _env(services), monkeypatch)
+    (telegram,) = _bodies(services, "telegram")
+    assert telegram["parse_mode"] == "HTML"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in telegram["text"]
+    assert "&amp; &lt;b&gt;Q&amp;A&lt;/b&gt;" in telegram["text"]
+    assert "<script>" not in telegram["text"] and "<b>Q" not in telegram["text"]
+    (slack,) = _bodies(services, "slack")
+    assert "&lt;script&gt;" in slack["text"] and "&amp; &lt;b&gt;Q&amp;A" in slack["text"]
+    assert "<script>" not in slack["text"]
+    (discord,) = _bodies(services, "discord")
+    assert discord["allowed_mentions"] == {"parse": []}
+    content = discord["content"]
+    for escaped in (r"\*bold\*", r"\_it\_", r"\~gone\~", r"\`code\`", r"\@everyone",
+                    r"\<script\>"):
+        assert escaped in content, escaped
+    (feishu,) = _bodies(services, "feishu")
+    post = feishu["content"]["post"]["en_us"]
+    texts = [e["text"] for row in post["content"] for e in row]
+    assert HOSTILE in texts  # a text element shows it as it is; no `<at>` is made of it
+    assert all(e["tag"] in ("a", "text") for row in post["content"] for e in row)
+    (hook,) = _bodies(services, "hook")
+    assert HOSTILE in [i["title"] for i in hook["items"]]
+    (mail,) = services.mailbox.mails
+    html = mail.get_body(("html",)).get_content()
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "<script>" not in html
+    assert HOSTILE in mail.get_body(("plain",)).get_content()
+    assert "Grasping with α-hands" in mail.get_body(("plain",)).get_content()
+
+
+def test_a_missing_secret_fails_only_its_channel_and_names_the_variable(
+        project, services, monkeypatch):
+    _write(project, _channels(services))
+    env = _env(services)
+    del env["TELEGRAM_BOT_TOKEN"]
+    out = _notify(project, env, monkeypatch)
+    assert "notify: partial · sent 20 · failed 4" in out
+    assert "telegram: $TELEGRAM_BOT_TOKEN is not set" in out
+    assert services.chat.received("telegram") == []
+
+    _write(project, _channels(services, slack='url_env = "MY_SLACK"\n'))
+    monkeypatch.setenv("GITHUB_ACTIONS", "true")
+    out = _notify(project, _env(services), monkeypatch)
+    assert "slack: $MY_SLACK is not set (the update workflow passes only the secrets " \
+           "SMTP_PASSWORD, TELEGRAM_BOT_TOKEN" in out
+
+
+def test_immediate_sends_one_message_per_item_and_daily_one_digest(project, services,
+                                                                   monkeypatch):
+    _write(project, _channels(services, telegram='format = "immediate"\n'))
+    _notify(project, _env(services), monkeypatch)
+    sent = _bodies(services, "telegram")
+    assert len(sent) == 4 and len(_bodies(services, "slack")) == 1
+    assert all(m["text"].count("<a href=") == 1 for m in sent)
+    assert "Robot radar" not in sent[0]["text"]  # one item: its title is the message
+
+
+def test_over_max_items_the_rest_are_counted_and_linked_not_sent_later(
+        project, services, monkeypatch):
+    _write(project, _channels(services, slack="max_items = 1\n"))
+    path = project / "papertrail.toml"
+    path.write_text(path.read_text().replace(
+        "[site]\n", '[site]\nbase_url = "https://radar.example"\n'), encoding="utf-8")
+    _notify(project, _env(services), monkeypatch)
+    (slack,) = _bodies(services, "slack")
+    assert "<https://radar.example/me/|3 more in your feed>" in slack["text"]
+    statuses = sorted(r["status"] for (c, _), r in _ledger(project).items() if c == "slack")
+    assert statuses == ["sent", "skipped", "skipped", "skipped"]
+    _notify(project, _env(services), monkeypatch)
+    assert len(_bodies(services, "slack")) == 1
+
+
+def test_a_digest_past_a_channels_limit_is_split_into_messages(project, services,
+                                                              monkeypatch):
+    _write(project, _channels(services))
+    cfg = config_mod.load(project / "papertrail.toml")
+    discord = next(c for c in cfg.notify if c.kind == "discord")
+    sender = channels.open_channel(discord, "en", _env(services))
+    from pipeline.notify.items import Item
+
+    items = [Item(f"paper/2606.{30000 + i}", f"2606.{30000 + i}", "T" * 300, "A", "https://x",
+                  "why") for i in range(20)]
+    sent = list(channels.messages(sender, "Head", items, "", ""))
+    assert len(sent) > 1 and sum(len(m.items) for m in sent) == 20
+    assert all(sender.size(m) <= 2000 for m in sent)
+
+
+def test_the_top_papers_of_the_last_announcement_when_a_channel_asks(project, services,
+                                                                     monkeypatch):
+    _write(project, _channels(services, webhook="top = 2\n"))
+    _notify(project, _env(services), monkeypatch)
+    (hook,) = _bodies(services, "hook")
+    tops = [i for i in hook["items"] if i["why"] == "New today"]
+    assert len(tops) == 2 and all(i["title"].startswith("Unfollowed") for i in tops)
+    (slack,) = _bodies(services, "slack")
+    assert "Unfollowed" not in slack["text"]
+
+
+def test_no_channels_writes_nothing(project, monkeypatch):
+    before = Store(project / "data").files()
+    out = _notify(project, {}, monkeypatch)
+    assert out.startswith("notify: skipped (no [[notify]] channels")
+    assert Store(project / "data").files() == before
+
+
+BAD_CHANNELS = [
+    ('kind = "sms"', "notify[0].kind = 'sms'", "one of email, telegram, feishu, slack"),
+    ('kind = "telegram"', "notify[0].chat_id = (missing)", "as a string"),
+    ('kind = "telegram"\nchat_id = 42', "notify[0].chat_id = 42", "expected a string"),
+    ('kind = "email"\nhost = "h"\nsender = "a@b.c"\nto = ["nobody"]', "notify[0].to",
+     "'nobody' is not an e-mail address"),
+    ('kind = "email"\nhost = "h"\nsender = "a@b.c"\nto = ["x@y.z"]\nsecurity = "none"',
+     "notify[0].security = 'none'", "'starttls' | 'tls'"),
+    ('kind = "slack"\nurl_env = "https://hooks.slack.com/x"', "notify[0].url_env",
+     "an environment variable name"),
+    ('kind = "slack"\nurl = "https://hooks.slack.com/x"', "notify[0].url", "unknown key"),
+    ('kind = "webhook"', "notify[0] = {'kind': 'webhook'}", "either url"),
+    ('kind = "webhook"\nurl = "javascript:alert(1)"', "notify[0].url", "http(s) URL"),
+    ('kind = "discord"\nformat = "hourly"', "notify[0].format", "'daily' | 'immediate'"),
+    ('kind = "discord"\ntop = 51', "notify[0].top", "0 to 50 papers"),
+    ('kind = "discord"\n[[notify]]\nkind = "discord"', "notify[1].name",
+     "notify[0] is named 'discord' too"),
+]
+
+
+def test_a_channel_with_nothing_to_send_is_refused(tmp_path):
+    path = tmp_path / "papertrail.toml"
+    path.write_text('[[notify]]\nkind = "discord"\n', encoding="utf-8")
+    with pytest.raises(config_mod.ConfigError) as info:
+        config_mod.load(path)
+    assert str(info.value) == (f"{path}: notify[0] = {{'kind': 'discord'}}: this channel would "
+                               "send nothing; allowed: [[follows]] tables (what is sent), "
+                               "or top ≥ 1")
+    path.write_text('[[notify]]\nkind = "discord"\ntop = 3\n', encoding="utf-8")
+    assert config_mod.load(path).notify[0].top == 3
+
+
+@pytest.mark.parametrize(("table", "key", "allowed"), BAD_CHANNELS)
+def test_a_bad_channel_is_one_clear_error_exit_2(tmp_path, table, key, allowed):
+    path = _write(tmp_path, f"\n[[notify]]\n{table}\n")
+    result = CliRunner().invoke(cli, ["--config", str(path), "notify"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"papertrail: config error: {path}: {key}")
+    assert allowed in result.output
+    assert not (tmp_path / "data").exists()
+
+
+def test_every_channel_kind_is_registered_and_each_key_documented():
+    assert list(channels.CHANNELS) == list(config_mod.CHANNEL_KINDS)
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md").read_text("utf-8")
+    section = doc.split("## [[notify]]", 1)[1].split("\n## ", 1)[0]
+    for kind, cls in config_mod.CHANNEL_KINDS.items():
+        for f in dataclasses.fields(cls):
+            assert f"| `{f.name}` |" in section, (kind, f.name)
+
+
+def test_the_job_summary_names_a_failing_channel(project, services, monkeypatch):
+    _write(project, _channels(services))
+    services.chat.set_down("discord")
+    _notify(project, _env(services), monkeypatch)
+    summary = CliRunner().invoke(cli, ["--config", str(project / "papertrail.toml"), "data",
+                                       "summary"])
+    assert "- ⚠ notify partial: discord: HTTP 500: 500: Internal Server Error" in summary.output
+
+
+def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    mailbox, port = Mailbox(), _free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port, ssl_context=context)
+    smtp.start()
+    try:
+        _write(project, f'\n[[notify]]\nkind = "email"\nhost = "127.0.0.1"\nport = {port}\n'
+                        'security = "tls"\nsender = "a@example.org"\nto = ["b@example.org"]\n'
+                        'format = "immediate"\n')
+        assert "sent 4" in _notify(project, {}, monkeypatch)
+    finally:
+        smtp.stop()
+    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per item
+    assert len(mailbox.mails) == 4 and {"A watched paper", HOSTILE} <= subjects
+
+
+def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
+    mailbox, port = Mailbox(), _free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port)  # no TLS on offer
+    smtp.start()
+    try:
+        _write(project, f'\n[[notify]]\nkind = "email"\nhost = "127.0.0.1"\nport = {port}\n'
+                        'sender = "a@example.org"\nto = ["b@example.org"]\nmax_retries = 0\n')
+        out = _notify(project, {}, monkeypatch)
+    finally:
+        smtp.stop()
+    assert "notify: failed" in out and "STARTTLS extension not supported" in out
+    assert mailbox.mails == []
+
+
+def test_a_transport_error_names_the_variable_never_the_token(project, monkeypatch):
+    port = _free_port()  # nothing listens there
+    _write(project, '\n[[notify]]\nkind = "telegram"\nchat_id = "1"\nmax_retries = 0\n'
+                    f'api_url = "http://127.0.0.1:{port}"\n')
+    out = _notify(project, {"TELEGRAM_BOT_TOKEN": "999:very-secret"}, monkeypatch)
+    assert "notify: failed" in out and "ConnectionError" in out
+    assert "very-secret" not in out and "$TELEGRAM_BOT_TOKEN" in out
+    rows = Store(project / "data").read("notified").to_pylist()
+    assert rows and not any("very-secret" in (r["error"] or "") for r in rows)
