@@ -86,10 +86,10 @@ def test_the_schedule_table_is_the_workflows_and_forks_are_told_to_enable_it():
     assert "\n## From arXiv's announcement to the site\n" in scale
 
 
-def test_the_sections_others_fill_point_at_the_config_reference():
-    for title in ("Notifications", "Following people"):
-        marker, line = section(title).strip().splitlines()
-        assert marker.startswith("<!-- Placeholder:") and "(docs/CONFIG.md" in line
+def test_the_notifications_and_follows_sections_point_at_the_config_reference():
+    notify = section("Notifications (optional): e-mail and chat")
+    assert "docs/CONFIG.md#notify" in notify and "TELEGRAM_BOT_TOKEN" in notify
+    assert "(docs/CONFIG.md" in section("Following people")
 
 
 def test_each_failure_has_its_symptom_cause_and_fix():
