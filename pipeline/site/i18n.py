@@ -610,7 +610,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "foryou_closest": "Closest to: ",
         "foryou_terms": "Shared terms: ",
         "foryou_related": "Related terms: ",
-        "foryou_status": "{count} recent papers ranked against {n} seeds",
+        "foryou_status": "{count} recent papers ranked against your seeds ({n})",
         "foryou_imported": "Read {n} entries; {matched} matched recent papers here, the rest are placed by their title and abstract.",
         "foryou_import_none": "The file holds no entry to use.",
         "foryou_shared": "These are the seeds of a shared link ({n}); your own profile is unchanged.",
