@@ -173,11 +173,11 @@
             return g.kind === f.kind && g.value === f.value;
           })) rows.push(r);
         });
-        var key = "follow:" + f.kind + ":" + f.value;
+        var key = "follow:" + f.kind + ":" + f.value, label = shownName(f.kind, f.value);
         if (!rows.length) {
           if (f.kind !== "query") return null;
           var made = embed(w, f.value);
-          return { key: key, kind: "follow", label: f.value, rows: [], vector: made.vector, terms: made.terms };
+          return { key: key, kind: "follow", label: label, rows: [], vector: made.vector, terms: made.terms };
         }
         var v = new Float32Array(w.dims), counts = {};
         rows.forEach(function (r) {
@@ -188,7 +188,7 @@
         var terms = Object.keys(counts).map(Number).sort(function (a, b) {
           return counts[b] - counts[a] || a - b;
         }).slice(0, SEED_TERMS);
-        return { key: key, kind: "follow", label: f.value, rows: rows, vector: v, terms: terms };
+        return { key: key, kind: "follow", label: label, rows: rows, vector: v, terms: terms };
       }).filter(Boolean);
     });
   }
@@ -387,6 +387,7 @@
   var seedList = document.getElementById("foryou-seeds");
   var mutedList = document.getElementById("foryou-muted");
   var importStatus = document.getElementById("foryou-import-status");
+  var topicNames = JSON.parse(box.dataset.topicNames || "{}");
   var shared = linkIds();
   var data = null;
   var generation = 0;  // a render started later wins
@@ -401,6 +402,10 @@
     if (label) b.setAttribute("aria-label", label);
     b.addEventListener("click", onClick);
     return b;
+  }
+  // A topic by its name in the site's language, never its slug.
+  function shownName(kind, value) {
+    return kind === "topic" && Object.prototype.hasOwnProperty.call(topicNames, value) ? topicNames[value] : value;
   }
   function kindLabel(kind) { return box.dataset["kind" + kind[0].toUpperCase() + kind.slice(1)]; }
 
@@ -471,13 +476,13 @@
       kind.className = "kind";
       kind.textContent = kindLabel(m.kind);
       var name = document.createElement("bdi");
-      name.textContent = m.value;
+      name.textContent = shownName(m.kind, m.value);
       li.append(kind, " ", name, " ", button(box.dataset.unmute, function () {
         var q = readProfile();
         q.muted = q.muted.filter(function (x) { return !(x.kind === m.kind && x.value === m.value); });
         writeProfile(q);
         render();
-      }, box.dataset.unmute + " · " + m.value));
+      }, box.dataset.unmute + " · " + shownName(m.kind, m.value)));
       mutedList.appendChild(li);
     });
   }
@@ -536,7 +541,7 @@
     var targets = [["category", d.categories[0]], ["author", d.authors[0]]].concat(
       d.topics.map(function (t) { return ["topic", t]; }));
     targets.filter(function (t) { return t[1]; }).forEach(function (t) {
-      var text = box.dataset.mute + " " + kindLabel(t[0]) + " · " + t[1];
+      var text = box.dataset.mute + " " + kindLabel(t[0]) + " · " + shownName(t[0], t[1]);
       mutes.append(button(text, function () { mute(t[0], t[1]); }), " ");
     });
     return [p, mutes];
