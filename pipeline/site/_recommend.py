@@ -75,25 +75,27 @@ def build(docs: Sequence[Doc], dims: int = DIMS) -> Window:
     """The window's vectors: the same docs make the same bytes (the SVD's seed is fixed)."""
     n = len(docs)
     texts = [f"{plain_tex(d.title)}\n{plain_tex(d.abstract, math=False)}" for d in docs]
-    vectorizer = TfidfVectorizer(analyzer=words, sublinear_tf=True, dtype=np.float32,
+    # In float64: the golden site is compared byte for byte, and another machine's BLAS
+    # sums in another order; at float32 that would move some int8 roundings.
+    vectorizer = TfidfVectorizer(analyzer=words, sublinear_tf=True, dtype=np.float64,
                                  min_df=MIN_DF if n > 2 else 1, max_df=MAX_DF if n > 4 else 1.0)
     try:
         matrix = sp.csr_matrix(vectorizer.fit_transform(texts))
         names = vectorizer.get_feature_names_out()
     except ValueError:  # no word left: an empty or wordless window
-        matrix, names = sp.csr_matrix((n, 0), dtype=np.float32), np.array([], dtype=object)
+        matrix, names = sp.csr_matrix((n, 0)), np.array([], dtype=object)
     k = max(0, min(dims, n - 1, len(names) - 1))
     if k:
         u, s, vt = randomized_svd(matrix, k, random_state=0)
-        rows, components = (u * s).astype(np.float32), vt.astype(np.float32)
+        rows, components = u * s, vt
     else:
-        rows, components = np.zeros((n, 0), np.float32), np.zeros((0, len(names)), np.float32)
+        rows, components = np.zeros((n, 0)), np.zeros((0, len(names)))
     df = np.bincount(matrix.indices, minlength=len(names))
     keep = np.sort(np.lexsort((np.arange(len(names)), -df))[:VOCAB])  # most used words
     column = np.full(len(names), NO_TERM, np.int64)
     column[keep] = np.arange(len(keep))
     scale = np.abs(components[:, keep]).max(axis=0, initial=0.0)
-    idf = vectorizer.idf_[keep].astype(np.float32) if len(names) else np.zeros(0, np.float32)
+    idf = vectorizer.idf_[keep] if len(names) else np.zeros(0)
     return Window(
         ids=[d.arxiv_id for d in docs], vectors=_int8_rows(rows),
         terms=_top_terms(matrix, column), title_keys=np.array(
