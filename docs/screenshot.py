@@ -1,5 +1,5 @@
 """Take the README's screenshots of the demo site with headless Chromium: the home page,
-a paper page (digest first) and a search.
+a paper page (digest first), a search, and 为你推荐 from a shared link's seeds.
 
 Run after `make demo` (or `papertrail demo --no-serve`):
     .venv/bin/python docs/screenshot.py [.demo/output] [docs]
@@ -22,7 +22,10 @@ PAPER = "2606.20936"  # a sample paper with a real digest and a formula-free abs
 # (file, path and what to do there, viewport)
 SHOTS = [("home.png", "", None, (1200, 1500)),
          ("paper.png", f"paper/{PAPER}.html", None, (1200, 1400)),
-         ("search.png", "search/", "扩散模型", (1200, 1100))]
+         ("search.png", "search/", "扩散模型", (1200, 1100)),
+         ("foryou.png", "for-you/?seed=2606.19662,2606.19961,2606.20094", None, (1200, 1100))]
+# Pages that fill themselves in: what says they are done.
+READY = {"foryou.png": "() => document.getElementById('foryou-results').dataset.ready === '1'"}
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -45,6 +48,8 @@ def main(site: Path, folder: Path) -> None:
                     page.wait_for_function(
                         "() => document.querySelectorAll('#results li').length > 0 && "
                         "!document.getElementById('search').dataset.busy")
+                if name in READY:
+                    page.wait_for_function(READY[name])
                 page.screenshot(path=str(folder / name))
                 page.close()
                 print(f"wrote {folder / name}")

@@ -195,6 +195,7 @@ KEY_ERRORS = [
     ("follows = 'me'", ["follows", "an array of tables: [[follows]]"]),
     ("[site]\nfeed_max_mb = 0", ["site.feed_max_mb", "0.05 to 50 MB"]),
     ("[site]\nfeed_days = 0", ["site.feed_days", "1 to 60 days"]),
+    ("[site]\nrecommend_days = 31", ["site.recommend_days", "1 to 30 days"]),
 ]
 
 

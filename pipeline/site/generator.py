@@ -27,6 +27,7 @@ from pipeline.site.pages import (
     briefs,
     categories,
     feeds,
+    foryou,
     hf,
     home,
     lists,
@@ -46,8 +47,8 @@ log = logging.getLogger(__name__)
 # Rendered in this process while the workers run; each reads only the SiteData, and none
 # depends on which paper pages are light but the sources page (which says so).
 _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
-               home.render, feeds.render, me.render, search.render_pages, static.render,
-               accepted.render, missing.render)
+               home.render, feeds.render, me.render, foryou.render, search.render_pages,
+               static.render, accepted.render, missing.render)
 
 
 class PaperTrailGenerator(Generator):

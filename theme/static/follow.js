@@ -335,7 +335,25 @@
     });
   }
 
-  window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed, saved: readSaved };
+  // An export's follows and saved papers (this page's, or 为你推荐's profile) added to
+  // this browser's: what is here already stays as it is.
+  function merge(data) {
+    var incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
+      .map(function (f) { return { kind: f.kind, value: f.value, since: f.since || nowMinutes() }; });
+    var list = read();
+    incoming.forEach(function (f) {
+      if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
+    });
+    write(list);
+    var saved = readSaved();
+    (Array.isArray(data.saved) ? data.saved : []).filter(validSaved).forEach(function (x) {
+      if (!saved.some(function (y) { return y.id === x.id; })) saved.push(x);
+    });
+    writeSaved(saved);
+  }
+
+  window.PTFollow = { read: read, has: has, toggle: toggle, feed: feed, saved: readSaved,
+    merge: merge, download: download };
 
   var box = document.getElementById("follow-page");
   if (box) feedPage(box);
@@ -447,19 +465,7 @@
       var file = ev.target.files[0];
       if (!file) return;
       file.text().then(function (text) {
-        var data = JSON.parse(text);
-        var incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
-          .map(function (f) { return { kind: f.kind, value: f.value, since: f.since || nowMinutes() }; });
-        var list = read();
-        incoming.forEach(function (f) {
-          if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
-        });
-        write(list);
-        var saved = readSaved();
-        (Array.isArray(data.saved) ? data.saved : []).filter(validSaved).forEach(function (x) {
-          if (!saved.some(function (y) { return y.id === x.id; })) saved.push(x);
-        });
-        writeSaved(saved);
+        merge(JSON.parse(text));
         renderSaved();
         ev.target.value = "";
         return render();

@@ -1,0 +1,110 @@
+"""为你推荐's vectors (pipeline/site/_recommend.py) on the real sample's papers: what the
+browser reads, byte for byte, and that what it computes from them means what it says."""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from pipeline.replay import sample
+from pipeline.site import _recommend
+
+
+@pytest.fixture(scope="module")
+def sample_docs() -> list[_recommend.Doc]:
+    entries = sorted((e for e in sample.entries() if e.version == 1),
+                     key=lambda e: (e.announced, e.arxiv_id))
+    return [_recommend.Doc(e.arxiv_id, e.title, e.abstract, e.doi) for e in entries]
+
+
+@pytest.fixture(scope="module")
+def sample_window(sample_docs) -> _recommend.Window:
+    return _recommend.build(sample_docs)
+
+
+def read_files(files: dict[str, bytes]) -> tuple[dict, bytes]:
+    meta = json.loads(gzip.decompress(files[_recommend.META]))
+    return meta, gzip.decompress(files[_recommend.VECTORS])
+
+
+def test_the_files_hold_every_paper_in_order_and_the_shapes_they_say(sample_docs,
+                                                                     sample_window):
+    meta, blob = read_files(_recommend.files(sample_window, 40, 123, 7))
+    n, dims, terms, vocab = meta["count"], meta["dims"], meta["terms"], len(meta["vocab"])
+    assert meta["ids"] == [d.arxiv_id for d in sample_docs] and n == len(sample_docs)
+    assert (meta["first_doc"], meta["as_of"], meta["days"], dims) == (40, 123, 7, _recommend.DIMS)
+    assert 1000 < vocab <= _recommend.VOCAB and len(meta["weights"]) == vocab
+    assert len(blob) == n * 4 + n * terms * 2 + n * dims + vocab * dims
+    keys = np.frombuffer(blob, "<u4", n)
+    assert keys[0] == _recommend.title_key(sample_docs[0].title)
+    rows = np.frombuffer(blob, np.int8, n * dims, offset=n * 4 + n * terms * 2).reshape(n, dims)
+    assert np.array_equal(rows, sample_window.vectors)
+    assert (np.abs(rows).max(axis=1) == 127).all()  # each row uses int8's whole range
+    assert meta["doi"] == {}  # the sample's papers name none
+
+
+def test_a_doi_is_kept_by_row_in_lower_case(sample_docs):
+    docs = [*sample_docs[:30], dataclasses.replace(sample_docs[30], doi=" 10.1145/ABC.1 ")]
+    meta, _ = read_files(_recommend.files(_recommend.build(docs), 0, 0, 7))
+    assert meta["doi"] == {"30": "10.1145/abc.1"}
+
+
+def test_the_same_papers_make_the_same_bytes(sample_docs, sample_window):
+    again = _recommend.build(sample_docs)
+    assert _recommend.files(again, 0, 0, 7) == _recommend.files(sample_window, 0, 0, 7)
+
+
+def test_a_papers_own_text_placed_by_the_words_lands_next_to_its_row(sample_docs,
+                                                                     sample_window):
+    """What the browser does with an imported entry or an older saved paper: its text
+    through the vocabulary's rows lands where the SVD put the paper."""
+    rows = _recommend.unit(sample_window.vectors)
+    found = 0
+    for i in range(0, len(sample_docs), 50):
+        d = sample_docs[i]
+        v = _recommend.unit(_recommend.embed(sample_window, f"{d.title}\n{d.abstract}"))
+        cos = rows @ v
+        assert cos[i] > 0.8
+        found += int(np.argmax(cos) == i)
+    assert found >= 0.9 * len(range(0, len(sample_docs), 50))
+
+
+def test_seeds_of_one_category_rank_that_category_first(sample_docs, sample_window):
+    entries = {e.arxiv_id: e for e in sample.entries() if e.version == 1}
+    cats = [entries[d.arxiv_id].categories for d in sample_docs]
+    seeds = [i for i, c in enumerate(cats) if "cs.CV" in c][:20]
+    ranked = [r for r in _recommend.rank(sample_window, sample_window.vectors[seeds])
+              if r not in seeds][:20]
+    assert sum("cs.CV" in cats[r] for r in ranked) >= 16
+    _, closest = _recommend.score(sample_window, sample_window.vectors[seeds])
+    assert closest[seeds[3]] == 3  # a seed is closest to itself
+
+
+def test_the_terms_are_each_papers_heaviest_words(sample_docs, sample_window):
+    vocab = sample_window.vocab
+    title_words = set(_recommend.words(sample_docs[0].title.lower()))
+    terms = [vocab[t] for t in sample_window.terms[0] if t != _recommend.NO_TERM]
+    assert len(terms) == _recommend.TERMS and len(set(terms)) == len(terms)
+    assert title_words & set(terms)
+    assert not set(terms) & {"the", "of", "and", "we"}  # stop words never count
+
+
+def test_a_window_too_small_for_the_svd_still_makes_files():
+    for docs in ([], [_recommend.Doc("2606.00001", "One", "")],
+                 [_recommend.Doc(f"2606.0000{i}", "Graph networks", "for graphs")
+                  for i in range(3)]):
+        window = _recommend.build(docs)
+        meta, blob = read_files(_recommend.files(window, 0, 0, 7))
+        assert meta["count"] == len(docs) and meta["dims"] == window.vectors.shape[1]
+        assert len(blob) == len(docs) * (4 + 2 * meta["terms"] + meta["dims"]) + len(
+            meta["vocab"]) * meta["dims"]
+
+
+def test_title_keys_ignore_case_tex_and_punctuation():
+    assert _recommend.title_key("{Attention} is All you Need!") == _recommend.title_key(
+        "attention is all you need")
+    assert _recommend.title_key("$\\alpha$-Nets") != _recommend.title_key("Beta-Nets")
