@@ -13,9 +13,10 @@ import pytest
 
 from pipeline import rank
 from pipeline.config import RankConfig
-from pipeline.digest.plan import FOLLOWED, HEAD, HF, plan
+from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
+from pipeline.store import Store
 from tests.feedcheck import atom_errors, rss_errors
-from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
+from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 W = RankConfig()
 STAR = rank.Signals("2606.00001", upvotes=45, venue="ICML 2026")
@@ -86,9 +87,23 @@ def test_the_digest_queue_serves_head_hf_follows_new_versions_then_newest():
 @pytest.fixture(scope="module")
 def site_built(tmp_path_factory):
     cfg = make_config(tmp_path_factory.mktemp("rank"), base_url="https://example.org/")
-    run_pipeline(cfg, DAYS)
+    store = run_pipeline(cfg, DAYS)
+    best = head(cfg, store.library(), store.read("versions"))[0]
+    add_digest(store, best.arxiv_id, 1, at(DAYS[-1]), "一句话导读。")
     build_at_last_run(cfg)
     return cfg
+
+
+def test_the_digest_queue_and_the_site_rank_alike(site_built):
+    """One ranking, two readers: the queue's head is the picks page's order."""
+    store = Store(site_built.store_path)
+    places = queue(site_built, store.library(), store.read("versions"))
+    first = sorted((p for p in places.items() if p[1][0] == HEAD), key=lambda p: p[1])
+    page = (site_built.output_path / "brief" / "top" / "index.html").read_text("utf-8")
+    shown = re.findall(r'<li><article class="card" id="p-([^"]+)"', page)
+    assert [i for i, _ in first] == shown and len(shown) == 50
+    sources = (site_built.output_path / "sources" / "index.html").read_text("utf-8")
+    assert "最近一次发布的今日精选前 50 篇中，1 篇已有 AI 导读。" in sources
 
 
 def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built):
