@@ -303,6 +303,25 @@ class SimilarConfig:
 
 
 @dataclass(frozen=True)
+class RankConfig:
+    """今日精选's weights: points per reason (pipeline/rank.py), 0 to leave one out."""
+
+    # Per doubling of a paper's Hugging Face upvotes: 1 vote is 1 point, 45 votes 5.5.
+    hf_upvotes: float = _spec(1.0, _between(0, 100), "0 to 100 points")
+    # A venue took it: peer review said yes, worth a paper some seven readers upvoted.
+    venue: float = _spec(3.0, _between(0, 100), "0 to 100 points")
+    code: float = _spec(1.5, _between(0, 100), "0 to 100 points")  # code or a project page
+    revision: float = _spec(1.0, _between(0, 100), "0 to 100 points")
+    # Fewer changed words of title and abstract are a fix, not a new version worth a look.
+    min_changed_words: int = _spec(20, _between(1, 10_000), "1 to 10000 words")
+    topic: float = _spec(2.0, _between(0, 100), "0 to 100 points")
+    follow: float = _spec(4.0, _between(0, 100), "0 to 100 points")
+    # The view's length: its head on the home page, each daily brief and the digest queue.
+    top: int = _spec(50, _between(1, 1000), "1 to 1000 papers")
+    window_hours: float = _spec(24.0, _between(1, 24 * 7), "1 to 168 hours")
+
+
+@dataclass(frozen=True)
 class DigestConfig:
     enabled: bool = True
     base_url: str = _spec("https://api.openai.com/v1", _url, "an OpenAI-compatible base URL")
@@ -515,6 +534,7 @@ class Config:
     classify: ClassifyConfig = field(default_factory=ClassifyConfig)
     similar: SimilarConfig = field(default_factory=SimilarConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
+    rank: RankConfig = field(default_factory=RankConfig)
     topics: tuple[Topic, ...] = ()
     follows: tuple[Follow, ...] = ()
     notify: tuple[Channel, ...] = ()

@@ -20,7 +20,7 @@ from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=diffusion",
-         "follow/", "for-you/?seed={paper}", "sources/", "hf/", "accepted/",
+         "follow/", "for-you/?seed={paper}", "sources/", "hf/", "accepted/", "brief/top/",
          "paper/2101.00001.html")  # 404.html at a paper's address: the paper is not held
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 

@@ -85,13 +85,14 @@ def _sections():
         DigestConfig,
         Follow,
         HFConfig,
+        RankConfig,
         SiteConfig,
         StoreConfig,
         Topic,
     )
     return {"store": StoreConfig, "site": SiteConfig, "sources.arxiv": ArxivConfig,
             "sources.hf": HFConfig, "classify": ClassifyConfig, "digest": DigestConfig,
-            "[topics]": Topic, "[follows]": Follow}
+            "rank": RankConfig, "[topics]": Topic, "[follows]": Follow}
 
 
 @pytest.mark.parametrize(("section", "key"), [

@@ -15,7 +15,14 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.config import ArxivConfig, ConfigError, DigestConfig, HFConfig, SiteConfig
+from pipeline.config import (
+    ArxivConfig,
+    ConfigError,
+    DigestConfig,
+    HFConfig,
+    RankConfig,
+    SiteConfig,
+)
 from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -108,7 +115,7 @@ def test_an_output_folder_in_the_project_root_is_allowed():
 
 def _float_keys() -> list[tuple[str, str]]:
     sections = {"site": SiteConfig, "sources.arxiv": ArxivConfig, "sources.hf": HFConfig,
-                "digest": DigestConfig}
+                "digest": DigestConfig, "rank": RankConfig}
     return [(section, name) for section, cls in sections.items()
             for name, tp in typing.get_type_hints(cls).items() if tp is float]
 
@@ -121,7 +128,7 @@ def test_every_float_key_refuses_inf_and_nan_with_its_range(tmp_path, section, k
         config_mod.load(path)
     message = str(err.value)
     cls = {"sources.arxiv": ArxivConfig, "sources.hf": HFConfig, "digest": DigestConfig,
-           "site": SiteConfig}[section]
+           "site": SiteConfig, "rank": RankConfig}[section]
     allowed = next(f for f in cls.__dataclass_fields__.values() if f.name == key)
     assert f"{section}.{key}" in message and "finite number" in message
     assert f"allowed: {allowed.metadata['allowed']}" in message

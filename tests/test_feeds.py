@@ -119,8 +119,8 @@ def test_a_run_that_brings_1200_papers_puts_every_one_in_all_and_the_ai_ones_in_
 def test_every_feed_validates_and_the_opml_lists_each_by_an_absolute_fetchable_url(served):
     cfg, _, url = served
     files = sorted((cfg.output_path / "feeds").rglob("*.xml"))
-    assert len(files) == 2 * 14  # all, ai, revisions, digests, 2 categories, accepted,
-    # 4+2 briefs, me
+    assert len(files) == 2 * 15  # all, ai, revisions, digests, 2 categories, accepted,
+    # top, 4+2 briefs, me
     for path in files:
         data = path.read_bytes()
         parsed = feedparser.parse(data)

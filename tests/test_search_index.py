@@ -8,8 +8,8 @@ import random
 
 from markupsafe import Markup
 
+from pipeline._venue import venue
 from pipeline.site import _search
-from pipeline.site._venue import venue
 from pipeline.site._views import Paper
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)

@@ -1,8 +1,14 @@
-"""Which paper versions need a digest this run, and what the store already holds.
+"""Which paper versions need a digest this run, in what order, and what the store holds.
 
 A digest is keyed by (paper, version, language, model, prompt hash). Only each paper's
 newest stored version is a candidate: digesting a version that has been replaced
 would be paying for a page nobody reads.
+
+The queue serves where readers look (`queue`): 今日精选's head of the last announcement
+(pipeline.rank; its papers that `[digest] selection` picks), then Hugging Face's picks (the most
+upvoted first), then the papers a fork's `[[follows]]` and `[[topics]]` match, then new
+versions of digested papers, then the rest newest first. A run's `max_per_run` takes the
+queue from its front.
 """
 
 from __future__ import annotations
@@ -12,10 +18,17 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from pipeline import rank
+from pipeline import topics as topic_match
+from pipeline._venue import venue
+from pipeline.config import Config, Follow, Topic
 from pipeline.digest.prompt import PaperText
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
+Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first
+HEAD, HF, FOLLOWED, NEW_VERSION, REST = range(5)  # the tiers, in the order they are served
 
 
 def key_of(row: dict) -> Key:
@@ -69,10 +82,11 @@ def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame
 
 
 def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, model: str,
-         phash: str, max_attempts: int, now: dt.datetime) -> Plan:
-    """What to do this run: the todo list newest first, except that a new version of a
-    paper with a digest of an older one comes before every new paper (its page shows the
-    older digest, and says so, until then)."""
+         phash: str, max_attempts: int, now: dt.datetime,
+         places: dict[str, Place] | None = None) -> Plan:
+    """What to do this run: the todo list in the queue's order (`places`, from `queue`);
+    a new version of a paper with a digest of an older one comes before the rest (its page
+    shows the older digest, and says so, until then); the rest newest first."""
     out = Plan(selected=len(candidates))
     digested: dict[str, int] = {}  # the newest version with a digest, by paper
     for k, stored in existing.items():
@@ -91,5 +105,88 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
         else:
             out.todo.append((PaperText(c.arxiv_id, int(c.version), c.title or "", c.abstract),
                              row))
-    out.todo.sort(key=lambda t: not 0 < digested.get(t[0].arxiv_id, 0) < t[0].version)  # stable
+    places = places or {}
+
+    def place(item: tuple[PaperText, dict | None]) -> Place:
+        paper = item[0]
+        if paper.arxiv_id in places:
+            return places[paper.arxiv_id]
+        return (NEW_VERSION if 0 < digested.get(paper.arxiv_id, 0) < paper.version else REST, 0)
+
+    out.todo.sort(key=place)  # stable: newest first within a tier
     return out
+
+
+def queue(cfg: Config, library: pa.Table, versions: pa.Table) -> dict[str, Place]:
+    """The place in the queue of each paper that is not among "the rest": 今日精选's head
+    in its order, Hugging Face's picks by upvotes, the papers follows and topics match."""
+    places: dict[str, Place] = {}
+    ids = library["arxiv_id"].to_pylist()
+    for i in _followed(library, cfg.follows) | _in_topics(library):
+        places[ids[i]] = (FOLLOWED, 0)
+    upvotes = library["hf_upvotes"].to_pylist()
+    for i, day in enumerate(library["hf_day"].to_pylist()):
+        if day is not None:
+            places[ids[i]] = (HF, -(upvotes[i] or 0))
+    for n, ranked in enumerate(head(cfg, library, versions)):
+        places[ranked.arxiv_id] = (HEAD, n)
+    return places
+
+
+def head(cfg: Config, library: pa.Table, versions: pa.Table) -> list[rank.Ranked]:
+    """今日精选 of the last announcement, from the library view as the site ranks it."""
+    seen = library["version_seen_at"].to_pylist()
+    ids = library["arxiv_id"].to_pylist()
+    recent = set(rank.last_announcement(
+        [(i, t.timestamp()) for i, t in zip(ids, seen, strict=True) if t is not None],
+        cfg.rank))
+    rows = library.filter(pc.is_in(library["arxiv_id"], pa.array(sorted(recent), pa.string())))
+    followed = {rows["arxiv_id"][i].as_py() for i in _followed(rows, cfg.follows)}
+    texts = _last_two(versions, recent)
+    signals = []
+    for r in rows.select(["arxiv_id", "abstract", "comment", "journal_ref", "doi", "hf_upvotes",
+                          "hf_repo", "hf_project_page", "topics"]).to_pylist():
+        took = venue(r["comment"], r["journal_ref"], r["doi"])
+        before, after = texts.get(r["arxiv_id"], ("", ""))
+        signals.append(rank.Signals(
+            r["arxiv_id"], r["hf_upvotes"], took.short if took else None,
+            rank.code_host(r["comment"], r["abstract"], r["hf_repo"], r["hf_project_page"]),
+            rank.changed_words(before, after) if before else 0, tuple(r["topics"] or ()),
+            ("follow",) if r["arxiv_id"] in followed else ()))
+    return rank.ranked(signals, cfg.rank)
+
+
+def _last_two(versions: pa.Table, ids: set[str]) -> dict[str, tuple[str, str]]:
+    """(the version before's, the latest's) title and abstract of each revised paper."""
+    df = versions.select(["arxiv_id", "version", "title", "abstract"]).to_pandas()
+    df = df[df["arxiv_id"].isin(ids)].sort_values(["arxiv_id", "version"])
+    out: dict[str, tuple[str, str]] = {}
+    for arxiv_id, rows in df.groupby("arxiv_id", sort=False):
+        if len(rows) > 1:
+            a, b = rows.iloc[-2], rows.iloc[-1]
+            out[str(arxiv_id)] = (f"{a['title'] or ''} {a['abstract'] or ''}",
+                                  f"{b['title'] or ''} {b['abstract'] or ''}")
+    return out
+
+
+def _in_topics(library: pa.Table) -> set[int]:
+    return {i for i, t in enumerate(library["topics"].to_pylist()) if t}
+
+
+def _followed(papers: pa.Table, follows: tuple[Follow, ...]) -> set[int]:
+    """The rows any of `follows` matches, as the site's follows page matches them."""
+    if not follows:
+        return set()
+    names = (topic_match.AuthorIndex(papers["authors"])
+             if any(f.authors for f in follows) else None)
+    ids, slugs = papers["arxiv_id"].to_pylist(), papers["topics"].to_pylist()
+    rows: set[int] = set()
+    for f in follows:
+        for topic in (Topic(keywords=f.keywords), Topic(authors=f.authors),
+                      Topic(categories=f.categories)):
+            if topic.keywords or topic.authors or topic.categories:
+                found = topic_match.match_topic(papers, topic, names)
+                rows |= {i for i, why in enumerate(found) if why is not None}
+        rows |= {i for i, (arxiv_id, own) in enumerate(zip(ids, slugs, strict=True))
+                 if arxiv_id in f.watch or set(own or ()) & set(f.topics)}
+    return rows

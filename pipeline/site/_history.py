@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 from pipeline._readings import Reading
 from pipeline._readings import readings as read
+from pipeline._venue import accepted, venue
 from pipeline.site._safe import clean_opt
-from pipeline.site._venue import accepted, venue
 from pipeline.store import Store
 
 

@@ -24,6 +24,7 @@ from markupsafe import Markup
 from pipeline import stats
 from pipeline._ids import is_arxiv_id
 from pipeline._readings import Reading, around
+from pipeline._venue import Venue, venue
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
 from pipeline.site import _history, i18n
@@ -32,7 +33,6 @@ from pipeline.site._feeds import recent
 from pipeline.site._note import Part, Side, note, note_text
 from pipeline.site._safe import clean, clean_opt
 from pipeline.site._tex import excerpt, links_in, plain_tex, render_tex
-from pipeline.site._venue import Venue, venue
 from pipeline.sources import facts as source_facts
 from pipeline.store import Store
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
-from pipeline import stats
+from pipeline import rank, stats
 from pipeline._ids import is_category
 from pipeline.config import Config
 from pipeline.site._brand import Brand, brand
@@ -25,6 +25,7 @@ from pipeline.site._safe import clean
 from pipeline.site._views import CLOCKS, Library, Paper
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
+Top = list[tuple[Paper, rank.Ranked]]  # 今日精选: best first
 BRIEF_KINDS = ("new", "ai", "revised", "digests")  # the briefs of each day, by kind
 
 
@@ -70,6 +71,7 @@ class SiteData:
     followed: Followed  # what the config's [[follows]] match
     accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
     local: LocalTime
+    top: Top  # 今日精选 of the last announcement (pipeline.rank)
 
     @property
     def paged(self) -> list[Paper]:
@@ -96,16 +98,51 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     categories = _categories(ordered["updated"])
     topics = _topics(cfg, names, ordered["updated"])
     site_feeds = [FeedSpec(kind, s[f"feed_{kind}"], page) for kind, page in SITE_FEEDS.items()]
+    followed = match_follows(cfg.follows, lib)
     return SiteData(
         cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s, brand=brand(cfg.site, s),
         tz_label=i18n.tz_label(lang, cfg.site.timezone), topic_names=names,
         home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now),
         revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,
         site_feeds=site_feeds, feeds=_feeds(cfg, s, site_feeds, categories, topics),
-        followed=match_follows(cfg.follows, lib),
+        followed=followed,
         accepted=sorted((p for p in lib.papers if p.venue), reverse=True,
                         key=lambda p: (p.at("venue"), p.arxiv_id)),
-        local=LocalTime(lib.tz))
+        local=LocalTime(lib.tz),
+        top=ranked(cfg, s, followed, last_announcement(cfg, lib.papers)))
+
+
+def last_announcement(cfg: Config, papers: list[Paper]) -> list[Paper]:
+    """The papers whose version came in with the last announcement (rank.last_announcement)."""
+    by_id = {p.arxiv_id: p for p in papers}
+    times = [(p.arxiv_id, p.version_seen_at.timestamp()) for p in papers]
+    return [by_id[i] for i in rank.last_announcement(times, cfg.rank)]
+
+
+def ranked(cfg: Config, s: dict[str, str], followed: Followed, papers: Iterable[Paper]) -> Top:
+    """今日精选 of `papers`: what the store says of each, scored by `[rank]`."""
+    follows = {p.arxiv_id: why for p, why in followed.papers}
+    by_id = {p.arxiv_id: p for p in papers}
+    signals = [rank.Signals(
+        p.arxiv_id, p.hf_upvotes, p.venue.badge(s) if p.venue else None,
+        rank.code_host(p.comment, p.abstract_text, p.repo_url, p.hf_project),
+        _changed_words(p), tuple(slug for slug, _ in p.topics),
+        (follows[p.arxiv_id],) if p.arxiv_id in follows else ()) for p in by_id.values()]
+    return [(by_id[r.arxiv_id], r) for r in rank.ranked(signals, cfg.rank)]
+
+
+def _changed_words(p: Paper) -> int:
+    last = p.versions[-1] if len(p.versions) > 1 else None
+    if last is None or last.texts is None or last.previous is None:
+        return 0
+    return rank.changed_words(" ".join(last.previous), " ".join(last.texts))
+
+
+def top_of_days(site: SiteData, days: dict[str, dict[str, list[Paper]]]) -> dict[str, Top]:
+    """Per local day, 今日精选 of the papers that came in or were revised that day."""
+    return {day: ranked(site.cfg, site.strings, site.followed,
+                        [*kinds.get("new", []), *kinds.get("revised", [])])
+            for day, kinds in days.items()}
 
 
 def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
@@ -121,7 +158,8 @@ def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
                         spec.page) for spec in own[len(site_feeds):]]
     me = [FeedSpec("me", s["feed_me"], "me/")] if cfg.follows else []
     accepted = FeedSpec("accepted", s["feed_accepted"], "accepted/")
-    return [*own, accepted, *briefs, *me]
+    top = FeedSpec("top", s["feed_top"], "brief/top/")
+    return [*own, accepted, top, *briefs, *me]
 
 
 def by_day(site: SiteData) -> dict[str, dict[str, list[Paper]]]:
@@ -176,3 +214,24 @@ def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[
     zh = cfg.site.language == "zh-CN"
     return [Topic(t.slug, names[t.slug], (zh and t.description_zh) or t.description,
                   members[t.slug], reasons[t.slug]) for t in cfg.topics]
+
+
+Group = tuple[str, str, list[Paper]]  # (kind: "topic" or "category", name, papers)
+
+
+def rest(site: SiteData, papers: Iterable[Paper], top: Top) -> list[Group]:
+    """The papers of a day that 今日精选 leaves out, by topic (in the config's order), then by
+    primary category (the largest first): each paper in one category, and in its topics."""
+    shown = {p.arxiv_id for p, _ in top}
+    left = [p for p in {p.arxiv_id: p for p in papers}.values() if p.arxiv_id not in shown]
+    groups: list[Group] = []
+    for t in site.topics:
+        members = [p for p in left if any(slug == t.slug for slug, _ in p.topics)]
+        if members:
+            groups.append(("topic", t.name, members))
+    by_category: dict[str, list[Paper]] = defaultdict(list)
+    for p in left:
+        by_category[p.primary].append(p)
+    groups += [("category", c, members) for c, members in
+               sorted(by_category.items(), key=lambda x: (-len(x[1]), x[0]))]
+    return groups

@@ -9,6 +9,7 @@ from pathlib import Path
 from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 
+from pipeline.rank import Ranked
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
 from pipeline.site._writer import SkipUnchangedWriter
@@ -166,10 +167,33 @@ class Output:
             parts.append(html)
         return Markup("".join(parts).replace(_ROOT, root))
 
+    def ranked_html(self, top: Sequence[tuple[Paper, Ranked]], root: str) -> Markup:
+        """今日精选's cards, best first, each with its reasons as chips (made here, never in
+        a template: a venue's badge is the authors' text)."""
+        items = []
+        for paper, ranked in top:
+            card = str(self.card(paper, clock="revision")).rstrip("\n").removesuffix("</article>")
+            items.append(f"<li>{card}{self.chips(ranked)}</article></li>")
+        return Markup("".join(items).replace(_ROOT, root))
+
+    def chips(self, ranked: Ranked) -> str:
+        s, names = self.site.strings, self.site.topic_names
+        items = []
+        for r in ranked.reasons:
+            value = names.get(r.value, r.value) if r.kind == "topic" else r.value
+            text = s[f"reason_{r.kind}"].format(value=value)
+            points = s["points"].format(points=f"{r.points:.1f}")
+            items.append(f'<li class="reason-{r.kind}">{escape(text)} '
+                         f"<small>{escape(points)}</small></li>")
+        return (f'<ul class="reasons" aria-label="{escape(s["reasons"])}">'
+                f'{"".join(items)}</ul>')
+
     def listing(self, path: str, title: str, papers: list[Paper], *, intro: str = "",
                 feeds: Sequence[FeedSpec] = (), notes: dict[str, str] | None = None,
+                head: tuple[str, str, Sequence[tuple[Paper, Ranked]], int] | None = None,
                 **ctx: object) -> list[str]:
-        """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES."""
+        """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES. `head`: the
+        (title, page, cards, count) of 今日精选 its first page leads with."""
         total = len(papers)
         pages = max(1, min(MAX_LIST_PAGES, -(-total // PER_PAGE)))
         clock = str(ctx.get("order") or ctx.get("clock") or "updated")  # what cards show
@@ -178,11 +202,14 @@ class Output:
             here = path if n == 1 else f"{path}page/{n}/"
             root = "../" * (here + "index.html").count("/")
             chunk = papers[(n - 1) * PER_PAGE:n * PER_PAGE]
+            picks = {} if head is None or n > 1 else {
+                "top_title": head[0], "top_link": head[1], "top_count": head[3],
+                "top_cards": self.ranked_html(head[2], root)}
             written.append(self.page(
                 here, "list.html", feeds, title=title, intro=intro, count=total,
                 cards=self.cards_html(chunk, root, notes, clock=clock, heading="h2"),
                 page_n=n, pages=pages,
                 prev=None if n == 1 else (path if n == 2 else f"{path}page/{n - 1}/"),
                 next=None if n == pages else f"{path}page/{n + 1}/",
-                truncated=total > pages * PER_PAGE, **ctx))
+                truncated=total > pages * PER_PAGE, **picks, **ctx))
         return written

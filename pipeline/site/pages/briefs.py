@@ -7,8 +7,13 @@ import datetime as dt
 
 from pipeline.site._views import Paper
 from pipeline.site.data import BRIEF_KINDS as KINDS
-from pipeline.site.data import SiteData, by_day
+from pipeline.site.data import SiteData, Top, by_day, last_announcement, rest, top_of_days
 from pipeline.site.output import Output
+
+HEAD = 5  # picks that lead a brief's list; its day's picks page holds them all
+# Days with a picks page (their briefs led by it): the brief feeds' two weeks. A day of all
+# cs.* lists ~1,500 titles by group there, ~400 KB a day: a year of them would not fit.
+TOP_DAYS = 14
 
 # What each kind's list is sorted by (data.by_day and _last_24h), as its page says.
 ORDER = {"new": "first_seen", "ai": "first_seen", "revised": "revision", "digests": "digest"}
@@ -17,21 +22,41 @@ ORDER = {"new": "first_seen", "ai": "first_seen", "revised": "revision", "digest
 def render(site: SiteData, out: Output) -> list[str]:
     s = site.strings
     days = by_day(site)
-    written = []
+    tops = top_of_days(site, {d: days[d] for d in sorted(days, reverse=True)[:TOP_DAYS]})
+    written = [_picks(site, out, "brief/top/", s["top_last"], site.top,
+                      last_announcement(site.cfg, site.lib.papers))]
+    for date, top in tops.items():
+        written.append(_picks(site, out, f"brief/{date}/top/", s["top_of"].format(date=date),
+                              top, [*days[date].get("new", []),
+                                    *days[date].get("revised", [])]))
     for kind, papers in _last_24h(site).items():
         title = s["brief_24h"].format(kind=s[f"brief_{kind}"])
         written += out.listing(f"brief/24h/{kind}/", title, papers, order=ORDER[kind],
-                               nav="briefs")
+                               nav="briefs", head=_head(s["top_last"], "brief/top/", site.top))
     for date, kinds in days.items():
+        head = (_head(s["top_of"].format(date=date), f"brief/{date}/top/", tops[date])
+                if date in tops else None)
         for kind in KINDS:
             title = s["brief_title"].format(date=date, kind=s[f"brief_{kind}"])
             written += out.listing(f"brief/{date}/{kind}/", title, kinds.get(kind, []),
-                                   order=ORDER[kind], nav="briefs")
-    archive = [(d, {k: len(days[d].get(k, [])) for k in KINDS})
+                                   order=ORDER[kind], nav="briefs", head=head)
+    archive = [(d, {k: len(days[d].get(k, [])) for k in KINDS}, len(tops.get(d, [])))
                for d in sorted(days, reverse=True)]
     written.append(out.page("brief/", "briefs.html", title=s["briefs"], archive=archive,
-                            kinds=KINDS, nav="briefs"))
+                            kinds=KINDS, picked=set(tops), nav="briefs"))
     return written
+
+
+def _head(title: str, link: str, top: Top) -> tuple[str, str, Top, int]:
+    return title, link, top[:HEAD], len(top)
+
+
+def _picks(site: SiteData, out: Output, path: str, title: str, top: Top,
+           papers: list[Paper]) -> str:
+    """A day's picks page: 今日精选 whole, then the rest of the day by topic and category."""
+    root = "../" * path.count("/")
+    return out.page(path, "top.html", title=title, top_cards=out.ranked_html(top, root),
+                    groups=rest(site, papers, top), nav="briefs")
 
 
 def _last_24h(site: SiteData) -> dict[str, list[Paper]]:

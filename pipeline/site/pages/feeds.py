@@ -5,6 +5,8 @@
   entries), so no paper of a 1,500-paper announcement is missed;
 - brief/…: the daily briefs, one entry a day with the day's list, for readers who want
   one item a day (a busy category's, say);
+- top: 今日精选 of each of the last feed_days days, one entry per day and paper, its
+  reasons first;
 - me: a fork's [[follows]], with the watched papers' new versions, DOIs, journal-refs and
   acceptances.
 
@@ -25,11 +27,12 @@ from markupsafe import escape
 
 import pipeline.site._feeds as _feeds
 from pipeline._changes import changes
+from pipeline.rank import Ranked
 from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event
 from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
-from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest
+from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
 from pipeline.site.output import Output
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
@@ -86,6 +89,8 @@ class _Entries:
             return self._briefs(slug.removeprefix("brief/"))
         if slug == "me":
             return self._me()
+        if slug == "top":
+            return self._top()
         if slug == "revisions":
             return [self._revision(p, v, when) for p, v, when in self._recent(
                 site.revisions, lambda r: r[2])]
@@ -204,6 +209,23 @@ class _Entries:
             + (self._changes(p, e.version) if e.kind == "version" else ""))
         return dataclasses.replace(entry, key=f"watch/{e.arxiv_id}/{e.key}")
 
+    def _top(self) -> list[Entry]:
+        """Each day's picks, best first within the day, the newest day first."""
+        days = sorted(self.days, reverse=True)[:self.site.cfg.site.feed_days]
+        tops = top_of_days(self.site, {d: self.days[d] for d in days})
+        return [self._pick(p, r, day) for day in days for p, r in tops[day]]
+
+    def _pick(self, p: Paper, ranked: Ranked, day: str) -> Entry:
+        s, names = self.s, self.site.topic_names
+        said = [s[f"reason_{r.kind}"].format(value=names.get(r.value, r.value)
+                                             if r.kind == "topic" else r.value)
+                + f" ({s['points'].format(points=f'{r.points:.1f}')})" for r in ranked.reasons]
+        entry = self._paper(p, p.version_seen_at, f"/top/{day}", title=s["feed_top_title"].format(
+            date=self._date(day), title=plain_tex(p.title)),
+            before=f"<p><strong>{escape(s['reasons'])}</strong>{escape(s['colon'])}"
+                   f"{escape(' · '.join(said))}</p>")
+        return dataclasses.replace(entry, day=day)
+
     def _me(self) -> list[Entry]:
         site = self.site
         followed = site.followed
@@ -260,7 +282,7 @@ class _Entries:
         note = escape(s["feed_capped_note"].format(date=self._date(day)))
         links = [f'<a href="{escape(self.prefix + brief)}">'
                  f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
-        if not spec.slug.startswith("brief/") and spec.slug != "me":
+        if not spec.slug.startswith("brief/") and spec.slug not in ("me", "top"):
             brief_feed = f"feeds/brief/{_BRIEF_OF.get(spec.slug, spec.slug)}.atom.xml"
             links.append(f'<a href="{escape(self.prefix + brief_feed)}">'
                          f'{escape(s["feed_brief_feed"])}</a>')

@@ -10,7 +10,7 @@ import pandas as pd
 
 from pipeline import schedule, stats
 from pipeline.site._safe import clean
-from pipeline.site.data import SiteData
+from pipeline.site.data import SiteData, last_announcement
 from pipeline.site.output import Output
 
 
@@ -29,9 +29,22 @@ def render(site: SiteData, out: Output) -> list[str]:
                      sources=site.home.sources,
                      per_category=sorted(_per_category(details).items()), ledger=ledger,
                      set_aside=_set_aside(runs, site.local) if not runs.empty else [],
-                     paper_pages=_paper_pages(site), gaps=site.home.gaps,
+                     paper_pages=_paper_pages(site), coverage=_coverage(site),
+                     gaps=site.home.gaps,
                      grace_minutes=int(schedule.GRACE.total_seconds() // 60),
                      gap_days=stats.GAP_DAYS, nav="sources")]
+
+
+def _coverage(site: SiteData) -> list[str]:
+    """Where the digests went: of 今日精选 and of the last announcement's AI-related papers,
+    how many have one (the digest queue serves them first: digest/plan.py)."""
+    s, ai = site.strings, [p for p in last_announcement(site.cfg, site.lib.papers)
+                           if p.ai_related]
+    return [s["digest_coverage_top"].format(
+                n=f"{len(site.top):,}", done=f"{sum(p.digest is not None for p, _ in site.top):,}"),
+            s["digest_coverage_ai"].format(
+                n=f"{len(ai):,}", done=f"{sum(p.digest is not None for p in ai):,}",
+                budget=f"{site.cfg.digest.max_per_run:,}")]
 
 
 def _paper_pages(site: SiteData) -> str:
