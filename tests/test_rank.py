@@ -108,9 +108,11 @@ def test_the_digest_queue_and_the_site_rank_alike(site_built):
 
 def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built):
     html = (site_built.output_path / "index.html").read_text(encoding="utf-8")
-    overview, picks, library = (html.index(f'id="{x}"') for x in ("overview", "top-picks",
-                                                                   "library"))
-    assert overview < picks < library
+    # right under the totals and their freshness line; then the reference page's order
+    # (统计口径与数据新鲜度, then the library)
+    overview, picks, freshness, library = (html.index(f'id="{x}"') for x in (
+        "overview", "top-picks", "freshness", "library"))
+    assert overview < picks < freshness < library
     block = html[picks:library]
     assert block.count('<ul class="reasons"') == 10  # HOME_TOP
     assert "录用：" in block and 'href="brief/top/"' in block
@@ -145,7 +147,8 @@ def test_home_page_order_in_chromium(site_built, browser, width):
         page = browser.new_page(viewport={"width": width, "height": 900})
         page.goto(url + "index.html")
         tops = [page.locator(sel).bounding_box()["y"] for sel in (
-            "#overview", "#top-picks", "ol.ranked > li:first-child", "#library")]
+            "#overview", "#top-picks", "ol.ranked > li:first-child", "#freshness",
+            "#library")]
         assert tops == sorted(tops)
         chip = page.locator("ol.ranked ul.reasons li").first.bounding_box()
         assert chip["x"] + chip["width"] <= width  # chips wrap, never past the screen
