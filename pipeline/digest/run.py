@@ -21,7 +21,7 @@ from pipeline._report import RunReport
 from pipeline._schemas import DIGESTS, to_table
 from pipeline.config import Config
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
-from pipeline.digest.plan import Key, key_of, plan, select
+from pipeline.digest.plan import Key, key_of, plan, scoped, select
 from pipeline.digest.prompt import PaperText, messages, prompt_hash, validate
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
@@ -115,7 +115,7 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str,
             spent: tuple[int, int]) -> DigestReport:
     dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
-    candidates = select(store.read("papers"), store.read("versions"), dcfg.selection)
+    candidates = select(scoped(cfg, store), store.read("versions"), dcfg.selection)
     rows = _Rows(store.read("digests").to_pylist())
     todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts, started)
     for key in todo.cached:
