@@ -405,7 +405,8 @@ def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str
     from pipeline import databranch
 
     result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force, seed=seed or None)
+                                branch=branch, force=force, seed=seed or None,
+                                scope_of=obj.config)
     click.echo(result.line(branch))
 
 
