@@ -12,6 +12,8 @@ widen it (nothing fetches them from outside the categories).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -61,3 +63,37 @@ def in_scope(cfg: Config, papers: pa.Table) -> np.ndarray:
 def within(cfg: Config, papers: pa.Table) -> pa.Table:
     """The rows of `papers` in scope."""
     return papers.filter(pa.array(in_scope(cfg, papers)))
+
+
+def unserved(cfg: Config, stored: set[str]) -> list[str]:
+    """What each `[[follows]]` asks that the fork cannot bring (`topics check` says it):
+    look-ups turned off or beyond the run's bound, categories outside the fork's, watched
+    papers the store still lacks (`stored`: its ids)."""
+    acfg = cfg.sources.arxiv
+    out = []
+    fetching = acfg.enabled and acfg.lookups_per_run > 0
+    why_not = ("[sources.arxiv] enabled = false" if not acfg.enabled
+               else "[sources.arxiv] lookups_per_run = 0")
+    for i, follow in enumerate(cfg.follows):
+        key = f"follows[{i}]" + (f" ({follow.name})" if follow.name else "")
+        if (follow.authors or follow.watch) and not fetching:
+            out.append(f"{key}: its authors and watched papers are not fetched from outside "
+                       f"the categories ({why_not}); only papers in them match")
+        if outside := [c for c in follow.categories if c not in acfg.categories]:
+            out.append(f"{key}: categories {', '.join(outside)} are not in [sources.arxiv] "
+                       "categories: nothing fetches them, so only papers its authors or "
+                       "watched ids bring match")
+        if fetching and (missing := [w for w in follow.watch if w not in stored]):
+            out.append(f"{key}: watched {', '.join(missing)} not in the store yet (no run "
+                       "has looked it up since it was added, or arXiv has no such paper)")
+    authors = {(a, f.match_initials) for f in cfg.follows for a in f.authors}
+    ids = {w for f in cfg.follows for w in f.watch}
+    left = acfg.lookups_per_run - math.ceil(len(ids) / acfg.id_batch_size)
+    if fetching and authors and left < len(authors):
+        out.append(f"follows: {len(authors)} authors to look up and room for "
+                   + (f"{left} a run ([sources.arxiv] lookups_per_run = "
+                      f"{acfg.lookups_per_run}): each is looked up every "
+                      f"{math.ceil(len(authors) / left)} runs" if left > 0 else
+                      f"none (the watched ids take all {acfg.lookups_per_run} look-ups of "
+                      "a run): no author is looked up; raise [sources.arxiv] lookups_per_run"))
+    return out

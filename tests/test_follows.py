@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pyarrow as pa
 import pytest
+from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import ingest, scope
+from pipeline.cli import cli
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.sources import _http
@@ -174,3 +176,25 @@ def test_a_follow_with_match_initials_matches_l_yang(tmp_path):
     assert scope.followed(cfg.follows, papers).tolist() == [True, False, True]
     strict = dataclasses.replace(cfg.follows[0], match_initials=False)
     assert scope.followed((strict,), papers).tolist() == [False, False, True]
+
+
+def test_topics_check_says_which_follows_cannot_be_served(tmp_path):
+    follows = (ADVISOR_FOLLOW + '\n[[follows]]\nname = "vision"\ncategories = ["cs.CV"]\n'
+               '\n[[follows]]\nauthors = ["Ada Robot", "Bo Cross", "Cy Vision"]\n')
+    cfg = robotics_fork(tmp_path, follows, "lookups_per_run = 2")
+    with ArxivReplay([ROBOT], as_of=NOW) as api:
+        ingest_once(cfg, api)  # the watched paper is not on this arXiv
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "topics", "check"])
+    assert result.exit_code == 0, result.output
+    warned = [line for line in result.output.splitlines() if line.startswith("warn  ")]
+    assert warned == [
+        "warn  follows[0] (advisor): watched 2605.00006 not in the store yet (no run has "
+        "looked it up since it was added, or arXiv has no such paper)",
+        "warn  follows[1] (vision): categories cs.CV are not in [sources.arxiv] categories: "
+        "nothing fetches them, so only papers its authors or watched ids bring match",
+        "warn  follows: 4 authors to look up and room for 1 a run ([sources.arxiv] "
+        "lookups_per_run = 2): each is looked up every 4 runs"]
+    off = robotics_fork(tmp_path, ADVISOR_FOLLOW, "enabled = false")
+    result = CliRunner().invoke(cli, ["--config", str(off.path), "topics", "check"])
+    assert "warn  follows[0] (advisor): its authors and watched papers are not fetched from " \
+           "outside the categories ([sources.arxiv] enabled = false)" in result.output
