@@ -63,6 +63,11 @@ def test_the_site_counts_and_lists_only_the_forks_categories_and_follows(seeded_
     assert sorted(p.name for p in (out / "category").iterdir() if p.is_dir()) == ["cs.RO"]
     pages = {p.stem for p in (out / "paper").rglob("*.html")}
     assert pages == robotics | {ADVISORS_PAPER}
+    # A paper's other categories are named, not linked to pages the site does not have.
+    linked = {m for page in [out / "index.html", *(out / "paper").rglob("*.html")]
+              for m in re.findall(r'href="[./]*category/([^/"]+)/"',
+                                  page.read_text(encoding="utf-8"))}
+    assert linked == {"cs.RO"}
 
 
 def test_every_feed_holds_only_cs_ro_and_the_advisors_paper_only_by_the_follow(seeded_fork):
