@@ -19,6 +19,7 @@ from pipeline.cli import cli
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.sources import _http
+from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
 from tests.conftest import fast_arxiv
 
@@ -134,20 +135,26 @@ def test_the_look_ups_stay_within_lookups_per_run_and_the_next_runs_take_the_res
 
 def test_a_server_answering_500_ends_the_look_ups_after_the_bounded_retries(tmp_path):
     cfg = robotics_fork(tmp_path, AUTHORS)
+    authors = [Author(a, False) for a in cfg.follows[0].authors]
+    with ArxivReplay(ENTRIES, as_of=NOW) as api:
+        acfg = fast_arxiv(cfg, api.url, max_retries=2).sources.arxiv
+        api.inject(*[Fault("500")] * 50)
+        done = look_up(acfg, ["2605.00006"], authors, NOW)
+        sent = len(api.log)
+    # The id_list request: 1 try + 2 retries, then nothing more of a failing server.
+    assert sent == 3 and done.stats.requests == 3
+    assert "HTTP 500 (gave up after 2 retries)" in done.error
+    assert done.skipped == ["Ada Robot", "Bo Cross", "Cy Vision", "Eve Optimal"]
+
+
+def test_a_run_whose_harvest_failed_asks_no_look_ups(tmp_path):
+    cfg = robotics_fork(tmp_path, AUTHORS)
     with ArxivReplay(ENTRIES, as_of=NOW) as api:
         cfg = fast_arxiv(cfg, api.url, max_retries=2)
-        first = ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=NOW)  # the harvest
-        before = len(api.log)
         api.inject(*[Fault("500")] * 50)
-        report = ingest.ingest_arxiv(cfg, Store(cfg.store_path),
-                                     now=NOW + dt.timedelta(hours=1))
-        sent = len(api.log) - before
-    assert first.status == "ok"
-    # The harvest's first page: 1 try + 2 retries; it fails, and the look-ups' first
-    # request fails the same way; nothing more is asked of a failing server.
-    assert sent == 2 * 3
-    assert report.status == "failed" and "gave up after 2 retries" in report.error
-    assert "follows' look-ups" in report.error
+        report = ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=NOW)
+        sent = len(api.log)
+    assert sent == 3 and report.status == "failed" and "gave up after 2 retries" in report.error
 
 
 def test_requests_give_up_on_a_500_after_max_retries():

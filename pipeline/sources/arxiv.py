@@ -453,7 +453,9 @@ class ArxivSource:
         fetch = fetch_updates(acfg, since, started, max_pages=options.max_pages,
                               progress=options.progress)
         batch = fetch.table()
-        lookups = follow_lookups(cfg, library, {r["arxiv_id"] for r in fetch.rows}, started)
+        # A server that just failed the harvest is not asked more of this run.
+        lookups = (follow_lookups(cfg, library, {r["arxiv_id"] for r in fetch.rows}, started)
+                   if fetch.complete else Lookups())
         merged = self.merge(cfg, library, pa.concat_tables([batch, lookups.table()]))
         status = ("ok" if fetch.complete and not fetch.truncated and lookups.complete
                   else "partial" if batch.num_rows or lookups.rows else "failed")
@@ -469,7 +471,8 @@ class ArxivSource:
                            _watermark(fetch, batch, before, started))
         catch = Catch(report, since, {"per_category": dict(sorted(per_category.items())),
                                       **fetch.details(), **fetch.findings.details(),
-                                      "follows": lookups.details()})
+                                      **({"follows": lookups.details()}
+                                         if lookups.asked or lookups.skipped else {})})
         catch.add(self.name, merged)
         return catch
 
