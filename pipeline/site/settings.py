@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
+from dataclasses import dataclass
 from pathlib import Path
 
 from pelican.settings import read_settings
@@ -55,8 +55,14 @@ _FIXED: dict[str, object] = {
 }
 
 
-def _has_page(categories: frozenset[str], code: str) -> bool:
-    return code in categories and is_category(code)
+@dataclass(frozen=True)
+class _HasPage:
+    """`c is category`, a value (settings compare equal when their configs do)."""
+
+    categories: frozenset[str]
+
+    def __call__(self, code: str) -> bool:
+        return code in self.categories and is_category(code)
 
 
 def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
@@ -76,8 +82,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
         # `c is category`: only the fork's own categories have a page to link to (and
         # only a code of arXiv's taxonomy: a stored "../x" is text).
-        "JINJA_TESTS": {"category": functools.partial(
-            _has_page, frozenset(cfg.sources.arxiv.categories))},
+        "JINJA_TESTS": {"category": _HasPage(frozenset(cfg.sources.arxiv.categories))},
         # What theme/templates (Pelican's prose pages among them) need from our catalogue.
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),
