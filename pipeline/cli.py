@@ -333,14 +333,18 @@ def topics() -> None:
 @click.pass_obj
 def topics_check(obj: _Context) -> None:
     """Validate every topic (errors name the topic and key; exit 2) and count its matches in
-    the store; a topic that matches nothing is flagged."""
+    the store; a topic that matches nothing is flagged, and so is what a follow asks that
+    the fork cannot fetch."""
+    from pipeline import scope
     from pipeline import topics as topics_mod
 
     cfg = obj.config
+    papers = obj.store.library()
+    for problem in scope.unserved(cfg, set(papers["arxiv_id"].to_pylist())):
+        click.echo(f"warn  {problem}")
     if not cfg.topics:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
-    papers = obj.store.library()
     counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
     for topic in cfg.topics:
         count = counts.get(topic.slug, 0)
@@ -416,7 +420,8 @@ def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str
     from pipeline import databranch
 
     result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force, seed=seed or None)
+                                branch=branch, force=force, seed=seed or None,
+                                scope_of=obj.config)
     click.echo(result.line(branch))
 
 

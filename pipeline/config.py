@@ -239,6 +239,11 @@ class ArxivConfig(RequestsConfig):
     # A long backfill pages many ranges at 3 s a request.
     max_run_seconds: float = _spec(1800.0, _at_least(1), "seconds ≥ 1")
     id_batch_size: int = _spec(100, _between(1, 2000), "1 to 2000 ids per request")
+    # What [[follows]] name outside the categories (watched ids, followed authors) is looked
+    # up by the export API: one request per id_batch_size watched ids, one per author (the
+    # newest page_size papers), at most this many a run (at 3 s each); authors past it are
+    # looked up in the next runs, in turn.
+    lookups_per_run: int = _spec(20, _between(0, 500), "0 (no look-ups) to 500 requests")
 
     @property
     def user_agent(self) -> str:
@@ -254,6 +259,10 @@ class HFConfig(RequestsConfig):
     # re-reads this many days before the watermark day (which is itself always re-read).
     overlap_days: int = _spec(2, _between(0, 30), "0 to 30 days")
     page_size: int = _spec(100, _between(1, 100), "1 to 100 items per request")
+    # Picks of papers in none of [sources.arxiv] categories: shown (and digested) or not.
+    # "auto": shown when the categories are all of cs.*, the upstream site's scope, whose
+    # readers want the day's picks of every field; a narrower fork chose its field.
+    outside_categories: Literal["auto", "show", "hide"] = "auto"
 
 
 @dataclass(frozen=True)
@@ -414,6 +423,7 @@ class Follow:
     categories: tuple[str, ...] = _spec((), _categories, "arXiv category codes")
     topics: tuple[str, ...] = _spec((), allowed="slugs of [[topics]]")
     watch: tuple[str, ...] = _spec((), _arxiv_ids, "arXiv ids such as 2606.01234 (no version)")
+    match_initials: bool = False  # "L. Yang" matches "Lin Yang" only when True, as in topics
 
     @property
     def empty(self) -> bool:

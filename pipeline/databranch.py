@@ -30,9 +30,10 @@ from typing import Literal, overload
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import ingest
+from pipeline import ingest, scope
 from pipeline._durable import write_text_atomic
 from pipeline._manifest import parse
 from pipeline._schemas import Table
@@ -122,30 +123,56 @@ class RestoreResult:
 
 
 def restore(repo: Path, store: Path, *, remote: str = "origin", branch: str = DEFAULT_BRANCH,
-            force: bool = False, seed: str | None = None) -> RestoreResult:
+            force: bool = False, seed: str | None = None,
+            scope_of: Config | None = None) -> RestoreResult:
     """Replace the store with the branch's data/ (first run: leave it empty, or start from
-    the `seed` remote's branch, e.g. upstream's, when one is given)."""
+    the `seed` remote's branch, e.g. upstream's, when one is given). A seed is another
+    site's store: only what `scope_of`'s config selects is kept of it."""
     target = Store(store)
+    base_file = store / BASE_FILE
+    seeded = False
     with target.lock():
         tip = fetch(repo, remote, branch, depth=1)
         if tip is None and seed:
             tip = fetch(repo, seed, branch, depth=1)
+            seeded = tip is not None
         if not target.is_empty() and not force:
-            if tip is None or not target.holds(_branch_file(repo, tip, MANIFEST)):
+            # Restored already: by a run that stopped before it noted the tip, or (a seed)
+            # before or while it cut the store to the scope.
+            noted = base_file.exists() and base_file.read_text(encoding="utf-8").strip()
+            if tip is None or not (target.holds(_branch_file(repo, tip, MANIFEST))
+                                   or (seeded and noted == tip)):
                 raise DataBranchError(f"{store} is not empty; pass --force to replace it with "
                                       f"the {branch} branch")
-            # Restored already (e.g. by a run that stopped before it noted the tip).
-            write_text_atomic(store / BASE_FILE, tip + "\n")
-            return RestoreResult(tip, len(target.files()))
-        if tip is None:
-            return RestoreResult(None, 0)
-        fresh = store / RESTORING  # inside the store: same file system, removed by lock()
-        shutil.rmtree(fresh, ignore_errors=True)
-        _extract(repo, tip, fresh)
-        files = target.replace_with(fresh)
-        shutil.rmtree(fresh, ignore_errors=True)
-        write_text_atomic(store / BASE_FILE, tip + "\n")
-    return RestoreResult(tip, files)
+            write_text_atomic(base_file, tip + "\n")
+        elif tip is not None:
+            fresh = store / RESTORING  # inside the store: same file system, removed by lock()
+            shutil.rmtree(fresh, ignore_errors=True)
+            _extract(repo, tip, fresh)
+            target.replace_with(fresh)
+            shutil.rmtree(fresh, ignore_errors=True)
+            write_text_atomic(base_file, tip + "\n")
+    if seeded and scope_of is not None:
+        keep_scope(scope_of, target)
+    return RestoreResult(tip, len(target.files()) if tip else 0)
+
+
+def keep_scope(cfg: Config, store: Store) -> dict[str, int]:
+    """Drop from every table keyed by paper the papers `cfg` does not select (`scope`), in
+    one commit; rows dropped per table. The snapshots stay: they are the seed's history,
+    and what `rebuild` brings back of them the scope still leaves out."""
+    dropped = {}
+    with store.lock():
+        keep = scope.within(cfg, store.library(scope.COLUMNS))["arxiv_id"]
+        for name, spec in store_tables().items():
+            if "arxiv_id" not in spec.schema.names:
+                continue
+            table = store.read(name)
+            kept = table.filter(pc.is_in(table["arxiv_id"], keep))
+            if kept.num_rows < table.num_rows:
+                store.write(name, kept)
+                dropped[name] = table.num_rows - kept.num_rows
+    return dropped
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,9 @@ kernels release the GIL).
 from __future__ import annotations
 
 import os
-import re
-import unicodedata
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 import pandas as pd
@@ -32,27 +29,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import _text
+from pipeline._names import name_tokens, same_person
 from pipeline.classify import first_category
 from pipeline.config import Topic
 
 _STRS = pa.list_(pa.string())
-
-
-@lru_cache(maxsize=1 << 20)
-def name_tokens(name: str) -> tuple[str, ...]:
-    """'Kaiming  HE' → ('kaiming', 'he'); 'José-María Núñez' → ('jose', 'maria', 'nunez')."""
-    folded = "".join(c for c in unicodedata.normalize("NFKD", name)
-                     if not unicodedata.combining(c)).casefold()
-    return tuple(re.findall(r"[^\W_]+", folded))
-
-
-def same_person(wanted: tuple[str, ...], seen: tuple[str, ...], initials: bool) -> bool:
-    if wanted == seen:
-        return True
-    if not (initials and len(wanted) == len(seen) >= 2 and wanted[-1] == seen[-1]):
-        return False
-    return all(a == b or (len(a) == 1 and b.startswith(a)) or (len(b) == 1 and a.startswith(b))
-               for a, b in zip(wanted[:-1], seen[:-1], strict=True))
 
 
 class AuthorIndex:

@@ -115,8 +115,12 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     ingest.ingest_hf(other, Store(other.store_path), now=T2)
     databranch.save(other, other.root, now=T2)
     shutil.rmtree(branch / "other")
-    # A clone with nothing restored yet, and one holding an older store.
+    # A clone with nothing restored yet, a fork's whose own remote has no data branch yet
+    # (it seeds from the project's, cut to its scope), and one holding an older store.
     _clone(branch / "fresh", servers)
+    subprocess.run(["git", "init", "--quiet", "--bare", str(branch / "fork.git")], check=True)
+    _clone(branch / "seeded", servers)
+    _git(branch / "seeded", "remote", "set-url", "origin", "../fork.git")
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
     # The store the last release wrote, which the first command to open it upgrades.
@@ -162,6 +166,8 @@ CASES = {
     "data compact": Case("day2", ".", ("data", "compact"), NEXT_MONTH),
     "data save": Case("branch", "ours", ("data", "save"), T2),
     "data restore": Case("branch", "fresh", ("data", "restore"), T2),
+    "data restore --seed-from": Case("branch", "seeded",
+                                     ("data", "restore", "--seed-from", "../github.git"), T2),
     "data restore --force": Case("branch", "stale", ("data", "restore", "--force"), T2),
     "status of a store to upgrade": Case("release", ".", ("status",), T2),
 }

@@ -82,7 +82,7 @@ def sent(body: dict) -> dict:
 
 def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
     store = Store(cfg.store_path)
-    changes = revisions(store, "all")
+    changes = revisions(cfg, store, "all")
     assert len(changes) == 54
     report = run_notes(cfg, store, now=T0)
     assert report.status == "ok" and report.counts["made"] == 54 == llm.calls
@@ -101,7 +101,7 @@ def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
 
 def test_the_model_is_sent_the_new_text_what_changed_and_the_comment_before_and_after(cfg, llm):
     store = Store(cfg.store_path)
-    by_key = {(c.arxiv_id, c.version): c for c in revisions(store, "all")}
+    by_key = {(c.arxiv_id, c.version): c for c in revisions(cfg, store, "all")}
     run_notes(cfg, store, now=T0)
     retitled = 0
     for body in llm.requests:
@@ -123,7 +123,7 @@ def test_the_model_is_sent_the_new_text_what_changed_and_the_comment_before_and_
 def test_the_newest_revisions_come_first_within_the_notes_share_and_digests_get_the_rest(
         cfg, llm):
     store = Store(cfg.store_path)
-    newest = [(c.arxiv_id, c.version) for c in revisions(store, "all")[:3]]
+    newest = [(c.arxiv_id, c.version) for c in revisions(cfg, store, "all")[:3]]
     limited = with_model(cfg, max_per_run=10, notes_share=0.3)
     report = run_notes(limited, store, now=T0)
     assert report.counts["made"] == 3 and report.counts["skipped by budget"] == 51
@@ -151,7 +151,7 @@ def test_a_run_with_nothing_to_note_leaves_the_digests_every_item_and_token(cfg,
 
 def test_the_notes_spend_no_more_than_their_share_of_the_token_budget(cfg, llm):
     store = Store(cfg.store_path)
-    changes = revisions(store, "all")
+    changes = revisions(cfg, store, "all")
     est = [estimate_tokens(messages(c, "zh-CN"), MAX_OUTPUT_TOKENS) for c in changes]
     budget = 2 * (est[0] + est[1] + est[2])  # the notes' half: three at their estimate
     report = run_notes(with_model(cfg, token_budget_per_run=budget, concurrency=1), store,
@@ -233,7 +233,7 @@ def site_with_model_notes(cfg, llm):
     newer note of its revision."""
     store = Store(cfg.store_path)
     assert run_notes(cfg, store, now=T0).counts["made"] == 54
-    target = revisions(store, "all")[0]
+    target = revisions(cfg, store, "all")[0]
     extra = pa.Table.from_pylist([_note_row(target.arxiv_id, target.version, HOSTILE)],
                                  schema=NOTES)
     store.write("notes", pa.concat_tables([store.read("notes"), extra]))
@@ -284,7 +284,8 @@ def test_the_models_note_shows_on_the_page_in_the_feed_and_in_the_brief_as_text(
     ("en", "English", "main result 76.3 → 78.1"),
 ])
 def test_the_note_is_asked_for_in_the_sites_language(revised_store, language, named, example):
-    change = revisions(Store(revised_store), "all")[0]
+    cfg = config_mod.load(revised_store.parent / "papertrail.toml")
+    change = revisions(cfg, Store(revised_store), "all")[0]
     system, user = messages(change, language)
     assert f"Write it in {named}" in system["content"] and example in system["content"]
     assert user["content"].startswith("Write the change note of this revision.\n")

@@ -23,7 +23,7 @@ from pipeline._schemas import NOTES, to_table
 from pipeline.config import Config
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
-from pipeline.digest.plan import due, selected
+from pipeline.digest.plan import due, scoped, selected
 from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, recorded_as, summed
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
@@ -36,10 +36,10 @@ def key_of(row: dict) -> Key:
             row["model"], row["prompt_hash"])
 
 
-def revisions(store: Store, selection: str) -> list[Change]:
+def revisions(cfg: Config, store: Store, selection: str) -> list[Change]:
     """Each revision of a selected paper with something to note, the newest first: every
     stored version after a paper's first, against the version stored before it."""
-    ids = selected(store.read("papers", ["arxiv_id", "ai_related", "topics"]), selection)
+    ids = selected(scoped(cfg, store), selection)
     df = store.read("versions", ["arxiv_id", "version", "updated", "title", "abstract"])
     df = df.to_pandas()
     df = df[df["arxiv_id"].isin(ids)].sort_values(["arxiv_id", "version"])
@@ -84,7 +84,7 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
 
     todo: list[Change] = []
     states = {"cached": 0, "exhausted": 0, "backoff": 0, "ask": 0}
-    candidates = revisions(store, dcfg.selection)
+    candidates = revisions(cfg, store, dcfg.selection)
     for change in candidates:
         state = due(rows.get(key(change)), dcfg.max_attempts, started)
         states[state] += 1

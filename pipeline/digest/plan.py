@@ -20,11 +20,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import rank
+from pipeline import rank, scope
 from pipeline import topics as topic_match
 from pipeline._venue import venue
 from pipeline.config import Config, Follow, Topic
 from pipeline.digest.prompt import PaperText
+from pipeline.store import Store
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first
@@ -43,6 +44,15 @@ class Plan:
     cached: list[Key] = field(default_factory=list)
     backoff: int = 0  # failed recently; retried once next_attempt_after has passed
     exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
+
+
+SCOPED = list(dict.fromkeys(["arxiv_id", "ai_related", "topics", *scope.COLUMNS]))
+
+
+def scoped(cfg: Config, store: Store) -> pa.Table:
+    """The papers of the fork's scope, with what `selected` reads: the model is spent on
+    nothing its site does not show."""
+    return scope.within(cfg, store.library(SCOPED))
 
 
 def selected(papers: pa.Table, selection: str) -> pd.Series:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from pipeline import scope
 from pipeline._report import RunReport
 from pipeline._schemas import DIGESTS, to_table
 from pipeline.config import Config
@@ -116,8 +117,9 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str,
     dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
     versions = store.read("versions")
-    places = queue(cfg, store.library(), versions)
-    candidates = select(store.read("papers"), versions, dcfg.selection)
+    library = scope.within(cfg, store.library())
+    places = queue(cfg, library, versions)
+    candidates = select(library, versions, dcfg.selection)
     rows = _Rows(store.read("digests").to_pylist())
     todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts, started,
                 places)

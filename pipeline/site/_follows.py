@@ -64,7 +64,8 @@ def _matches(follow: Follow, table: pa.Table, names: topic_match.AuthorIndex | N
     label = f"{follow.name}: " if follow.name else ""
     out: list[tuple[int, str]] = []
     # Each list is a topic of its own, so that one list matching is enough.
-    for topic in (Topic(keywords=follow.keywords), Topic(authors=follow.authors),
+    for topic in (Topic(keywords=follow.keywords),
+                  Topic(authors=follow.authors, match_initials=follow.match_initials),
                   Topic(categories=follow.categories)):
         if topic.keywords or topic.authors or topic.categories:
             reasons = topic_match.match_topic(table, topic, names)

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from markupsafe import Markup
 
-from pipeline import stats
+from pipeline import scope, stats
 from pipeline._ids import is_arxiv_id
 from pipeline._readings import Reading, around
 from pipeline._venue import Venue, venue
@@ -327,9 +327,13 @@ def _read(store: Store, name: str) -> pd.DataFrame:
 
 def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     tz = ZoneInfo(cfg.site.timezone)
-    papers_df = _decodable(store.library()).to_pandas()
+    # Only the fork's scope: what it does not select is neither shown nor counted.
+    papers_df = _decodable(scope.within(cfg, store.library())).to_pandas()
+    kept = papers_df["arxiv_id"]
     versions_df = _read(store, "versions")
+    versions_df = versions_df[versions_df["arxiv_id"].isin(kept)]
     digests_df = _read(store, "digests")
+    digests_df = digests_df[digests_df["arxiv_id"].isin(kept)]
     runs_df = _clean_strings(_read(store, "runs"))
     now = now or clock(runs_df)
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)

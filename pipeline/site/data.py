@@ -95,7 +95,7 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     f = lib.frames
     ordered = {clock: newest(lib.papers, clock) for clock in CLOCKS}
     names = {t.slug: t.name.zh if lang == "zh-CN" else t.name.en for t in cfg.topics}
-    categories = _categories(ordered["updated"])
+    categories = _categories(ordered["updated"], cfg.sources.arxiv.categories)
     topics = _topics(cfg, names, ordered["updated"])
     site_feeds = [FeedSpec(kind, s[f"feed_{kind}"], page) for kind, page in SITE_FEEDS.items()]
     followed = match_follows(cfg.follows, lib)
@@ -193,11 +193,14 @@ def _revisions(lib: Library) -> list[Revision]:
     return sorted(out, key=lambda x: (x[2], x[0].arxiv_id, x[1]), reverse=True)
 
 
-def _categories(by_update: list[Paper]) -> dict[str, list[Paper]]:
+def _categories(by_update: list[Paper], wanted: tuple[str, ...]) -> dict[str, list[Paper]]:
+    """The pages of the fork's own categories (a paper cross-listed elsewhere, or a followed
+    or picked paper outside them, is on none of another category's)."""
+    scope = set(wanted)
     members: dict[str, list[Paper]] = defaultdict(list)
     for p in by_update:
         for c in p.categories:
-            if is_category(c):  # a stored "../x" is shown as text, never made a path
+            if c in scope and is_category(c):  # a stored "../x" is text, never a path
                 members[c].append(p)
     return {c: members[c] for c in sorted(members)}
 

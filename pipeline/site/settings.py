@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from pathlib import Path
 
 from pelican.settings import read_settings
@@ -35,8 +36,6 @@ _FIXED: dict[str, object] = {
     # renders, and a lock held at that moment would stay held in the worker forever.
     "JINJA_ENVIRONMENT": {"autoescape": True, "trim_blocks": True, "lstrip_blocks": True,
                           "auto_reload": False, "cache_size": -1},
-    # `c is category`: only a code of arXiv's taxonomy links to a category page.
-    "JINJA_TESTS": {"category": is_category},
     # `text | tex`: untrusted text with LaTeX in it (comments) as safe HTML; `text | tex(links)`
     # a model's text (digests), linking only the paper's own URLs;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
@@ -56,6 +55,16 @@ _FIXED: dict[str, object] = {
 }
 
 
+@dataclass(frozen=True)
+class _HasPage:
+    """`c is category`, a value (settings compare equal when their configs do)."""
+
+    categories: frozenset[str]
+
+    def __call__(self, code: str) -> bool:
+        return code in self.categories and is_category(code)
+
+
 def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
           writer_plugin: bool = True) -> dict[str, object]:
     """The settings as a pelicanconf.py would hold them. `publish`: absolute URLs from
@@ -71,6 +80,9 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
         "PLUGINS": ["pipeline.site", *(["pipeline.site._writer"] if writer_plugin else [])],
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
+        # `c is category`: only the fork's own categories have a page to link to (and
+        # only a code of arXiv's taxonomy: a stored "../x" is text).
+        "JINJA_TESTS": {"category": _HasPage(frozenset(cfg.sources.arxiv.categories))},
         # What theme/templates (Pelican's prose pages among them) need from our catalogue.
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),

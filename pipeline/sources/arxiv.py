@@ -33,6 +33,7 @@ import pyarrow.compute as pc
 import requests
 
 from pipeline._ids import is_arxiv_id
+from pipeline._names import name_tokens, same_person
 from pipeline._report import RunReport
 from pipeline._schemas import ARXIV_SNAPSHOT, Table
 from pipeline._untrusted import Findings, clean_text, not_after
@@ -216,9 +217,12 @@ def fetch_updates(cfg: ArxivConfig, since: dt.datetime, fetched_at: dt.datetime,
     return updates
 
 
-def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetch:
-    """Full records for specific papers (e.g. Hugging Face picks), in batches of id_list."""
-    client = PoliteClient(cfg, deadline=time.monotonic() + cfg.max_run_seconds)
+def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime, *,
+              max_requests: int | None = None) -> Fetch:
+    """Full records for specific papers (Hugging Face picks, watched papers), in batches of
+    id_list; at most `max_requests` pages (then `error` says so)."""
+    client = PoliteClient(cfg, deadline=time.monotonic() + cfg.max_run_seconds,
+                          max_pages=max_requests)
     fetch = Fetch(stats=client.stats)
     for start in range(0, len(ids), cfg.id_batch_size):
         batch = ids[start:start + cfg.id_batch_size]
@@ -227,6 +231,79 @@ def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetc
         if fetch.error:
             break
     return fetch
+
+
+@dataclass(frozen=True)
+class Author:
+    """A followed author, looked up across all of arXiv."""
+
+    name: str
+    match_initials: bool
+
+    def query(self) -> str:
+        """arXiv's `au:` on the whole name, or on the surname when initials may stand for
+        given names (arxiv-search's author query matches a surname alone); `keeps` then
+        says which of the results are the person."""
+        tokens = name_tokens(self.name)
+        return f'au:"{" ".join(tokens[-1:] if self.match_initials else tokens)}"'
+
+    def keeps(self, result: arxiv.Result) -> bool:
+        wanted = name_tokens(self.name)
+        return any(same_person(wanted, name_tokens(a.name), self.match_initials)
+                   for a in result.authors)
+
+
+@dataclass
+class Lookups(Fetch):
+    """The follows' look-ups of one run: what was asked and what the bound left for later."""
+
+    asked: list[str] = field(default_factory=list)  # "id_list (3 ids)", "au:\"lin yang\""
+    skipped: list[str] = field(default_factory=list)  # authors past the run's bound
+
+    def details(self) -> dict[str, object]:
+        return {"asked": self.asked, "skipped": self.skipped, "fetched": len(self.rows),
+                "requests": self.stats.requests, "error": self.error}
+
+
+def look_up(cfg: ArxivConfig, ids: list[str], authors: list[Author],
+            fetched_at: dt.datetime, *, turn: int = 0) -> Lookups:
+    """Watched ids (id_list) and followed authors (`au:`, the newest page_size papers each,
+    so never past arXiv's offset cap) across all of arXiv, within `lookups_per_run`
+    requests: ids first, then the authors from the `turn`-th on, so that when they do not
+    all fit, successive runs take them in turn. Never raises for the source's faults."""
+    budget = cfg.lookups_per_run
+    batches = math.ceil(len(ids) / cfg.id_batch_size)
+    by_id = fetch_ids(cfg, ids, fetched_at, max_requests=min(batches, budget)) if ids \
+        else Fetch()
+    done = Lookups(rows=by_id.rows, stats=by_id.stats, error=by_id.error,
+                   findings=by_id.findings, seen=by_id.seen,
+                   asked=[f"id_list ({len(ids)} ids)"] if ids else [])
+    left = budget - by_id.stats.pages
+    order = authors[turn % len(authors):] + authors[:turn % len(authors)] if authors else []
+    if done.error or left <= 0:
+        done.skipped = [a.name for a in order]
+        return done
+    client = PoliteClient(cfg, deadline=time.monotonic() + cfg.max_run_seconds, max_pages=left)
+    for i, author in enumerate(order):
+        if client.stats.pages >= left:
+            done.skipped = [a.name for a in order[i:]]
+            break
+        search = arxiv.Search(author.query(), max_results=cfg.page_size,
+                              sort_by=arxiv.SortCriterion.SubmittedDate,
+                              sort_order=arxiv.SortOrder.Descending)
+        done.asked.append(search.query)
+        try:
+            for result in next(client.pages(search)).results:
+                if author.keeps(result):
+                    done.keep(result, fetched_at)
+        except (SourceError, _PageLimit) as exc:
+            done.error = str(exc)  # a failing server is not asked again this run
+            done.skipped = [a.name for a in order[i + 1:]]
+            break
+    done.stats.requests += client.stats.requests
+    done.stats.retries += client.stats.retries
+    done.stats.pages += client.stats.pages
+    return done
 
 
 def _collect(results: Iterator[arxiv.Result], fetch: Fetch,
@@ -376,17 +453,26 @@ class ArxivSource:
         fetch = fetch_updates(acfg, since, started, max_pages=options.max_pages,
                               progress=options.progress)
         batch = fetch.table()
-        merged = self.merge(cfg, library, batch)
-        status = ("ok" if fetch.complete and not fetch.truncated
-                  else "partial" if batch.num_rows else "failed")
+        # A server that just failed the harvest is not asked more of this run.
+        lookups = (follow_lookups(cfg, library, {r["arxiv_id"] for r in fetch.rows}, started)
+                   if fetch.complete else Lookups())
+        merged = self.merge(cfg, library, pa.concat_tables([batch, lookups.table()]))
+        status = ("ok" if fetch.complete and not fetch.truncated and lookups.complete
+                  else "partial" if batch.num_rows or lookups.rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
                                if c in wanted)
-        report = RunReport(self.name, status, merged.counts, fetch.stats.requests,
-                           fetch.stats.retries, _problems(fetch, acfg), before,
+        problems = [p for p in (_problems(fetch, acfg), lookups.error
+                                and f"follows' look-ups: {lookups.error}") if p]
+        report = RunReport(self.name, status, merged.counts,
+                           fetch.stats.requests + lookups.stats.requests,
+                           fetch.stats.retries + lookups.stats.retries,
+                           "; ".join(problems) or None, before,
                            _watermark(fetch, batch, before, started))
         catch = Catch(report, since, {"per_category": dict(sorted(per_category.items())),
-                                      **fetch.details(), **fetch.findings.details()})
+                                      **fetch.details(), **fetch.findings.details(),
+                                      **({"follows": lookups.details()}
+                                         if lookups.asked or lookups.skipped else {})})
         catch.add(self.name, merged)
         return catch
 
@@ -394,6 +480,27 @@ class ArxivSource:
         merged = merge_arxiv(library.papers, library.version_keys, batch,
                              cfg.sources.arxiv.categories)
         return Merged(merged.papers, merged.changed, merged.counts, merged.new_versions)
+
+
+def follow_lookups(cfg: Config, library: Library, harvested: set[str],
+                   started: dt.datetime) -> Lookups:
+    """What the follows name that the category harvest does not bring: watched papers
+    neither just `harvested` nor stored in one of the categories (those the harvests keep
+    current), and every followed author's newest papers."""
+    acfg = cfg.sources.arxiv
+    watched = list(dict.fromkeys(i for f in cfg.follows for i in f.watch))
+    authors = list(dict.fromkeys(Author(a, f.match_initials) for f in cfg.follows
+                                 for a in f.authors))
+    if not (watched or authors) or acfg.lookups_per_run == 0:
+        return Lookups()
+    papers = library.papers.select(["arxiv_id", "categories"])
+    papers = papers.filter(pc.is_in(papers["arxiv_id"], pa.array(watched, pa.string())))
+    inside = {p["arxiv_id"] for p in papers.to_pylist()
+              if set(p["categories"] or ()) & set(acfg.categories)}
+    # Hourly runs take the authors in turn when they do not all fit in one run.
+    turn = int(started.timestamp() // 3600)
+    return look_up(acfg, [i for i in watched if i not in inside | harvested], authors,
+                   started, turn=turn)
 
 
 def _watermark(fetch: Updates, batch: pa.Table, before: dt.datetime | None,

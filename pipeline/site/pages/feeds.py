@@ -57,17 +57,13 @@ def render(site: SiteData, out: Output) -> list[str]:
 
 
 def opml_folders(site: SiteData) -> list[tuple[str, list[_feeds.FeedSpec]]]:
-    """feeds.opml's folders: the site's own feeds, its categories, topics and daily briefs.
-    Only the configured categories: a paper cross-listed from cs.* brings its other
-    categories (hundreds, of other archives) pages and feeds, not a place in the list."""
-    scope = {f"category/{c}" for c in site.cfg.sources.arxiv.categories}
+    """feeds.opml's folders: the site's own feeds, its categories (the configured ones,
+    the only ones with pages and feeds), topics and daily briefs."""
     s = site.strings
     folders: dict[str, list[_feeds.FeedSpec]] = {
         s["opml_site"]: [], s["categories"]: [], s["topics"]: [], s["briefs"]: []}
     for spec in site.feeds:
-        kind, _, subject = spec.slug.removeprefix("brief/").partition("/")
-        if subject and kind == "category" and spec.slug.removeprefix("brief/") not in scope:
-            continue
+        kind = spec.slug.removeprefix("brief/").partition("/")[0]
         folder = ("briefs" if spec.slug.startswith("brief/") else
                   {"category": "categories", "topic": "topics"}.get(kind, "opml_site"))
         folders[s[folder]].append(spec)
