@@ -83,6 +83,23 @@ def test_readers_see_one_commit_whole_while_a_writer_commits(ingested_config):
 
 
 
+def test_a_reader_keeps_the_files_of_its_commit_until_it_is_done(ingested_config):
+    """While a reader holds a snapshot, a writer's commits delete none of the files it
+    reads; the first commit after it is done deletes them."""
+    cfg = ingested_config
+    reader = Store(cfg.store_path)
+    with reader.snapshot():
+        files = reader.table_files("papers")
+        papers = reader.read("papers")
+        subprocess.run([sys.executable, "-c", _WRITER, str(cfg.store_path), "1"], check=True)
+        assert Store(cfg.store_path).table_files("papers") != files  # committed anew
+        assert all(path.is_file() for path in files)
+        assert reader.read("papers").equals(papers)
+    # Its first write is the one above again (no commit); its second commits.
+    subprocess.run([sys.executable, "-c", _WRITER, str(cfg.store_path), "2"], check=True)
+    assert not any(path.exists() for path in files)
+
+
 def test_two_builds_at_once_leave_the_site_of_the_newest_store(ingested_config):
     """A build is writing the site when a writer keeps a tenth of the papers and a second
     build starts, as when two `papertrail run` overlap: both finish, the second after
