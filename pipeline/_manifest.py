@@ -6,12 +6,13 @@ current by that replace (see docs/DATA.md, "The commit point").
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import json
 import os
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,6 +33,7 @@ from pipeline.sources import snapshot_schemas, store_tables
 MANIFEST = "manifest.json"
 FORMAT = 3  # 1: no manifest (files at fixed names); 2: one file per table
 RESTORING = ".restore.tmp"  # where `Store.replace_with` gathers another store's files
+READERS = ".readers"  # readers hold it shared while they read (`reading`)
 # The one partition of a table written before partitions (formats 1 and 2): its file has
 # the schema version LEGACY_VERSION (papers with every HF column).
 LEGACY = "*"
@@ -171,6 +173,15 @@ def _partition(raw: dict[str, Any]) -> Partition:
     return Partition(parts(raw["base"]), parts(raw["deltas"]), int(raw["rows"]))
 
 
+def held_files(listing: Iterable[str], manifest: Manifest | None) -> set[str]:
+    """Of the files in a store's folder (paths relative to it), those the store holds: those
+    its manifest names, or, without one (format 1), its tables at their fixed names and the
+    snapshots in their folders. A named file the folder lacks is not listed."""
+    if manifest is not None:
+        return manifest.files() & set(listing)
+    return {rel for rel in listing if _inside(rel) and not rel.startswith("tables/")}
+
+
 def _inside(rel: object) -> bool:
     """A path this store writes: tables/<file>.parquet, snapshots/<source>/<day or
     month>/<file>.parquet, or a table of a store from before manifests (<name>.parquet)."""
@@ -239,8 +250,7 @@ class Transaction:
         replace_atomically(self.root / MANIFEST, staging.to_json().encode("utf-8"))
         self.committed, self.written = staging.copy(), set()  # done, whatever follows
         fsync_dir(self.root)
-        for rel in sorted(committed.files() - staging.files()):
-            remove(self.root, rel)
+        remove_unnamed(self.root, staging)
 
     def take_all(self, other: Path) -> int:
         """Hold exactly what the store folder `other` (on the same file system, e.g. under
@@ -268,22 +278,59 @@ class Transaction:
         self.written = set()
 
 
+@contextlib.contextmanager
+def reading(root: Path) -> Iterator[Manifest]:
+    """The store's manifest, with a reader's lease on the files it names until the block
+    ends: a shared flock on READERS, which a writer must get exclusively, without waiting,
+    before it deletes a file (`remove_unnamed`). The kernel frees a lease when its process
+    dies. A folder this user cannot write gets no lease (nor a writer of this user)."""
+    fd, missing = -1, False
+    try:
+        fd = os.open(root / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    except OSError as exc:
+        missing = isinstance(exc, FileNotFoundError)
+    if fd < 0:  # no store yet (one created meanwhile is not read half of), or read-only
+        yield Manifest() if missing else load(root)
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)  # waits only while a writer deletes files
+        yield load(root)
+    finally:
+        os.close(fd)
+
+
 def remove_leftovers(root: Path, manifest: Manifest) -> None:
     """Delete what a crashed writer left: temp files, a half-done restore, and table or
     snapshot files that no manifest names (written, never committed)."""
-    live = manifest.files()
     shutil.rmtree(root / RESTORING, ignore_errors=True)
     for path in root.rglob("*.tmp"):
         path.unlink(missing_ok=True)
+    remove_unnamed(root, manifest)
+
+
+def remove_unnamed(root: Path, manifest: Manifest) -> None:
+    """Delete the table and snapshot files `manifest` (the one on disk) does not name:
+    those an older one named, and those a crashed writer left. Not while a reader holds a
+    lease (`reading`): it may be reading an older manifest's files, which a later commit
+    or the next writer deletes."""
     if not (root / MANIFEST).exists():
         return  # format 1: every file found is live
-    for folder in ("tables", "snapshots"):
-        for path in sorted((root / folder).rglob("*.parquet")):
-            if str(path.relative_to(root)) not in live:
-                remove(root, str(path.relative_to(root)))
-    for name in TABLES:  # a format 1 store's tables
-        if f"{name}.parquet" not in live:
-            (root / f"{name}.parquet").unlink(missing_ok=True)
+    fd = os.open(root / READERS, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return
+        live = manifest.files()
+        for folder in ("tables", "snapshots"):
+            for path in sorted((root / folder).rglob("*.parquet")):
+                if str(path.relative_to(root)) not in live:
+                    remove(root, str(path.relative_to(root)))
+        for name in TABLES:  # a format 1 store's tables
+            if f"{name}.parquet" not in live:
+                (root / f"{name}.parquet").unlink(missing_ok=True)
+    finally:
+        os.close(fd)
 
 
 def copy_file(src: Path, dest: Path) -> int:

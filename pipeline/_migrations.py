@@ -3,7 +3,7 @@
 The first writer of such a store runs those its manifest does not list yet, inside its own
 transaction (`Store.lock`): they commit with its changes, or not at all, and a crash
 anywhere leaves the store as it was, to be upgraded by the next writer. A reader that finds
-one pending takes the lock once to upgrade it first (`Store._manifest`). A column added as
+one pending takes the lock once to upgrade it first (`Store.snapshot`). A column added as
 nullable needs none (older files read it as null); anything else that changes what a file
 holds is one more `Migration` at the end of MIGRATIONS, never an edit of an earlier one.
 """

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import fcntl
 import logging
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,6 +28,9 @@ from pipeline.site._writer import (
 
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
 PAGES_LIMIT = 1_000_000_000
+LOCK = ".papertrail/build.lock"  # in the output folder: held while a build writes it
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,32 @@ def build(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None)
     if publish:
         check_publish(cfg)
     _refuse_overlap(site_settings.THEME, cfg.output_path)
+    with _writing(cfg.output_path):
+        return _build(cfg, publish, now, started)
+
+
+@contextlib.contextmanager
+def _writing(out: Path) -> Iterator[None]:
+    """One build writes an output folder at a time (flock: the kernel frees it when a build
+    dies). A second one waits, saying so, then builds from the store as it is by then: the
+    newest site, and no page one build wrote and the other removed."""
+    path = out / LOCK
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.warning("%s: another papertrail build is writing this site; waiting for it "
+                        "to finish", out)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
+           ) -> BuildReport:
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(site_settings.for_pelican(cfg, publish=publish, now=now,
                                                 writer_plugin=False))

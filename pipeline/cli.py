@@ -273,6 +273,11 @@ def status(obj: _Context, as_json: bool) -> None:
     """Per source: last attempt, last success, status, counts, watermark, last error."""
     cfg, store = obj.config, obj.store
     tz = ZoneInfo(cfg.site.timezone)
+    with store.snapshot():
+        _status(cfg, store, tz, as_json)
+
+
+def _status(cfg: Config, store: Store, tz: ZoneInfo, as_json: bool) -> None:
     runs = store.runs()
     rows = []
     for source in stats.ledger_order():
@@ -462,7 +467,9 @@ def data_summary(obj: _Context) -> None:
     """Print the latest runs as Markdown (the workflow appends it to $GITHUB_STEP_SUMMARY)."""
     from pipeline import summary
 
-    click.echo(summary.markdown(obj.store), nl=False)
+    store = obj.store
+    with store.snapshot():
+        click.echo(summary.markdown(store), nl=False)
 
 
 # -- offline: local replays of the services, and the demo over them --------------------------------

@@ -3,9 +3,9 @@
 Plain git plumbing on the repository that holds papertrail.toml, so it works the
 same on a laptop and in Actions (where the workflow gives the token to the restore
 and save steps only, through git's environment): `fetch` the branch into a private
-ref, `git archive` it into the store (restore), or stage the store with a temporary
-index, `write-tree` and `commit-tree` (save). Nothing is ever checked out, so the
-developer's work tree and index are never touched.
+ref, stream the files its manifest names into the store (restore), or stage the store
+with a temporary index, `write-tree` and `commit-tree` (save). Nothing is ever checked
+out, so the developer's work tree and index are never touched.
 
 Every push carries `--force-with-lease` on the tip we started from, so a push
 fails exactly when someone else moved the branch meanwhile. Then we fetch their
@@ -16,12 +16,10 @@ the union is exact; papers and versions are rebuilt from it) and try again.
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import os
 import shutil
 import subprocess
-import tarfile
 import tempfile
 from collections import defaultdict
 from dataclasses import dataclass
@@ -35,7 +33,7 @@ import pyarrow.parquet as pq
 
 from pipeline import ingest, scope
 from pipeline._durable import write_text_atomic
-from pipeline._manifest import parse
+from pipeline._manifest import held_files, parse
 from pipeline._schemas import Table
 from pipeline.config import Config
 from pipeline.sources import store_tables
@@ -49,6 +47,12 @@ DEFAULT_SQUASH_AFTER = 24
 BASE_FILE = ".branch-tip"  # in the store: the branch commit the store was restored from
 _PREFIX = "data"  # the store's folder inside the branch
 _IDENTITY = ["-c", "user.name=papertrail", "-c", "user.email=papertrail@users.noreply.github.com"]
+# What a branch may hold, checked before anything is read or written: no file over GitHub's
+# limit (a store's files stay under 40 MB), no store over GitHub's strong advice for a
+# whole repository (a year of all cs.* is ~250 MB).
+MAX_FILE_BYTES = 100 * 2**20
+MAX_STORE_BYTES = 5 * 2**30
+_CHUNK = 2**20  # what a file is copied by
 # Rows of these tables are merged by key; papers and versions are rebuilt from snapshots.
 # (A similar list made for a text the papers no longer hold is made again by the next run.)
 _BRANCH_README = """# PaperTrail data
@@ -98,17 +102,99 @@ def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
     return str(git(repo, "rev-parse", _private_ref(branch)))
 
 
+@dataclass(frozen=True)
+class _Blob:
+    path: str  # under data/
+    oid: str
+    size: int
+
+
 def _extract(repo: Path, commit: str, into: Path) -> None:
-    """The commit's data/ folder, written into `into` (which must not exist). A branch may
-    be anyone's (`--seed-from`): one holding anything but files and folders is refused
-    whole, before anything is written (a store has no links)."""
-    tar = git(repo, "archive", "--format=tar", f"{commit}:{_PREFIX}", binary=True)
-    with tarfile.open(fileobj=io.BytesIO(tar)) as tf:
-        for member in tf.getmembers():
-            if not (member.isfile() or member.isdir()):
-                raise DataBranchError(f"{f'{_PREFIX}/{member.name}'!r} at {commit[:12]} is a "
-                                      "link; a store holds only files and folders: refused")
-        tf.extractall(into, filter="data")
+    """The store in the commit's data/ (its manifest and the files it names, nothing else),
+    written into `into` (which must not exist), each file streamed from git. A branch may
+    be anyone's (`--seed-from`): one holding anything but files and folders (a store has
+    no links), or whose store has a file over MAX_FILE_BYTES or more than MAX_STORE_BYTES
+    in all, is refused whole, before anything is written."""
+    files = _tree(repo, commit)
+    manifest = None
+    if MANIFEST in files:
+        text = _blob(repo, commit, files[MANIFEST])
+        try:
+            raw = json.loads(text)
+        except ValueError as exc:
+            raise DataBranchError(f"'{_PREFIX}/{MANIFEST}' at {commit[:12]} is not JSON "
+                                  f"({exc}): refused") from None
+        manifest = parse(raw, Path(f"{commit[:12]}:{_PREFIX}/{MANIFEST}"))
+    wanted = [_checked(files[path], commit) for path in sorted(held_files(files, manifest))]
+    total = sum(blob.size for blob in wanted)
+    if total > MAX_STORE_BYTES:
+        raise DataBranchError(f"the store at {commit[:12]} is {total / 2**30:.1f} GiB; "
+                              f"papertrail takes at most {MAX_STORE_BYTES / 2**30:.0f} GiB "
+                              "(GitHub's advice for a whole repository): refused")
+    into.mkdir(parents=True)
+    if manifest is not None:
+        (into / MANIFEST).write_bytes(text)
+    _copy_blobs(repo, wanted, into)
+
+
+def _tree(repo: Path, commit: str) -> dict[str, _Blob]:
+    """The files of the commit's data/ (sizes, not contents), by their path in it;
+    anything but a file refuses the branch."""
+    listing = git(repo, "ls-tree", "-r", "-l", "-z", f"{commit}:{_PREFIX}", binary=True)
+    files = {}
+    for entry in listing.decode("utf-8", "replace").split("\0"):
+        if not entry:
+            continue
+        meta, path = entry.split("\t", 1)
+        mode, _, oid, size = meta.split()
+        if mode not in ("100644", "100755"):
+            what = "a link" if mode == "120000" else "not a file"
+            raise DataBranchError(f"{f'{_PREFIX}/{path}'!r} at {commit[:12]} is {what}; a "
+                                  "store holds only files and folders: refused")
+        files[path] = _Blob(path, oid, int(size))
+    return files
+
+
+def _checked(blob: _Blob, commit: str) -> _Blob:
+    if blob.size > MAX_FILE_BYTES:
+        raise DataBranchError(f"{f'{_PREFIX}/{blob.path}'!r} at {commit[:12]} is "
+                              f"{blob.size / 2**20:,.0f} MiB; a store's file is at most "
+                              f"{MAX_FILE_BYTES / 2**20:.0f} MiB (GitHub's limit): refused")
+    return blob
+
+
+def _blob(repo: Path, commit: str, blob: _Blob) -> bytes:
+    """A small file of the branch (a manifest), read whole once its size is checked."""
+    return git(repo, "cat-file", "blob", _checked(blob, commit).oid, binary=True)
+
+
+def _copy_blobs(repo: Path, blobs: list[_Blob], into: Path) -> None:
+    """Each file into `into`, streamed through one `git cat-file --batch` a chunk at a
+    time (git holds one file at most, and checks its size first: `_checked`)."""
+    cmd = ["git", "-C", str(repo), "cat-file", "--batch"]
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                          stderr=subprocess.DEVNULL) as batch:
+        assert batch.stdin is not None and batch.stdout is not None
+        for blob in blobs:
+            batch.stdin.write(f"{blob.oid}\n".encode())
+            batch.stdin.flush()
+            header = batch.stdout.readline().split()
+            if header != [blob.oid.encode(), b"blob", str(blob.size).encode()]:
+                raise DataBranchError(f"`{' '.join(cmd)}` answered {header!r} for "
+                                      f"{_PREFIX}/{blob.path}")
+            dest = into / blob.path
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            with open(dest, "wb") as fh:
+                left = blob.size
+                while left:
+                    chunk = batch.stdout.read(min(left, _CHUNK))
+                    if not chunk:
+                        raise DataBranchError(f"`{' '.join(cmd)}` stopped in "
+                                              f"{_PREFIX}/{blob.path}")
+                    fh.write(chunk)
+                    left -= len(chunk)
+            batch.stdout.read(1)  # the newline after each file
+        batch.stdin.close()
 
 
 @dataclass(frozen=True)
@@ -261,19 +347,23 @@ def _branch_papers(repo: Path, tip: str) -> int:
     if manifest:
         return parse(json.loads(manifest), Path(f"{tip[:12]}:{_PREFIX}/{MANIFEST}")
                      ).rows("papers") or 0
-    try:
-        raw = git(repo, "show", f"{tip}:{_PREFIX}/papers.parquet", binary=True)
-    except DataBranchError:
-        return 0
-    return pq.read_metadata(pa.BufferReader(raw)).num_rows
+    papers = _branch_file(repo, tip, "papers.parquet", binary=True)
+    return pq.read_metadata(pa.BufferReader(papers)).num_rows if papers else 0
 
 
-def _branch_file(repo: Path, tip: str, name: str) -> str:
-    """A text file of the branch's store at `tip`; empty when it has none."""
+@overload
+def _branch_file(repo: Path, tip: str, name: str, *, binary: Literal[False] = False) -> str: ...
+@overload
+def _branch_file(repo: Path, tip: str, name: str, *, binary: Literal[True]) -> bytes: ...
+def _branch_file(repo: Path, tip: str, name: str, *, binary: bool = False) -> str | bytes:
+    """A file of the branch's store at `tip` (within MAX_FILE_BYTES); empty when it has
+    none."""
     try:
-        return str(git(repo, "show", f"{tip}:{_PREFIX}/{name}"))
-    except DataBranchError:
-        return ""
+        found = _tree(repo, tip).get(name)
+    except DataBranchError:  # no data/ there
+        found = None
+    raw = b"" if found is None else _blob(repo, tip, found)
+    return raw if binary else raw.decode("utf-8", "replace")
 
 
 def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> bool:

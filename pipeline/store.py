@@ -44,6 +44,7 @@ from pipeline._manifest import (
     copy_file,
     load,
     problems,
+    reading,
     same_files,
 )
 from pipeline._parquet import (
@@ -85,6 +86,17 @@ class Snapshot:
     row_groups: tuple[int, int] | None = None  # (first, count) inside a compacted month file
 
 
+def _reading(method: Callable[..., _T]) -> Callable[..., _T]:
+    """A read outside `snapshot()` reads one commit whole: it takes a snapshot of its own."""
+
+    @functools.wraps(method)
+    def read_one(self: Store, *args: Any, **kwargs: Any) -> _T:
+        with self.snapshot():
+            return method(self, *args, **kwargs)
+
+    return read_one
+
+
 def _committing(method: Callable[..., _T]) -> Callable[..., _T]:
     """A write outside `lock()` takes the lock and commits on its own."""
 
@@ -99,42 +111,66 @@ def _committing(method: Callable[..., _T]) -> Callable[..., _T]:
 
 
 class Store:
-    """One folder of Parquet files. Readers need no lock; writers hold `lock()`."""
+    """One folder of Parquet files. Readers need no lock (each read, or `snapshot()`, reads
+    one commit whole); writers hold `lock()`."""
 
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
         self.stale_lock: str | None = None  # who left a lock behind, seen at the last lock()
         self._tx: Transaction | None = None  # while the lock is held
         self._depth = 0  # lock() nesting: only the outermost takes the lock and commits
+        self._pinned: Manifest | None = None  # inside snapshot()
 
     def _manifest(self) -> Manifest:
-        """What the store holds now; a store an earlier release wrote is upgraded first
-        (`_migrations`: one writer's commit, the only write a reader may cause)."""
+        """What the store holds: a writer's own pending state, the commit a reader's
+        snapshot holds, or else the newest commit."""
         if self._tx is not None:
             return self._tx.pending
-        manifest = load(self.root)
-        if _migrations.pending(manifest):
-            with self.lock():
+        if self._pinned is None:
+            with self.snapshot():
+                return self._manifest()
+        return self._pinned
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read the store as one commit left it, whatever writers commit meanwhile: the
+        manifest is read once, and a reader's lease keeps the files it names until the
+        block ends (`_manifest.reading`; writers delete them after). A store an earlier
+        release wrote is upgraded first (`_migrations`: one writer's commit, the only write
+        a reader may cause). Inside `lock()`, reads see the writer's own changes."""
+        if self._tx is not None or self._pinned is not None:
+            yield
+            return
+        if _migrations.pending(load(self.root)):
+            with self.lock():  # before the lease, so the old files go at its commit
                 pass
-            manifest = load(self.root)
-        return manifest
+        with reading(self.root) as manifest:
+            self._pinned = manifest
+            try:
+                yield
+            finally:
+                self._pinned = None
 
     def _tx_(self) -> Transaction:
         if self._tx is None:
             raise RuntimeError("store writes need the lock: use `with store.lock():`")
         return self._tx
 
+    @_reading
     def is_empty(self) -> bool:
         return not self._manifest().files()
 
+    @_reading
     def holds(self, manifest: str) -> bool:
         """Whether the store names the same files as this manifest text (another copy's)."""
         return same_files(manifest, self._manifest(), self.root / MANIFEST)
 
+    @_reading
     def files(self) -> list[Path]:
         """Every live data file (not the manifest itself)."""
         return [self.root / rel for rel in sorted(self._manifest().files())]
 
+    @_reading
     def rows(self, name: str) -> int:
         """The row count of a table, without reading it."""
         manifest = self._manifest()
@@ -143,17 +179,20 @@ class Store:
             return known
         return sum(pq.read_metadata(p).num_rows for p in self.table_files(name))
 
+    @_reading
     def check(self) -> list[str]:
         """What is wrong with the live files (missing, unreadable, other schema, row counts
         other than the manifest says), read from their footers only."""
         return problems(self.root, self._manifest())
 
+    @_reading
     def table_files(self, name: str) -> list[Path]:
         """The files that hold a table now."""
         partitions = self._manifest().tables.get(name, {})
         return [self.root / f.path for key in sorted(partitions)
                 for f in partitions[key].files]
 
+    @_reading
     def read(self, name: str, columns: list[str] | None = None, *,
              schema: pa.Schema | None = None) -> pa.Table:
         """The table (or some columns), or an empty one when it does not exist yet: its
@@ -177,6 +216,7 @@ class Store:
         table = pa.concat_tables(tables)
         return table if columns is None else table.select(columns)
 
+    @_reading
     def library(self, columns: list[str] | None = None) -> pa.Table:
         """Papers with the columns every source's own tables add (`library_view`)."""
         own = TABLES["papers"].schema.names
@@ -185,6 +225,7 @@ class Store:
         view = library_view(papers, self.source_tables())
         return view if columns is None else view.select(columns)
 
+    @_reading
     def source_tables(self) -> dict[str, pa.Table]:
         """Every source's own tables, by name."""
         return {name: self.read(name) for name in store_tables() if name not in TABLES}
@@ -298,6 +339,7 @@ class Store:
         self._tx_().new_file(rel, lambda dest: copy_file(path, dest))
         staging.snapshots.append(rel)
 
+    @_reading
     def snapshots(self, source: str | None = None) -> list[Snapshot]:
         """All snapshots in the order they were taken (run ids start with a UTC timestamp).
 
@@ -308,6 +350,7 @@ class Store:
                  if source is None or snap.source == source]
         return sorted(found, key=lambda s: (s.run_id, s.source))
 
+    @_reading
     def read_snapshots(self, source: str, columns: list[str]) -> pa.Table:
         """`columns` of every snapshot of `source`, each file read once (a compacted month
         file holds many runs), not in any order."""
@@ -322,6 +365,7 @@ class Store:
         staging = self._tx_().pending
         staging.snapshots = [s for s in staging.snapshots if (self.root / s).is_file()]
 
+    @_reading
     def read_snapshot(self, snap: Snapshot) -> pa.Table:
         groups = None if snap.row_groups is None else range(snap.row_groups[0],
                                                               sum(snap.row_groups))
@@ -352,10 +396,12 @@ class Store:
     def append_run(self, record: dict) -> None:
         self.append("runs", pa.Table.from_pylist([record]))
 
+    @_reading
     def runs(self, source: str | None = None) -> pd.DataFrame:
         df = self.read("runs").to_pandas()
         return df if source is None else df[df["source"] == source].reset_index(drop=True)
 
+    @_reading
     def watermark(self, source: str) -> dt.datetime | None:
         """How far the source's runs have read everything; None before the first one. A
         partial run's mark is never past what it read whole (often where it started)."""

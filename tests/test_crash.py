@@ -17,6 +17,7 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
+from pipeline._manifest import READERS
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
@@ -226,7 +227,7 @@ def _leftovers(project: Path) -> list[str]:
         pass
     named = {str(p) for p in store.files()} | {str(project / "data" / MANIFEST)}
     return sorted(str(p) for p in (project / "data").rglob("*")
-                  if p.is_file() and p.name not in (".lock", databranch.BASE_FILE)
+                  if p.is_file() and p.name not in (".lock", READERS, databranch.BASE_FILE)
                   and str(p) not in named)
 
 

@@ -5,6 +5,8 @@ saves."""
 from __future__ import annotations
 
 import datetime as dt
+import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -311,3 +313,134 @@ def test_a_seed_branch_holding_a_link_is_refused_in_one_line(tmp_path, remote, r
     assert result.output == (f"papertrail: data branch: 'data/link' at {tip} is a link; a "
                              "store holds only files and folders: refused\n")
     assert Store(cfg.store_path).is_empty() and not (tmp_path / "outside").exists()
+
+
+# -- what a branch may hold: only the store's files are read, streamed, within bounds -----------
+
+# Runs a command and prints the peak memory (KiB) of the largest process it ran: the command
+# itself or a git it started.
+_PEAK = """
+import resource, subprocess, sys
+status = subprocess.run(sys.argv[1:]).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(status)
+"""
+
+
+# Git streams a file over core.bigFileThreshold (512 MiB by default) when it sends or
+# fetches it, and holds a smaller one whole: here 16 MiB on both sides, so the test's
+# 200 MiB of zeros stand for the 1.5 GB a branch held (git's own tests lower it so too).
+BIG_FILE = "16m"
+_BIG = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.bigFileThreshold",
+        "GIT_CONFIG_VALUE_0": BIG_FILE}
+
+
+def _papertrail_peak(cfg: Config, *args: str) -> tuple[int, str, int]:
+    """`papertrail ARGS` in a process of its own: its exit status, what it printed, and the
+    peak memory in MiB of it or of any git it ran."""
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-c",
+                           "from pipeline.cli import main; main()", "--config", str(cfg.path),
+                           *args], capture_output=True, text=True, env={**os.environ, **_BIG})
+    *out, peak = done.stdout.splitlines()
+    return done.returncode, "\n".join(out) + done.stderr, int(peak) // 1024
+
+
+def _commit_to_branch(repo: Path, files: dict[str, int], manifest: str | None = None) -> str:
+    """A commit on top of `repo`'s data branch adding a file of zeros of each size (git packs
+    them to almost nothing), and replacing the store's manifest when one is given."""
+    zeros = repo.parent / "zeros"
+    index = {"GIT_INDEX_FILE": str(repo.parent / "index")}
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                              text=True, env={**os.environ, **index}).stdout.strip()
+
+    git("read-tree", "data")
+    blobs: dict[int, str] = {}
+    for path, size in files.items():
+        if size not in blobs:
+            with open(zeros, "wb") as fh:
+                fh.truncate(size)  # sparse: nothing is written
+            blobs[size] = git("hash-object", "-w", str(zeros))
+        git("update-index", "--add", "--cacheinfo", f"100644,{blobs[size]},{path}")
+    if manifest is not None:
+        (repo.parent / "manifest.json").write_text(manifest, encoding="utf-8")
+        oid = git("hash-object", "-w", str(repo.parent / "manifest.json"))
+        git("update-index", "--cacheinfo", f"100644,{oid},data/manifest.json")
+    zeros.unlink(missing_ok=True)
+    commit = git("-c", "user.name=t", "-c", "user.email=t@t", "commit-tree", git("write-tree"),
+                 "-p", "data", "-m", "more")
+    git("update-ref", "refs/heads/data", commit)
+    return commit
+
+
+JUNK = 200 * 2**20
+
+
+@pytest.mark.parametrize("command", ["restore --seed-from", "save"])
+def test_a_large_file_the_manifest_does_not_name_is_never_read(tmp_path, remote, replay,
+                                                               command):
+    """A branch holding 200 MiB of zeros beside its store (a few hundred kB packed): `data
+    restore --seed-from` and `data save`'s fold-in take only the store's files, and their
+    memory, git's included, stays what it is without the zeros."""
+    run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
+    _git(remote, "config", "core.bigFileThreshold", BIG_FILE)
+    peaks = []
+    for size in (1, JUNK):
+        ours = checkout(tmp_path, f"ours-{size}", remote, replay.url)
+        if command == "save":  # restored before they pushed the zeros: save folds them in
+            databranch.restore(ours.root, ours.store_path)
+        tip = _commit_to_branch(remote, {f"data/zeros-{size}": size})
+        if command == "save":
+            code, out, peak = _papertrail_peak(ours, "data", "save")
+            assert code == 0 and "(merged a concurrent push)" in out, out
+        else:
+            fork_remote = tmp_path / f"fork-{size}.git"
+            subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+            _git(ours.root, "remote", "set-url", "origin", str(fork_remote))
+            code, out, peak = _papertrail_peak(ours, "data", "restore", "--seed-from",
+                                               str(remote))
+            assert code == 0 and f"from data @ {tip[:12]}" in out, out
+        peaks.append(peak)
+        assert not any(p.name.startswith("zeros") for p in ours.store_path.rglob("*"))
+        assert Store(ours.store_path).read("papers").num_rows > 0
+    print(f"peak memory: {peaks[0]} MiB, with 200 MiB of zeros on the branch {peaks[1]} MiB")
+    assert peaks[1] < peaks[0] + 50
+
+
+def _manifest_naming(repo: Path, paths: list[str]) -> str:
+    manifest = json.loads(_git(repo, "show", "data:data/manifest.json"))
+    manifest["snapshots"] += paths
+    return json.dumps(manifest)
+
+
+@pytest.mark.parametrize(("files", "refusal"), [
+    ({"snapshots/arxiv/2026-06-01/big.parquet": 101 * 2**20},
+     "'data/snapshots/arxiv/2026-06-01/big.parquet' at {tip} is 101 MiB; a store's file is at "
+     "most 100 MiB (GitHub's limit): refused"),
+    ({f"snapshots/arxiv/2026-06-01/run-{n:02d}.parquet": 99 * 2**20 for n in range(52)},
+     "the store at {tip} is 5.0 GiB; papertrail takes at most 5 GiB (GitHub's advice for a "
+     "whole repository): refused"),
+], ids=["a file over 100 MiB", "over 5 GiB in all"])
+def test_a_store_past_the_bounds_is_refused_in_one_line(tmp_path, remote, replay, files,
+                                                       refusal):
+    """The manifest names a file of 101 MiB, or 52 of 99 MiB (one blob, 5.0 GiB to write):
+    refused before anything is read or written."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
+    tip = _commit_to_branch(remote, {f"data/{p}": size for p, size in files.items()},
+                            _manifest_naming(remote, list(files)))
+    fork_remote = tmp_path / "fork.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+    fork = checkout(tmp_path, "fork", fork_remote, replay.url)
+    result = CliRunner().invoke(cli, ["--config", str(fork.path), "data", "restore",
+                                      "--seed-from", str(remote)])
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
+    assert result.output == f"papertrail: data branch: {refusal.format(tip=tip[:12])}\n"
+    assert Store(fork.store_path).is_empty()
+    assert not list(fork.store_path.rglob("*.parquet"))

@@ -62,7 +62,9 @@ class PaperTrailGenerator(Generator):
         # So it is left out of every collection while the build lasts (frozen).
         gc.disable()
         try:
-            lib = load(cfg, Store(cfg.store_path), self.settings.get("PAPERTRAIL_NOW"))
+            store = Store(cfg.store_path)
+            with store.snapshot():  # one commit whole, whatever a writer commits meanwhile
+                lib = load(cfg, store, self.settings.get("PAPERTRAIL_NOW"))
             site = data.compute(cfg, lib, Path(self.theme))
             gc.freeze()
         finally:
