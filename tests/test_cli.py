@@ -28,6 +28,7 @@ path = "data"
 [sources.arxiv]
 api_url = "{api_url}"
 oai_url = "{oai_url}"
+feed_url = "{api_url.removesuffix("/api/query")}/rss/"
 delay_seconds = 0
 backoff_seconds = 0.01
 max_backoff_seconds = 0.02

@@ -51,7 +51,7 @@ def servers() -> Iterator[Servers]:
 def _config_text(s: Servers, topic: str = "") -> str:
     fast = "delay_seconds = 0\nbackoff_seconds = 0.01\nmax_backoff_seconds = 0.05\n"
     return (f'[store]\npath = "data"\n\n[sources.arxiv]\napi_url = "{s.arxiv.url}"\n{fast}'
-            f'oai_url = "{s.arxiv.base}/oai"\n'
+            f'oai_url = "{s.arxiv.base}/oai"\nfeed_url = "{s.arxiv.base}/rss/"\n'
             'categories = ["cs.CL", "cs.LG"]\n'
             f'\n[sources.hf]\nendpoint = "{s.hf.endpoint}"\n{fast}'
             f'\n[digest]\nbase_url = "{s.llm.url}"\nconcurrency = 1\nselection = "topics"\n'

@@ -124,6 +124,7 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
                                                    hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
+                         f'feed_url = "{replay.base}/rss/"\n'
                          'delay_seconds = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
@@ -140,6 +141,7 @@ def test_ingest_source_all_runs_both_arxiv_paths_then_hf(tmp_path: Path, replay:
                                                          hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
+                         f'feed_url = "{replay.base}/rss/"\n'
                          'delay_seconds = 0\nmax_retries = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
