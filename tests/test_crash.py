@@ -116,11 +116,16 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _clone(branch / "fresh", servers)
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
+    # A store that holds nothing yet (but its manifest), for the announcement's first run
+    # to fetch all it lists.
+    empty = _project(root / "empty", servers)
+    with Store(empty.store_path).lock():
+        pass
     # The store the last release wrote, which the first command to open it upgrades.
     shutil.copytree(PARTITIONED_STORE, root / "release" / "data")
     _project(root / "release", servers)
     return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
-            "branch": branch, "release": root / "release"}
+            "branch": branch, "release": root / "release", "empty": root / "empty"}
 
 
 @dataclass(frozen=True)
@@ -141,6 +146,8 @@ CASES = {
     "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
     "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
     "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
+    # The feed at T2 lists day 1: fetched by id, stored, and the completeness ledger written.
+    "ingest announce": Case("empty", ".", ("ingest", "--source", "announce"), T2),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
