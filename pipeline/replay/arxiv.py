@@ -318,7 +318,7 @@ class ArxivReplay(LocalServer):
         """The announcement feed for `query` (archives and categories joined by +) at the
         replay's clock: status, body, headers."""
         now = self.as_of or dt.datetime.now(dt.UTC)
-        known = {c for e in self.entries for c in e.categories}
+        known = set(oai.CS_CATEGORIES) | {c for e in self.entries for c in e.categories}
         try:
             topics, cats = rss.wanted(query, known)
         except rss.FeedQueryError as exc:

@@ -36,7 +36,8 @@ What is modelled, not recorded
   after its announcement (20:00 ET announces the next day's listing, `sample.announced_at`).
   Only `new` (a v1) and `replace` (a later version) updates exist here: a cross-list added
   to an old paper (`cross` in arXiv_updates) is not in the sample.
-- The taxonomy: an archive is every category of it the entries use.
+- The taxonomy: every active cs category (as the OAI-PMH replay knows them) and every
+  other category the entries use; an archive stands for those of its categories.
 - Stale feeds (`stale`): a feed that names a stale category is served as it was on the
   previous day that listed anything, pubDate included: the 2026 field reports of one
   category's feed serving the previous day while others were current (likely a cached
