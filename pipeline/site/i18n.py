@@ -152,7 +152,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "completeness_cross": "交叉列出",
         "completeness_replace": "新版本",
         "completeness_held": "已收 / 公告",
-        "completeness_capped": "公告源在 2,000 条处截断，arXiv 实际公告可能更多",
+        "completeness_capped": "公告源在 2000 条处截断，arXiv 实际公告可能更多",
         "source_hf": "Hugging Face 社区推荐",
         "source_digest": "AI 导读",
         "sources": "信源状态",
