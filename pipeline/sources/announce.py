@@ -277,7 +277,7 @@ class AnnounceSource:
         problems = [p for p in (reading.error, fetch and fetch.error) if p]
         if stale:
             problems.append(_stale_message(stale, expected))
-        failed = reading.error is not None and not reading.feeds
+        failed = reading.error is not None and not reading.feeds and not batch.num_rows
         status = "failed" if failed else "partial" if problems else "ok"
         newest = max((f.day for f in trusted), default=None)
         after = before if newest is None else not_after(max(filter(None, [
