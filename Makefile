@@ -22,11 +22,11 @@ $(AXE): tests/axe/package.json tests/axe/package-lock.json
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
-## test: set up, then lint, type-check pipeline/ and run the whole test suite
+## test: set up, then lint, type-check pipeline/ and run the whole test suite (a worker per core)
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

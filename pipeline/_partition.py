@@ -27,7 +27,7 @@ KEY_PATTERN = r"[0-9a-z][0-9a-z.\-]{0,11}"
 def keys_of(spec: Table, table: pa.Table) -> pa.Array:
     """The partition each row belongs to."""
     column = table[spec.partition_by]
-    if pa.types.is_timestamp(column.type):
+    if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
         key = pc.strftime(column, format="%Y%m")
     else:
         ids = column

@@ -162,6 +162,20 @@ RUNS = pa.schema([
     ("tokens_out", pa.int64()),
     ("details", pa.string()),  # JSON: per-category counts, digest counts, …
 ])
+# The completeness ledger: per announcement day (arXiv's listing date, US-Eastern) and
+# category, what the announcement feed listed (versioned ids, by how it was announced
+# there) and what the store held of it when last checked.
+ANNOUNCEMENTS = pa.schema([
+    ("day", pa.date32()),
+    ("category", pa.string()),
+    ("new", _STRS),  # papers whose primary category it is, v1
+    ("cross", _STRS),  # new papers cross-listed to it
+    ("replace", _STRS),  # new versions (replace and replace-cross)
+    ("capped", pa.bool_()),  # the feed held arXiv's 2,000 items: it may have listed more
+    ("missing", _STRS),  # of all listed, the versions the store lacked
+    ("checked", _TS),  # when `missing` was last worked out
+])
+
 # The runs whose watermark_after counts: a partial run's never passes what it read whole.
 MOVES_WATERMARK = ("ok", "partial")
 
@@ -219,6 +233,8 @@ TABLES: dict[str, Table] = {t.name: t for t in (
           remedy=f"{RESTORE}, or run `papertrail rebuild --force`, which starts a new, empty "
                  "run ledger (sources then backfill again)",
           dictionary=frozenset({"source", "status"})),
+    Table("announcements", ANNOUNCEMENTS, ("day", "category"), partition_by="day",
+          dictionary=frozenset({"category"})),
 )}
 
 

@@ -3,6 +3,7 @@ build from what is stored), 1 an unusable store or our own bug, 2 a bad config o
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import errno
 import json
@@ -300,7 +301,12 @@ def _status(cfg: Config, store: Store, tz: ZoneInfo, as_json: bool) -> None:
                               if mine["tokens_in"].notna().any() else "—"),
             "last error": failed.iloc[-1]["error"] if not failed.empty else "—",
         })
+    ledger = stats.completeness(store.read("announcements").to_pandas())
     if as_json:
+        for row in rows:
+            if row["source"] == "announce":  # the completeness ledger's newest day
+                row["completeness"] = [{**dataclasses.asdict(c), "day": c.day.isoformat(),
+                                        "announced": c.announced} for c in ledger]
         click.echo(json.dumps(rows, ensure_ascii=False, indent=2))
         return
     if not rows:
@@ -312,6 +318,8 @@ def _status(cfg: Config, store: Store, tz: ZoneInfo, as_json: bool) -> None:
     click.echo("  ".join(h.ljust(widths.get(h, 0)) for h in headers))
     for r in rows:
         click.echo("  ".join(str(r[h]).ljust(widths.get(h, 0)) for h in headers))
+    if ledger:
+        click.echo(f"completeness: {stats.completeness_line(ledger)}")
 
 
 @cli.command()

@@ -87,6 +87,10 @@ def _url(value: str) -> str | None:
     return None if _URL.fullmatch(value) else "must be an http(s) URL"
 
 
+def _feed_url(value: str) -> str | None:
+    return _url(value) or (None if value.endswith("/") else "must end with /")
+
+
 def _site_url(value: str) -> str | None:
     # It prefixes every link of the feeds and the sitemap: `javascript:` would land in each.
     return None if value == "" else _url(value)
@@ -218,6 +222,10 @@ class ArxivConfig(RequestsConfig):
     # OAI-PMH, which arXiv asks bulk harvesters to use: every new version and every
     # metadata change (comment, journal-ref, DOI), by the day it happened.
     oai_url: str = _spec("https://oaipmh.arxiv.org/oai", _url, "an http(s) URL")
+    # The announcement feed (`<feed_url>cs.CV+cs.LG`): what arXiv announced today, read to
+    # fetch what the store lacks and to keep the completeness ledger.
+    feed_url: str = _spec("https://rss.arxiv.org/rss/", _feed_url,
+                          "an http(s) URL ending in / (the categories are appended)")
     # Sent in the User-Agent of every request to arXiv, so arXiv can reach whoever runs
     # this copy instead of blocking it (its terms ask harvesters to identify themselves).
     contact: str = _spec("", _contact, "an e-mail address or an http(s) URL, or empty")

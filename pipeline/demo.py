@@ -45,7 +45,8 @@ def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFRe
     sources = dataclasses.replace(
         base.sources,
         arxiv=dataclasses.replace(base.sources.arxiv, api_url=arxiv_api.url,
-                                  oai_url=f"{arxiv_api.base}/oai", delay_seconds=0.0),
+                                  oai_url=f"{arxiv_api.base}/oai",
+                                  feed_url=f"{arxiv_api.base}/rss/", delay_seconds=0.0),
         hf=dataclasses.replace(base.sources.hf, endpoint=hf_api.endpoint, delay_seconds=0.0,
                                backfill_days=1))
     digest = dataclasses.replace(base.digest, enabled=True, base_url=llm.url, model="replay",

@@ -35,7 +35,7 @@ def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None 
             return RunReport(source, "skipped", error="disabled in config")
         # Read (and so validate) the tables before spending any request on the network.
         library = Library(store.read("papers"), store.read("versions", columns=VERSION_KEYS),
-                          store.source_tables())
+                          store.source_tables(), store.read("announcements"))
         catch = src.catch_up(cfg, library, store.watermark(source), run.started,
                              Options(since, max_pages, progress))
         _store(cfg, store, run, catch, {**library.tables, **catch.tables})
@@ -66,6 +66,8 @@ def _store(cfg: Config, store: Store, run: Run, catch: Catch,
         store.append("versions", rows)
     for name, rows in catch.tables.items():
         store.write(name, rows)
+    if catch.announcements is not None:
+        store.append("announcements", catch.announcements)
     if catch.snapshots:
         store.write("papers", derive(cfg, catch.papers, tables))
     report = catch.report

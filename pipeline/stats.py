@@ -57,6 +57,67 @@ class SourceState:
         return self.status in ("failed", "partial")
 
 
+FEW_CATEGORIES = 6  # the home page names each of this many, complete or not
+
+
+@dataclass(frozen=True)
+class Completeness:
+    """One category's line of the completeness ledger: what arXiv announced on `day` (by
+    how it was listed there) and how much of it the store held when last checked."""
+
+    day: dt.date
+    category: str
+    new: int
+    cross: int
+    replace: int
+    held: int
+    capped: bool  # the feed stopped at arXiv's 2,000 items: it may have announced more
+
+    @property
+    def announced(self) -> int:
+        return self.new + self.cross + self.replace
+
+    @property
+    def complete(self) -> bool:
+        return self.held >= self.announced
+
+
+def completeness(ledger: pd.DataFrame) -> list[Completeness]:
+    """The ledger's newest announcement day, one line per category (in code order)."""
+    if ledger.empty:
+        return []
+    day = ledger["day"].max()
+    rows = ledger[ledger["day"] == day].sort_values("category")
+    out = []
+    for r in rows.to_dict("records"):
+        listed = {k: len(r[k]) if r[k] is not None else 0
+                  for k in ("new", "cross", "replace", "missing")}
+        out.append(Completeness(
+            day=pd.Timestamp(day).date(), category=str(r["category"]), new=listed["new"],
+            cross=listed["cross"], replace=listed["replace"],
+            held=listed["new"] + listed["cross"] + listed["replace"] - listed["missing"],
+            capped=bool(r["capped"])))
+    return out
+
+
+def named(lines: list[Completeness]) -> list[Completeness]:
+    """The categories a one-line summary names: those with a gap, or all of a few."""
+    gaps = [c for c in lines if not c.complete]
+    return gaps or (lines if len(lines) <= FEW_CATEGORIES else [])
+
+
+def completeness_line(lines: list[Completeness]) -> str:
+    """"announced 2026-06-23: 902 of 902 held · cs.CV: 312 of 312 · …", the plain form
+    `status` and the job summary print ("+": the feed was capped, arXiv may have listed
+    more)."""
+    if not lines:
+        return "no announcement recorded yet"
+    held, listed = sum(c.held for c in lines), sum(c.announced for c in lines)
+    return " · ".join([f"announced {lines[0].day.isoformat()}: {held:,} of {listed:,} held",
+                       *(f"{c.category}: {c.held:,} of {c.announced:,}"
+                         + ("+" if c.capped else "") for c in named(lines))])
+
+
 @dataclass(frozen=True)
 class HomeStats:
     now: dt.datetime
@@ -75,6 +136,7 @@ class HomeStats:
     sources: list[SourceState] = field(default_factory=list)
     announces_today: bool = True
     gaps: list[schedule.Gap] = field(default_factory=list)  # of the last GAP_DAYS
+    completeness: list[Completeness] = field(default_factory=list)
 
     @property
     def degraded(self) -> bool:
@@ -84,6 +146,16 @@ class HomeStats:
     def recent_gap(self) -> schedule.Gap | None:
         """The newest stretch of missed runs, if it ended in the last 24 hours."""
         return self.gaps[-1] if self.gaps and self.gaps[-1].next > self.window_start else None
+
+    @property
+    def held_of_announced(self) -> tuple[int, int]:
+        """Of the newest announcement day in the ledger: versions held, versions listed."""
+        return (sum(c.held for c in self.completeness),
+                sum(c.announced for c in self.completeness))
+
+    @property
+    def completeness_shown(self) -> list[Completeness]:
+        return named(self.completeness)
 
 
 GAP_DAYS = 30  # how far back the sources page lists missed runs
@@ -126,7 +198,8 @@ def ledger_order() -> tuple[str, ...]:
 
 
 def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
-         runs: pd.DataFrame, tz: ZoneInfo, now: dt.datetime | None = None) -> HomeStats:
+         runs: pd.DataFrame, tz: ZoneInfo, now: dt.datetime | None = None,
+         announcements: pd.DataFrame | None = None) -> HomeStats:
     now = now or as_of(runs)
     start = now - dt.timedelta(hours=24)
     new = papers[in_window(papers["first_seen"], start, now)]
@@ -150,6 +223,7 @@ def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
         sources=source_states(runs) if not runs.empty else [],
         announces_today=announces_on(local_day),
         gaps=schedule.gaps(runs, since=now - dt.timedelta(days=GAP_DAYS)),
+        completeness=completeness(announcements) if announcements is not None else [],
     )
 
 

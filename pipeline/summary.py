@@ -1,8 +1,9 @@
 """The job summary of a scheduled run: Markdown for $GITHUB_STEP_SUMMARY.
 
-Reads the run ledger only, so it also works after a failed step: per source the
-latest run (status, counts, tokens, error), the scheduled runs GitHub missed in the last
-week, then the library's totals.
+Reads the run ledger and the completeness ledger, so it also works after a failed step:
+per source the latest run (status, counts, tokens, error), the scheduled runs GitHub
+missed in the last week, then what arXiv's newest announcement listed against what the
+store holds, then the library's totals.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline import schedule, stats
+from pipeline.stats import completeness, completeness_line
 from pipeline.store import Store
 
 _COUNTS = ("fetched", "new", "revised", "unchanged")
@@ -46,7 +48,9 @@ def markdown(store: Store) -> str:
     papers = store.read("papers", columns=["arxiv_id"]).num_rows
     versions = store.read("versions", columns=["arxiv_id"]).num_rows
     spent = sum(_int(v) for v in runs["tokens_in"]) + sum(_int(v) for v in runs["tokens_out"])
+    ledger = completeness(store.read("announcements").to_pandas())
     lines += ["", *problems, "" if problems else "All sources ok.", "",
+              f"Completeness: {completeness_line(ledger)}.", "",
               f"Library: {papers:,} papers, {versions:,} versions; {len(runs):,} runs "
               f"recorded, {spent:,} digest tokens spent in all."]
     return "\n".join(lines) + "\n"

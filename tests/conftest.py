@@ -40,9 +40,9 @@ def fast_arxiv(cfg: Config, api_url: str, **changes: object) -> Config:
     """The config pointed at a local server, without arXiv's 3 s politeness delay."""
     fast: dict[str, object] = {"delay_seconds": 0.0, "backoff_seconds": 0.01,
                                "max_backoff_seconds": 0.05, "timeout_seconds": 2.0}
-    oai_url = api_url.removesuffix("/api/query") + "/oai"  # the replay serves both
-    arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, oai_url=oai_url,
-                                **{**fast, **changes})
+    base = api_url.removesuffix("/api/query")  # the replay serves all three
+    arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, oai_url=f"{base}/oai",
+                                feed_url=f"{base}/rss/", **{**fast, **changes})
     return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=arxiv))
 
 

@@ -28,6 +28,7 @@ path = "data"
 [sources.arxiv]
 api_url = "{api_url}"
 oai_url = "{oai_url}"
+feed_url = "{api_url.removesuffix("/api/query")}/rss/"
 delay_seconds = 0
 backoff_seconds = 0.01
 max_backoff_seconds = 0.02
@@ -126,9 +127,10 @@ def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest"])
     assert result.exit_code == 0
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 3 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
-    assert lines[1].startswith("oai: ")  # the other path to arXiv goes on
-    assert lines[2] == "hf: skipped (disabled in config)"
+    assert len(lines) == 4 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
+    assert lines[1].startswith("oai: ")  # the other paths to arXiv go on
+    assert lines[2].startswith("announce: ")
+    assert lines[3] == "hf: skipped (disabled in config)"
 
 
 def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):

@@ -26,6 +26,7 @@ def test_defaults_cover_all_of_computer_science(tmp_path):
     assert len(cfg.sources.arxiv.categories) == 40
     assert cfg.sources.arxiv.delay_seconds == 3.0
     assert cfg.sources.arxiv.api_url == "https://export.arxiv.org/api/query"
+    assert cfg.sources.arxiv.feed_url == "https://rss.arxiv.org/rss/"
     assert cfg.site.language == "zh-CN"
     assert cfg.site.timezone == "Asia/Shanghai"
     assert cfg.store_path == tmp_path / "data"
@@ -68,6 +69,8 @@ BAD = [
     ("[sources.arxiv]\ncategories = 'cs.AI'\n", "sources.arxiv.categories", "'cs.AI'",
      "expected an array"),
     ("[sources.arxiv]\napi_url = 'ftp://x'\n", "sources.arxiv.api_url", "ftp://x", "http(s)"),
+    ("[sources.arxiv]\nfeed_url = 'https://rss.arxiv.org/rss'\n", "sources.arxiv.feed_url",
+     "https://rss.arxiv.org/rss", "ending in /"),
     ("[sources.arxiv]\ndelay_seconds = -1\n", "sources.arxiv.delay_seconds", "-1", "≥ 0"),
     ("[sources.arxiv]\nmax_results_per_query = 40000\n", "sources.arxiv.max_results_per_query",
      "40000", "arXiv serves no result past 10,000"),

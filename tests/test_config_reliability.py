@@ -223,6 +223,7 @@ def _ingest(tmp_path: Path, store: Path, api_url: str) -> tuple[int, str]:
     """Exit code and stderr of `papertrail ingest --source arxiv` into `store`."""
     path = write(tmp_path, f'[store]\npath = "{store}"\n[sources.arxiv]\napi_url = "{api_url}"\n'
                  f'oai_url = "{api_url.removesuffix("/api/query")}/oai"\n'
+                 f'feed_url = "{api_url.removesuffix("/api/query")}/rss/"\n'
                  "delay_seconds = 0\nbackfill_days = 365\n[sources.hf]\nenabled = false\n")
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "arxiv"])
     assert isinstance(result.exception, SystemExit), result.exception

@@ -55,7 +55,7 @@ def servers() -> Iterator[Servers]:
 def _config_text(s: Servers, topic: str = "") -> str:
     fast = "delay_seconds = 0\nbackoff_seconds = 0.01\nmax_backoff_seconds = 0.05\n"
     return (f'[store]\npath = "data"\n\n[sources.arxiv]\napi_url = "{s.arxiv.url}"\n{fast}'
-            f'oai_url = "{s.arxiv.base}/oai"\n'
+            f'oai_url = "{s.arxiv.base}/oai"\nfeed_url = "{s.arxiv.base}/rss/"\n'
             'categories = ["cs.CL", "cs.LG"]\n'
             f'\n[sources.hf]\nendpoint = "{s.hf.endpoint}"\n{fast}'
             f'\n[digest]\nbase_url = "{s.llm.url}"\nconcurrency = 1\nselection = "topics"\n'
@@ -124,11 +124,16 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _git(branch / "seeded", "remote", "set-url", "origin", "../fork.git")
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
+    # A store that holds nothing yet (but its manifest), for the announcement's first run
+    # to fetch all it lists.
+    empty = _project(root / "empty", servers)
+    with Store(empty.store_path).lock():
+        pass
     # The store the last release wrote, which the first command to open it upgrades.
     shutil.copytree(PARTITIONED_STORE, root / "release" / "data")
     _project(root / "release", servers)
     return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
-            "branch": branch, "release": root / "release"}
+            "branch": branch, "release": root / "release", "empty": root / "empty"}
 
 
 @dataclass(frozen=True)
@@ -149,6 +154,8 @@ CASES = {
     "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
     "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
     "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
+    # The feed at T2 lists day 1: fetched by id, stored, and the completeness ledger written.
+    "ingest announce": Case("empty", ".", ("ingest", "--source", "announce"), T2),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),

@@ -261,9 +261,9 @@ def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path
 
 def test_two_runs_change_notes_both_survive_a_concurrent_save(tmp_path, remote, replay):
     """Rows the snapshots cannot rebuild (digests, change notes, similar lists, embeddings,
-    the ledger) are merged by key: each run's notes survive the other's push."""
+    the ledgers) are merged by key: each run's notes survive the other's push."""
     assert {t.name for t in store_tables().values() if t.on_save == "union"} == {
-        "digests", "notes", "similar", "embeddings", "notified", "runs"}
+        "digests", "notes", "similar", "embeddings", "notified", "runs", "announcements"}
     run_once(checkout(tmp_path, "run1", remote, replay.url), replay, DAYS[0])
     ours = checkout(tmp_path, "ours", remote, replay.url)
     theirs = checkout(tmp_path, "theirs", remote, replay.url)

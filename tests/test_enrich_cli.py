@@ -124,6 +124,7 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
                                                    hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
+                         f'feed_url = "{replay.base}/rss/"\n'
                          'delay_seconds = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
@@ -136,16 +137,17 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
     assert all(q["id_list"][0] and not q["search_query"][0] for q in replay.log)
 
 
-def test_ingest_source_all_runs_both_arxiv_paths_then_hf(tmp_path: Path, replay: ArxivReplay,
+def test_ingest_source_all_runs_every_arxiv_path_then_hf(tmp_path: Path, replay: ArxivReplay,
                                                          hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
+                         f'feed_url = "{replay.base}/rss/"\n'
                          'delay_seconds = 0\nmax_retries = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "hf"]
+    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "announce", "hf"]
     assert lines[-1].startswith("hf: ok")
-    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "oai", "hf"}
+    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "oai", "announce", "hf"}

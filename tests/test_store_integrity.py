@@ -251,7 +251,7 @@ def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun
         folder.mkdir()
         (folder / "papertrail.toml").write_text(
             f'[store]\npath = "{store}"\n\n[sources.arxiv]\napi_url = "{replay.url}"\n'
-            f'oai_url = "{replay.base}/oai"\n'
+            f'oai_url = "{replay.base}/oai"\nfeed_url = "{replay.base}/rss/"\n'
             'delay_seconds = 0\ncategories = ["cs.CL"]\n', encoding="utf-8")
         return config_mod.load(folder / "papertrail.toml")
 

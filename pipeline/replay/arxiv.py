@@ -33,7 +33,15 @@ The export API here keeps the entries as given: an amendment does not reach /api
 (arXiv's search index is refreshed from the same metadata on its own schedule, which the
 replay does not model). Faults apply to /oai as to /api/query; a 503 there carries
 arXiv's "Retry after N seconds" page and, when the fault has seconds, a Retry-After
-header. /oai requests are logged in `oai_log`, not `log`.
+header. /oai requests are logged in `oai_log`, not `log`. `oai_lag` (default
+`oai.OAI_LAG`) is how long after its announcement a version shows there: longer, a test
+plays an OAI-PMH day that is late.
+The announcement feed, rss.arxiv.org's `/rss/<archives and categories>`, is served at
+/rss/ from the same entries: see pipeline/replay/rss.py for what it follows (arXiv's
+arxiv-feed code and its RSS spec) and what it models; `stale` names the categories
+whose feeds serve the previous day. /rss/ requests are logged in `rss_log` (the path's
+query part), and take the same faults, plus "page": an HTML page with HTTP 200 (a
+maintenance or error page in front of the feed; modelled).
 """
 
 from __future__ import annotations
@@ -46,10 +54,10 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
-from pipeline.replay import oai
+from pipeline.replay import oai, rss
 from pipeline.replay._server import LocalServer, ReplayHandler
 from pipeline.replay.sample import Entry
 
@@ -62,7 +70,7 @@ _OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
 @dataclass(frozen=True)
 class Fault:
     """One misbehaviour for one request: kind is 503 | 429 | stall | truncate | empty | 500 |
-    trickle."""
+    trickle | page (/rss/ only)."""
 
     kind: str
     # Retry-After for 429 (and for 503 on /oai), the stall's length, trickle's pause per byte
@@ -259,6 +267,11 @@ class ArxivReplay(LocalServer):
         self.oai_log: list[dict[str, list[str]]] = []
         self.oai_changes = oai.Changes()
         self._oai_tokens: dict[str, dt.datetime] = {}
+        self.oai_lag = oai.OAI_LAG
+        # The announcement feed: the categories whose feeds serve the previous day, and
+        # every /rss/ request's path after /rss/, in order.
+        self.stale: set[str] = set()
+        self.rss_log: list[str] = []
         super().__init__(port)
 
     @property
@@ -293,12 +306,29 @@ class ArxivReplay(LocalServer):
                 {k: list(v) for k, v in self.oai_changes.amendments.items()},
                 dict(self.oai_changes.deletions))
         repo = oai.Repository(
-            records=oai.records(self.entries, changes, now), now=now, base_url=self.oai_url,
+            records=oai.records(self.entries, changes, now, self.oai_lag), now=now,
+            base_url=self.oai_url,
             page_size=self.oai_page_size, ids_page_size=self.oai_ids_page_size,
             tokens=self._oai_tokens,
             extra_categories=frozenset(c for e in self.entries for c in e.categories))
         with self._lock:  # the token book is shared by the handler threads
             return oai.answer(params, repo)
+
+    def rss_answer(self, query: str) -> tuple[int, bytes, dict[str, str]]:
+        """The announcement feed for `query` (archives and categories joined by +) at the
+        replay's clock: status, body, headers."""
+        now = self.as_of or dt.datetime.now(dt.UTC)
+        known = set(oai.CS_CATEGORIES) | {c for e in self.entries for c in e.categories}
+        try:
+            topics, cats = rss.wanted(query, known)
+        except rss.FeedQueryError as exc:
+            return 400, rss.error_document(query, str(exc), rss.day_of(now)), {}
+        with self._lock:
+            stale = set(self.stale)
+        day = rss.served_day(self.entries, now, cats, stale)
+        body = rss.document(topics, rss.listings(self.entries, day, now, cats), day,
+                            oai.license_of)
+        return 200, body, rss.headers(body, now)
 
     def visible(self) -> list[Entry]:
         """The newest announced version of each paper, as arXiv shows it at as_of."""
@@ -365,6 +395,8 @@ class ArxivReplay(LocalServer):
                     replay.headers.append(dict(self.headers))
                 if url.path == "/oai":
                     self._oai(params)
+                elif url.path.startswith("/rss/"):
+                    self._rss(unquote(url.path.removeprefix("/rss/")))
                 elif url.path == "/api/query":
                     self._api(params)
                 else:
@@ -413,6 +445,29 @@ class ArxivReplay(LocalServer):
                 if fault and fault.kind == "empty":
                     body = re.sub(rb"    <(record|header)\b.*?</\1>\n", b"", body, flags=re.S)
                 self._deliver(200, body, "text/xml", fault)  # text/xml: arXiv's routes.py
+
+            def _rss(self, query: str) -> None:
+                with replay._lock:
+                    replay.rss_log.append(query)
+                fault = replay.next_fault()
+                if fault and fault.kind == "503":
+                    self._send(503, b"Service Unavailable", "text/plain")
+                    return
+                if fault and fault.kind == "page":
+                    self._send(200, b"<!DOCTYPE html><html><body><h1>arXiv is undergoing "
+                               b"maintenance</h1></body></html>", "text/html")
+                    return
+                if self._refused(fault):
+                    return
+                status, body, headers = replay.rss_answer(query)
+                if fault and fault.kind == "empty":
+                    body = re.sub(rb"    <item>.*?</item>\n", b"", body, flags=re.S)
+                if fault and fault.kind == "truncate":
+                    body = body[: len(body) // 2]
+                if fault and fault.kind == "trickle":
+                    self._trickle(status, body, "application/rss+xml", fault.seconds)
+                else:
+                    self._send(status, body, "application/rss+xml", headers)
 
             def _refused(self, fault: Fault | None) -> bool:
                 """Answer a fault that replaces the answer (500, 429), or wait out a stall

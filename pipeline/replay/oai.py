@@ -244,21 +244,27 @@ def size_kb(arxiv_id: str, version: int) -> int:
     return 100 + _hash(f"{arxiv_id}v{version}") % 4900
 
 
-def records(entries: Iterable[Entry], changes: Changes, now: dt.datetime) -> list[Record]:
+def license_of(arxiv_id: str) -> str:
+    """A paper's license: modelled, a deterministic choice among arXiv's common ones."""
+    return LICENSES[_hash(arxiv_id) % len(LICENSES)]
+
+
+def records(entries: Iterable[Entry], changes: Changes, now: dt.datetime,
+            lag: dt.timedelta = OAI_LAG) -> list[Record]:
     """Every paper OAI-PMH shows at `now`: each version once announced + OAI_LAG; the
     current version's metadata with the amendments visible by then; deleted ones as such."""
     by_id: dict[str, dict[int, Entry]] = {}
     for e in entries:
-        if e.announced + OAI_LAG <= now:
+        if e.announced + lag <= now:
             by_id.setdefault(e.arxiv_id, {})[e.version] = e
     out = []
     for arxiv_id, versions in by_id.items():
         current = versions[max(versions)]
-        times = [v.announced + OAI_LAG for v in versions.values()]
+        times = [v.announced + lag for v in versions.values()]
         meta: dict[str, str | None] = {
             "title": current.title, "comment": current.comment,
             "journal_ref": current.journal_ref, "doi": current.doi,
-            "license": LICENSES[_hash(arxiv_id) % len(LICENSES)]}
+            "license": license_of(arxiv_id)}
         for when, fields in sorted(changes.amendments.get(arxiv_id, []),
                                    key=lambda a: a[0]):
             if when <= now:

@@ -406,7 +406,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             previous = texts
         out.append(paper)
     frames = {"papers": papers_df, "versions": versions_df, "digests": digests_df,
-              "runs": runs_df}
+              "runs": runs_df, "announcements": _read(store, "announcements")}
     wanted = _revised_lately(cfg, versions_df, papers_df, now, tz)
     wanted |= {i for f in cfg.follows for i in f.watch}
     revised = [p for p in out if p.has_page and len(p.versions) > 1]

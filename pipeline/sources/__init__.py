@@ -13,12 +13,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline._schemas import TABLES, Table
-from pipeline.sources import arxiv, hf, oai
+from pipeline.sources import announce, arxiv, hf, oai
 from pipeline.sources._source import Fact, Source
 
 SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,
     oai.SOURCE,
+    announce.SOURCE,
     hf.SOURCE,
 )}
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import pyarrow as pa
 
 from pipeline._report import RunReport
-from pipeline._schemas import Table
+from pipeline._schemas import ANNOUNCEMENTS, Table
 
 if TYPE_CHECKING:
     from pipeline.config import Config
@@ -30,12 +30,14 @@ class Fact:
 
 @dataclass(frozen=True)
 class Library:
-    """What a batch is merged into: papers, the keys of versions (never every abstract), and
-    every source's own tables by name."""
+    """What a batch is merged into: papers, the keys of versions (never every abstract),
+    every source's own tables by name, and the completeness ledger (what arXiv announced,
+    for the source that checks the store against it)."""
 
     papers: pa.Table
     version_keys: pa.Table
     tables: Mapping[str, pa.Table] = field(default_factory=dict)
+    announcements: pa.Table = field(default_factory=ANNOUNCEMENTS.empty_table)
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,7 @@ class Catch:
     new_versions: list[pa.Table] = field(default_factory=list)
     papers: pa.Table | None = None  # the papers table after the merges; stored with a snapshot
     tables: dict[str, pa.Table] = field(default_factory=dict)  # sources' own, after the merges
+    announcements: pa.Table | None = None  # completeness ledger rows to add or replace
 
     def add(self, source: str, merged: Merged) -> None:
         """Keep a merge's outcome: its snapshot (when it changed anything), papers and the

@@ -1,5 +1,6 @@
-"""The sources page: each source's state, the scheduled runs GitHub missed, the last arXiv
-run per category, the digest ledger and what the last runs set aside."""
+"""The sources page: each source's state, the completeness ledger's newest day, the
+scheduled runs GitHub missed, the last arXiv run per category, the digest ledger and what
+the last runs set aside."""
 
 from __future__ import annotations
 
@@ -26,7 +27,8 @@ def render(site: SiteData, out: Output) -> list[str]:
                   for r in digest_runs.fillna({"tokens_in": 0, "tokens_out": 0})
                   .to_dict("records")][-30:]
     return [out.page("sources/", "sources.html", title=site.strings["sources"],
-                     sources=site.home.sources,
+                     sources=site.home.sources, completeness=site.home.completeness,
+                     held_of_announced=site.home.held_of_announced,
                      per_category=sorted(_per_category(details).items()), ledger=ledger,
                      set_aside=_set_aside(runs, site.local) if not runs.empty else [],
                      paper_pages=_paper_pages(site), coverage=_coverage(site),

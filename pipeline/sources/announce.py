@@ -1,0 +1,327 @@
+"""arXiv's announcement feed: what arXiv announced today in the configured categories,
+fetched by id where the store lacks it, and the completeness ledger that says so.
+
+The feed (`[sources.arxiv] feed_url`, rss.arxiv.org) lists the last announcement's
+papers, each with how it was announced (arXiv/arxiv-feed: `new`, `cross`, `replace`,
+`replace-cross`; a multi-category feed is cut at 2,000 items). It switches at midnight
+US-Eastern, so it is the check after the announcement: OAI-PMH normally has the day by
+then (its docs: ~22:30 ET), and whatever the feed lists that the store still lacks, a
+paper OAI-PMH is late with or missed, is fetched through the export API's `id_list`
+(`arxiv.fetch_ids`, in batches), paced with every other request to arXiv.
+
+One request reads all the configured categories; a feed that holds 2,000 items, or
+serves an earlier day than expected, is read again in halves, down to one category (a
+stale feed whose halves are as stale is the whole day behind: no smaller feed helps).
+The expected day is arXiv's own (today in US-Eastern time at the run's clock) or the
+latest any feed of the run served, whichever is later: a feed serving an earlier day
+is stale (seen in 2026: one category's feed a day behind the others). Its items are not
+trusted and nothing of it is recorded; the run says so (status partial) and the next
+run reads it again. A body that is not RSS is an error, never "nothing announced".
+
+The ledger (`announcements`, one row per announcement day and category): the versioned
+ids listed as new (primary category here), cross-listed, and replaced, whether the
+feed was capped, and which of them the store lacked after the run. Each run fetches
+again the versions the ledger says are missing from the last GAP_DAYS days' rows, and
+rewrites those rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import functools
+import re
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+from zoneinfo import ZoneInfo
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import requests
+from lxml import etree
+
+from pipeline._ids import is_arxiv_id
+from pipeline._report import RunReport
+from pipeline._schemas import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
+from pipeline._untrusted import Findings, clean_text, not_after
+from pipeline.merge import merge_arxiv
+from pipeline.sources._http import (
+    Answer,
+    FetchStats,
+    Requests,
+    SourceError,
+    Transient,
+    check_status,
+    get_within,
+)
+from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources.arxiv import fetch_ids
+
+if TYPE_CHECKING:
+    from pipeline.config import ArxivConfig, Config
+
+EASTERN = ZoneInfo("America/New_York")  # arXiv's day (arxiv-feed's ARXIV_BUSINESS_TZ)
+FEED_CAP = 2000  # arxiv-feed's result_limit: a feed this long may have been cut
+# A gap older than this is left to OAI-PMH: a version the API will not serve (withdrawn,
+# or an id arXiv reassigned) is not asked for on every run forever.
+GAP_DAYS = 7
+KINDS = ("new", "cross", "replace", "replace-cross")
+_ARXIV = "http://arxiv.org/schemas/atom"
+_GUID = re.compile(r"oai:arXiv\.org:(?P<id>.+)v(?P<version>\d{1,4})")
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One item of a feed: a paper's version and how the feed announced it."""
+
+    arxiv_id: str
+    version: int
+    kind: str
+    categories: tuple[str, ...]  # primary first, as arXiv's metadata lists them
+
+    @property
+    def vid(self) -> str:
+        return f"{self.arxiv_id}v{self.version}"
+
+
+@dataclass(frozen=True)
+class Feed:
+    categories: tuple[str, ...]  # what was asked for
+    day: dt.date  # the announcement day it serves (its pubDate, US-Eastern)
+    items: tuple[Listing, ...]
+
+    @property
+    def capped(self) -> bool:
+        return len(self.items) >= FEED_CAP
+
+
+@dataclass
+class Reading:
+    """What the feeds of one run said, and how reading them went."""
+
+    feeds: list[Feed] = field(default_factory=list)
+    stats: FetchStats = field(default_factory=FetchStats)
+    findings: Findings = field(default_factory=Findings)
+    error: str | None = None
+
+    def expected(self, started: dt.datetime) -> dt.date:
+        """The day every feed should serve: arXiv's today, or a later day a feed served."""
+        return max([arxiv_day(started), *(f.day for f in self.feeds)])
+
+
+def arxiv_day(t: dt.datetime) -> dt.date:
+    return t.astimezone(EASTERN).date()
+
+
+def read_feeds(cfg: ArxivConfig, started: dt.datetime) -> Reading:
+    """The feeds of the configured categories: one, or halves of it where it was capped or
+    stale. Never raises for the source's faults: they end the reading with what was read."""
+    requests_ = Requests(cfg, time.monotonic() + cfg.max_run_seconds, name="arxiv",
+                         limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
+    reading = Reading(stats=requests_.stats)
+    session = requests.Session()
+
+    def read(categories: tuple[str, ...]) -> Feed:
+        url = cfg.feed_url + "+".join(categories)
+        return requests_.call(functools.partial(_get, session, url, cfg=cfg),
+                              functools.partial(_parse, categories=categories,
+                                                findings=reading.findings), url)
+
+    def settle(feed: Feed) -> list[Feed]:
+        """The feed, or its halves' where it was capped or stale (and theirs, in turn)."""
+        cats = feed.categories
+        if len(cats) == 1 or not (feed.capped or feed.day < arxiv_day(started)):
+            return [feed]
+        halves = [read(cats[:len(cats) // 2]), read(cats[len(cats) // 2:])]
+        if not feed.capped and all(h.day == feed.day for h in halves):
+            return halves  # the whole day is behind, not one category's feed
+        return [f for h in halves for f in settle(h)]
+
+    try:
+        reading.feeds = settle(read(tuple(cfg.categories)))
+    except SourceError as exc:
+        reading.error = str(exc)
+    return reading
+
+
+def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
+         ) -> Answer:
+    headers = {"User-Agent": cfg.user_agent,
+               "Accept": "application/rss+xml, application/xml;q=0.9, text/xml;q=0.8"}
+    return get_within(session, url, headers, deadline, cfg.timeout_seconds)
+
+
+def _parse(answer: Answer, *, categories: tuple[str, ...], findings: Findings) -> Feed:
+    status, headers, body = answer
+    check_status(status, headers)
+    try:
+        root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True,
+                                                      huge_tree=False))
+    except etree.XMLSyntaxError as exc:
+        if status != 200:
+            raise SourceError(f"HTTP {status}, not an RSS feed") from None
+        raise Transient(f"truncated or malformed XML ({exc.msg})") from None
+    channel = root.find("channel")
+    if root.tag != "rss" or channel is None:
+        raise SourceError(f"HTTP {status}: not an RSS feed ({str(root.tag)[:80]})")
+    if status != 200:  # arxiv-feed's errors are RSS channels saying why
+        raise SourceError(f"feed error (HTTP {status}): "
+                          f"{clean_text(channel.findtext('description') or '')[:200]}")
+    day = _day(channel.findtext("pubDate"))
+    if day is None:
+        raise SourceError("an RSS feed without the day it announces (pubDate)")
+    return Feed(categories, day, tuple(filter(None, (_listing(item, findings)
+                                                     for item in channel.iter("item")))))
+
+
+def _day(text: str | None) -> dt.date | None:
+    try:
+        return arxiv_day(email.utils.parsedate_to_datetime((text or "").strip()))
+    except (TypeError, ValueError):
+        return None
+
+
+def _listing(item: Any, findings: Findings) -> Listing | None:
+    guid = clean_text(item.findtext("guid") or "").strip()
+    kind = clean_text(item.findtext(f"{{{_ARXIV}}}announce_type") or "").strip()
+    m = _GUID.fullmatch(guid)
+    if m is None or not is_arxiv_id(m["id"]):
+        findings.reject(guid[:40] or "?", "a feed item without an arXiv id")
+        return None
+    if kind not in KINDS:
+        findings.reject(guid[:40], f"announce type {kind[:20]!r} is not one of {KINDS}")
+        return None
+    categories = [c for c in (clean_text(e.text or "").strip()
+                              for e in item.findall("category")) if c]
+    findings.check_categories(categories)
+    return Listing(m["id"], int(m["version"]), kind, tuple(categories))
+
+
+# -- the ledger ------------------------------------------------------------------------------
+
+
+def ledger_rows(feeds: Iterable[Feed], wanted: Iterable[str]) -> list[dict]:
+    """One row per (day, configured category) of the feeds: the versions listed, by how
+    they were announced in that category (new: its primary category; cross: a new paper
+    cross-listed to it; replace: a new version, replace-cross included)."""
+    wanted = set(wanted)
+    rows: dict[tuple[dt.date, str], dict] = {}
+    for feed in feeds:
+        for category in wanted.intersection(feed.categories):
+            row = rows.setdefault((feed.day, category), {
+                "day": feed.day, "category": category, "new": [], "cross": [],
+                "replace": [], "capped": False})
+            row["capped"] |= feed.capped
+            for item in feed.items:
+                if category not in item.categories:
+                    continue
+                if item.kind in ("replace", "replace-cross"):
+                    row["replace"].append(item.vid)
+                else:
+                    row["new" if item.categories[0] == category else "cross"].append(item.vid)
+    return [rows[k] for k in sorted(rows)]
+
+
+def missing(papers: pa.Table, vids: Iterable[str]) -> list[str]:
+    """The versions (`2606.12345v2`) the papers table does not hold, nor a later one of."""
+    vids = list(dict.fromkeys(vids))
+    if not vids:
+        return []
+    ids = [v.rsplit("v", 1)[0] for v in vids]
+    at = pc.index_in(pa.array(ids), value_set=papers["arxiv_id"].combine_chunks())
+    held = pc.fill_null(papers["version"].take(at), 0).to_pylist()
+    return [v for v, have in zip(vids, held, strict=True) if have < int(v.rsplit("v", 1)[1])]
+
+
+def listed(row: dict) -> list[str]:
+    return [*row["new"], *row["cross"], *row["replace"]]
+
+
+# -- the source ------------------------------------------------------------------------------
+
+
+class AnnounceSource:
+    """The last announcement of the configured categories, checked against the store."""
+
+    name = "announce"
+    schema = ARXIV_SNAPSHOT  # what it fetches by id is the export API's entries
+    tables: tuple[Table, ...] = ()  # papers and versions; its ledger is a core table
+    facts: tuple[Fact, ...] = ()
+
+    def enabled(self, cfg: Config) -> bool:
+        return cfg.sources.arxiv.enabled
+
+    def catch_up(self, cfg: Config, library: Library, watermark: dt.datetime | None,
+                 started: dt.datetime, options: Options) -> Catch:
+        acfg = cfg.sources.arxiv
+        before = not_after(watermark, started)
+        reading = read_feeds(acfg, started)
+        expected = reading.expected(started)
+        trusted = [f for f in reading.feeds if f.day >= expected]
+        stale = {c: f.day.isoformat() for f in reading.feeds if f.day < expected
+                 for c in f.categories}
+        today = [] if not any(f.items for f in trusted) else ledger_rows(
+            trusted, acfg.categories)
+        gaps = _gaps(library.announcements, expected, {(r["day"], r["category"])
+                                                       for r in today})
+        wanted = missing(library.papers, [v for r in today + gaps for v in listed(r)])
+        fetch = fetch_ids(acfg, list(dict.fromkeys(v.rsplit("v", 1)[0] for v in wanted)),
+                          started) if wanted else None
+        batch = fetch.table() if fetch else ARXIV_SNAPSHOT.empty_table()
+        merged = self.merge(cfg, library, batch)
+        for row in today + gaps:
+            row["missing"] = missing(merged.papers, listed(row))
+            row["checked"] = started
+        problems = [p for p in (reading.error, fetch and fetch.error) if p]
+        if stale:
+            problems.append(_stale_message(stale, expected))
+        failed = reading.error is not None and not reading.feeds and not batch.num_rows
+        status = "failed" if failed else "partial" if problems else "ok"
+        newest = max((f.day for f in trusted), default=None)
+        after = before if newest is None else not_after(max(filter(None, [
+            before, dt.datetime.combine(newest, dt.time(), EASTERN).astimezone(dt.UTC)])),
+            started)
+        stats = [reading.stats, *([fetch.stats] if fetch else [])]
+        report = RunReport(self.name, status, merged.counts, sum(s.requests for s in stats),
+                           sum(s.retries for s in stats), "; ".join(problems) or None, before,
+                           after)
+        catch = Catch(report, expected, {
+            "day": expected.isoformat(), "feeds": len(reading.feeds),
+            "announced": sum(len(listed(r)) for r in today),
+            "no_announcement": bool(trusted) and not today, "stale": stale,
+            "capped": sorted({c for f in trusted if f.capped for c in f.categories}),
+            "asked_by_id": len(wanted), "still_missing": sum(len(r["missing"])
+                                                             for r in today + gaps),
+            **reading.findings.details(), **(fetch.findings.details() if fetch else {})})
+        catch.add(self.name, merged)
+        rows = today + gaps
+        if rows:
+            catch.announcements = pa.Table.from_pylist(rows, schema=ANNOUNCEMENTS)
+        return catch
+
+    def merge(self, cfg: Config, library: Library, batch: pa.Table) -> Merged:
+        merged = merge_arxiv(library.papers, library.version_keys, batch,
+                             cfg.sources.arxiv.categories)
+        return Merged(merged.papers, merged.changed, merged.counts, merged.new_versions)
+
+
+def _gaps(ledger: pa.Table, expected: dt.date, fresh: set[tuple[dt.date, str]]
+          ) -> list[dict]:
+    """The ledger's rows of the last GAP_DAYS days that still miss something (the ones
+    this run reads afresh aside)."""
+    since = expected - dt.timedelta(days=GAP_DAYS)
+    return [row for row in ledger.to_pylist()
+            if row["missing"] and row["day"] >= since
+            and (row["day"], row["category"]) not in fresh]
+
+
+def _stale_message(stale: dict[str, str], expected: dt.date) -> str:
+    shown = ", ".join(f"{c} ({d})" for c, d in sorted(stale.items())[:5])
+    more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
+    return (f"the announcement feed served an earlier day for {shown}{more} than "
+            f"{expected.isoformat()}: not trusted, read again next run")
+
+
+SOURCE = AnnounceSource()
