@@ -185,7 +185,7 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "missing_unknown": "本站没有收录 arXiv {id}。",
         "missing_arxiv": "在 arXiv 查看",
         "missed_runs": "错过的计划运行",
-        "missed_runs_note": "更新工作流按计划运行：每小时一次，另在 arXiv 每次发布（美东时间周日至周四 20:00）之后和 OAI-PMH 收录之后（约 22:30）各一次。GitHub 在高峰时会推迟甚至丢弃计划运行；以下时段内，计划时刻过后 {grace} 分钟仍没有计划运行开始（近 {days} 天）。",
+        "missed_runs_note": "更新工作流按计划运行：每小时一次，另在 arXiv 每次发布（美东时间周日至周四晚 8 点）之后和 OAI-PMH 收录之后（约晚 10 点半）各一次。GitHub 在高峰时会推迟甚至丢弃计划运行；以下时段内，计划时刻过后 {grace} 分钟仍没有计划运行开始（近 {days} 天）。",
         "missed_runs_row": "{last} → {next}：{hours} 小时没有计划运行，错过 {missed} 次（其中 {arxiv} 次紧随 arXiv 发布）",
         "missed_runs_banner": "计划运行有缺失：{last} → {next} 之间错过 {missed} 次",
         "set_aside": "未按原样采用的上游数据",
