@@ -349,6 +349,22 @@ def test_entries_with_invalid_ids_are_rejected_counted_and_not_stored(config, tm
     assert {r["why"] for r in details["rejected"]} == {"not an arXiv id"}
 
 
+def test_an_entry_over_the_xml_text_limit_is_set_aside_and_the_rest_kept(config, tmp_path):
+    # lxml refuses a text node over 10 MB unless told otherwise: one such abstract made the
+    # whole page unreadable, every run.
+    huge = _entry("2606.00005", abstract="x" * 11_000_000)
+    with ArxivReplay([_entry("2606.00004"), huge, _entry("2606.00006")]) as api:
+        store = Store(tmp_path / "huge")
+        report = ingest.ingest_arxiv(fast_arxiv(config, api.url), store, now=T1)
+    assert report.status == "ok" and report.counts["new"] == 2
+    assert sorted(store.read("papers")["arxiv_id"].to_pylist()) == ["2606.00004", "2606.00006"]
+    assert store.watermark("arxiv") is not None
+    details = _details(store)
+    assert details["rejected_count"] == 1
+    assert details["rejected"] == [{"id": repr("2606.00005v1"),
+                                    "why": "summary of 11,000,000 characters, over 100,000"}]
+
+
 def test_unknown_categories_are_kept_and_flagged_in_the_ledger(config, tmp_path):
     odd = _entry("2606.00002", categories=("cs.LG", "68T05", "I.2.7"))
     with ArxivReplay([odd, _entry("2606.00003")]) as api:

@@ -76,6 +76,11 @@ class Fetch:
     def table(self) -> pa.Table:
         return pa.Table.from_pylist(self.rows, schema=ARXIV_SNAPSHOT)
 
+    def set_aside(self, client: PoliteClient) -> None:
+        """Record in the ledger the entries the client's pages could not keep."""
+        for entry_id, why in client.set_aside:
+            self.findings.reject(entry_id, why)
+
     def keep(self, result: arxiv.Result, fetched_at: dt.datetime) -> None:
         """Keep an entry's row once (two date ranges share their boundary minute)."""
         short_id = result.get_short_id()
@@ -113,6 +118,7 @@ class PoliteClient:
         self._requests = Requests(cfg, deadline, name="arxiv",
                                   limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
         self.stats = self._requests.stats
+        self.set_aside: list[tuple[str, str]] = []  # (entry id, why) of every page read
         self._session = requests.Session()
 
     def results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
@@ -127,8 +133,8 @@ class PoliteClient:
         while True:
             page = self._page(search, offset, limit)
             yield page
-            offset += len(page.results)
-            if not page.results or offset >= min(page.total_results, limit):
+            offset += page.entries
+            if not page.entries or offset >= min(page.total_results, limit):
                 return
 
     def _page(self, search: arxiv.Search, start: int, limit: float) -> Page:
@@ -143,6 +149,7 @@ class PoliteClient:
         page = self._requests.call(lambda deadline: self._get(url, deadline),
                                    lambda answer: self._check(answer, url, start), url)
         self.stats.pages += 1
+        self.set_aside += page.set_aside
         return page
 
     def _get(self, url: str, deadline: float) -> Answer:
@@ -166,7 +173,7 @@ class PoliteClient:
         # arXiv now and then serves an empty page of a query that has results there. An
         # empty page is believed only when its count agrees: none at all, or none left from
         # `start` (an entry updated again meanwhile leaves its date range).
-        if not page.results and page.total_results > start:
+        if not page.entries and page.total_results > start:
             raise Transient("empty page")
         return page
 
@@ -213,6 +220,7 @@ def fetch_updates(cfg: ArxivConfig, since: dt.datetime, fetched_at: dt.datetime,
             Span(_minute(since), None))
     except (SourceError, _PageLimit) as exc:
         updates.error = str(exc)
+    updates.set_aside(client)
     return updates
 
 
@@ -226,6 +234,7 @@ def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime) -> Fetc
         fetch.error = _collect(client.results(search), fetch, fetched_at)
         if fetch.error:
             break
+    fetch.set_aside(client)
     return fetch
 
 
