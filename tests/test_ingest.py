@@ -365,6 +365,27 @@ def test_an_entry_over_the_xml_text_limit_is_set_aside_and_the_rest_kept(config,
                                     "why": "summary of 11,000,000 characters, over 100,000"}]
 
 
+def test_a_mirror_that_ignores_start_makes_a_partial_run_that_says_what_it_fell_short(
+        config, tmp_path):
+    entries = [_entry(f"2606.{i:05d}") for i in range(1, 31)]
+    with ArxivReplay(entries, ignores_start=True) as api:
+        cfg = fast_arxiv(config, api.url, page_size=10)
+        store = Store(cfg.store_path)
+        report = ingest.ingest_arxiv(cfg, store, now=T1)
+    assert report.status == "partial" and report.counts["new"] == 10
+    assert "announced 30 results and sent 10" in report.error
+    details = _details(store)
+    assert details["shortfall_count"] == 1
+    assert [(s["results"], s["got"]) for s in details["shortfall"]] == [(30, 10)]
+    from pipeline import build
+
+    build.build(cfg)  # the sources page says so, in the site's language
+    page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="set-aside"'):]
+    assert "服务器少发了结果" in section and "10 / 30 (" in section
+    assert 'class="status-partial"' in page
+
+
 def test_unknown_categories_are_kept_and_flagged_in_the_ledger(config, tmp_path):
     odd = _entry("2606.00002", categories=("cs.LG", "68T05", "I.2.7"))
     with ArxivReplay([odd, _entry("2606.00003")]) as api:
@@ -463,6 +484,6 @@ def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
     build.build(cfg)
     page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
     section = page[page.index('id="set-aside"'):]
-    assert "编号无效，未入库" in section and "日期超前" in section and "未知分类" in section
+    assert "未入库" in section and "日期超前" in section and "未知分类" in section
     assert "&lt;script&gt;alert(1)&lt;/script&gt;v1" in section and "<script>alert" not in page
     assert "2606.00007" in section and "2099-01-01" in section and "68T05 × 1" in section

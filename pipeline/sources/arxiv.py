@@ -99,10 +99,14 @@ class Updates(Fetch):
     through: dt.datetime | None = None  # everything updated up to here is read
     ranges: int = 0  # ranges read (halved ones not counted)
     truncated: list[dict] = field(default_factory=list)  # ranges arXiv could not serve whole
+    # ranges whose pages held fewer distinct entries than their count announced (a mirror
+    # that ignores `start` sends its first page again and again)
+    shortfall: list[dict] = field(default_factory=list)
 
     def details(self) -> dict[str, object]:
         return {"ranges": self.ranges, "truncated_count": len(self.truncated),
-                "truncated": self.truncated[:50]}
+                "truncated": self.truncated[:50], "shortfall_count": len(self.shortfall),
+                "shortfall": self.shortfall[:50]}
 
 
 
@@ -264,6 +268,9 @@ def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) 
 
 # -- the window, in date ranges -------------------------------------------------------------
 
+# Entries updated again while a range is read leave it (its count was taken first): a
+# range may come this much short of its count before the run calls it partial.
+_SHORTFALL_ALLOWED = 0.01
 _MIN_SPAN = dt.timedelta(hours=1)  # a range is halved only into halves this long or longer
 # The newest range has no end, so an entry dated ahead of the run still comes (and is flagged).
 _OPEN_END = "999912312359"
@@ -334,14 +341,20 @@ class _Window:
                 self.read(half)
             return
         read = total = 0
+        distinct: set[str] = set()
         for page in itertools.chain([first], pages):
-            read, total = read + len(page.results), page.total_results
+            read, total = read + page.entries, page.total_results
+            distinct.update(r.get_short_id() for r in page.results)
+            distinct.update(entry_id for entry_id, _ in page.set_aside)
             for result in page.results:
                 if result.updated >= self.since:  # the first span starts at since's minute
                     self.updates.keep(result, self.fetched_at)
             self._advance(span, read / max(total, 1))
         if total > bound:
             self.updates.truncated.append({**span.label(), "results": total, "read": read})
+        if len(distinct) < min(total, bound) * (1 - _SHORTFALL_ALLOWED):
+            self.updates.shortfall.append({**span.label(), "results": min(total, bound),
+                                           "got": len(distinct)})
         self.updates.ranges += 1
         self.updates.through = span.end or self.fetched_at
 
@@ -386,7 +399,7 @@ class ArxivSource:
                               progress=options.progress)
         batch = fetch.table()
         merged = self.merge(cfg, library, batch)
-        status = ("ok" if fetch.complete and not fetch.truncated
+        status = ("ok" if fetch.complete and not (fetch.truncated or fetch.shortfall)
                   else "partial" if batch.num_rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
@@ -428,6 +441,14 @@ def _problems(fetch: Updates, cfg: ArxivConfig) -> str | None:
             f"more than max_results_per_query ({cfg.max_results_per_query}) even in the "
             f"smallest range: read {cut['read']}" + (f" (and {more} more such ranges)"
                                                      if more else ""))
+    if fetch.shortfall:
+        short = fetch.shortfall[0]
+        more = len(fetch.shortfall) - 1
+        problems.append(
+            f"the server announced {short['results']} results and sent {short['got']} "
+            f"distinct ones, for updates from {short['from']} to {short['to'] or 'now'} "
+            "(does it ignore `start`?)"
+            + (f" (and {more} more such ranges)" if more else ""))
     return "; ".join(problems) or None
 
 
