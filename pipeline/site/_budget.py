@@ -13,11 +13,12 @@ the paper pages render alongside the rest. At the end the whole site is measured
 it is over the limit, the oldest full pages whose bytes (less their light page's) cover
 the excess turn light; when it fits with pages left out, as many of them as the room
 holds, at what the light pages took as written, come back (in at most two passes: the
-sample's estimate of a light page with its share of a shard runs high). When pages turned light the pass starts again: the paper pages
-already rendered, the search index and everything else but the sources page carry over
-(none depends on which pages are light), unless pages were left out: the rest links them
-elsewhere. The boundaries are recorded, so the next build starts from them: a rebuild of
-unchanged data is one pass that writes nothing.
+sample's estimate of a light page with its share of a shard runs high). When pages
+turned light (or came back) the pass starts again: the paper pages already rendered, the
+search index and everything else but the sources page carry over (none depends on which
+pages are light), unless pages were left out: the rest links them elsewhere. The
+boundaries are recorded, so the next build starts from them: a rebuild of unchanged data
+is one pass that writes nothing.
 """
 
 from __future__ import annotations
