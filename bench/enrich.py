@@ -4,7 +4,9 @@ The synthetic store is drawn from the bundled sample's distributions: each row
 takes the title, abstract, authors and categories of independently chosen real
 sample papers (so the text is real and the mix is the sample's), and ~5% of rows
 get HF upvotes drawn from the sample's real picks. Run: `python bench/enrich.py
-[N]` (`--smoke`: 2,000 papers); prints timings and peak memory.
+[N]` (`--smoke`: 2,000 papers); prints timings and peak memory. `--keywords 100 1000
+2000` instead times one topic of that many keywords (two-word phrases of the sample's
+titles, most frequent first) over as many papers as the sample holds.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import itertools
 import json
+import re
 import resource
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -84,11 +89,34 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # Linux: KiB
 
 
+def time_keywords(counts: list[int]) -> None:
+    """One topic of each many keywords, matched over the sample's number of papers."""
+    pairs: Counter[str] = Counter()
+    for e in sample.entries():
+        words = [w.lower() for w in re.findall(r"[A-Za-z][A-Za-z\-]{3,}", e.title)]
+        pairs.update(f"{a} {b}" for a, b in itertools.pairwise(words))
+    phrases = [p for p, _ in pairs.most_common()]
+    papers, _ = synthetic_papers(len(sample.entries()))
+    for n in counts:
+        topic = Topic(slug="bench", name=TopicName(zh="基准", en="Bench"),
+                      keywords=tuple(phrases[:n]))
+        t = time.perf_counter()
+        matched = topics.match(papers, (topic,))
+        print(f"{len(topic.keywords):,} keywords over {papers.num_rows:,} papers: "
+              f"{time.perf_counter() - t:.2f} s, {topics.counts(matched).get('bench', 0):,} "
+              "matched")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="Time enrich over a synthetic store.")
     parser.add_argument("n", nargs="?", type=int, default=200_000, metavar="N")
     parser.add_argument("--smoke", action="store_true", help="2,000 papers")
+    parser.add_argument("--keywords", type=int, nargs="+", metavar="K",
+                        help="time one topic of K keywords instead")
     args = parser.parse_args()
+    if args.keywords:
+        time_keywords(args.keywords)
+        return
     n = 2_000 if args.smoke else args.n
     cfg = config_mod.load(demo.CONFIG)
     extra = tuple(Topic(slug=f"bench-{i}", name=TopicName(zh="基准", en="Bench"), **spec)

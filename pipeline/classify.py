@@ -52,8 +52,8 @@ def classify(papers: pa.Table, cfg: ClassifyConfig) -> Classified:
         idx = pa.array(rest)
         title = pc.take(papers["title"], idx)
         abstract = pc.take(papers["abstract"], idx)
-        pattern = _text.any_pattern(cfg.ai_phrases)
-        hit = _text.contains(title, pattern) | _text.contains(abstract, pattern)
+        matcher = _text.compiled(cfg.ai_phrases)
+        hit = matcher.contains(title) | matcher.contains(abstract)
         hit_rows = np.flatnonzero(hit)
         why = _text.first_phrase(pc.take(title, pa.array(hit_rows)),
                                  pc.take(abstract, pa.array(hit_rows)), cfg.ai_phrases,

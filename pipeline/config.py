@@ -114,7 +114,14 @@ def _non_empty(value: Any) -> str | None:
     return None if value else "must not be empty"
 
 
+# Phrases in one list (keywords, exclude, authors, all groups together): matching is
+# linear in them, but a list this long is a pasted vocabulary, not a topic.
+MAX_PHRASES = 10_000
+
+
 def _phrases(values: tuple[str, ...]) -> str | None:
+    if len(values) > MAX_PHRASES:
+        return f"{len(values):,} phrases; at most {MAX_PHRASES:,} in one list"
     # A phrase without a letter or digit would match everywhere (or nowhere): surely a typo.
     for i, v in enumerate(values):
         if not re.search(r"\w", v):
@@ -123,6 +130,8 @@ def _phrases(values: tuple[str, ...]) -> str | None:
 
 
 def _phrase_groups(groups: tuple[tuple[str, ...], ...]) -> str | None:
+    if (total := sum(map(len, groups))) > MAX_PHRASES:
+        return f"{total:,} phrases; at most {MAX_PHRASES:,} in all groups together"
     for i, group in enumerate(groups):
         if not group:
             return f"group {i} is empty"
@@ -727,6 +736,8 @@ def _build_channels(raw: Any, path: Path, follows: bool) -> tuple[Channel, ...]:
 
 def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> typing.NoReturn:
     shown = "(missing)" if value is _MISSING else repr(value)
+    if len(shown) > 300:  # a pasted vocabulary: the key and the problem say enough
+        shown = shown[:300] + f"… ({len(shown):,} characters)"
     reason = f": {problem}" if problem else ""
     raise ConfigError(f"{path}: {key} = {shown}{reason}; allowed: {allowed}")
 

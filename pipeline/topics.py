@@ -10,10 +10,10 @@ A paper is in a topic when
 Phrases match as in pipeline._text. Authors match on normalised names (case,
 accents and punctuation ignored); with `match_initials`, "K. He" ~ "Kaiming He".
 
-Vectorised per topic: the cheap filters shrink the rows first, then one regex
-scan per phrase group runs over what is left, and the reason is worked out only
-for the rows that matched. Topics run in parallel threads (Arrow's regex
-kernels release the GIL).
+Vectorised per topic: the cheap filters shrink the rows first, then one automaton
+scan per phrase list runs over what is left (linear in the text, whatever the
+number of keywords), and the reason is worked out only for the rows that matched.
+Topics run in parallel threads (Arrow's kernels release the GIL; the scans share it).
 """
 
 from __future__ import annotations
@@ -84,8 +84,17 @@ _FILTERS_ONLY = ""  # a topic without selectors: matched by its filters, which s
 
 
 def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
-    pattern = _text.phrase_pattern(phrase)
-    return _text.contains(papers["title"], pattern) | _text.contains(papers["abstract"], pattern)
+    return _holding(papers["title"], papers["abstract"], (phrase,))
+
+
+def _holding(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedArray,
+             phrases: tuple[str, ...]) -> np.ndarray:
+    """Which rows hold one of `phrases` in the title or (else) the abstract."""
+    matcher = _text.compiled(phrases)
+    hit = matcher.contains(title)
+    rest = np.flatnonzero(~hit)
+    hit[rest] = matcher.contains(pc.take(abstract, pa.array(rest)))
+    return hit
 
 
 def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
@@ -116,8 +125,7 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         title, abstract = papers["title"].take(pa.array(rows)), papers["abstract"].take(
             pa.array(rows))
     if topic.keywords and rows.size:
-        pattern = _text.any_pattern(topic.keywords)
-        hit = np.flatnonzero(_text.contains(title, pattern) | _text.contains(abstract, pattern))
+        hit = np.flatnonzero(_holding(title, abstract, topic.keywords))
         why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
                                             abstract.take(pa.array(hit)), topic.keywords,
                                             "keyword")
@@ -148,9 +156,8 @@ def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray,
         for phrase in rest:  # each phrase only scans the rows every earlier one matched
             if open_rows.size == 0:
                 break
-            pattern = _text.phrase_pattern(phrase)
             t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
-            open_rows = open_rows[_text.contains(t, pattern) | _text.contains(a, pattern)]
+            open_rows = open_rows[_holding(t, a, (phrase,))]
         why[rows[open_rows]] = "all of " + ", ".join(f"'{p}'" for p in group)
 
 
@@ -158,10 +165,8 @@ def _drop_excluded(papers: pa.Table, why: np.ndarray, exclude: tuple[str, ...]) 
     """Unmark the matched rows holding an excluded phrase; the rows still matched."""
     matched = np.flatnonzero(~_unset(why))
     if exclude and matched.size:
-        pattern = _text.any_pattern(exclude)
         idx = pa.array(matched)
-        vetoed = (_text.contains(papers["title"].take(idx), pattern)
-                  | _text.contains(papers["abstract"].take(idx), pattern))
+        vetoed = _holding(papers["title"].take(idx), papers["abstract"].take(idx), exclude)
         why[matched[vetoed]] = None
         matched = matched[~vetoed]
     return matched

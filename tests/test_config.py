@@ -140,6 +140,8 @@ def test_digest_base_url_and_model_come_from_env_when_set(tmp_path, monkeypatch)
 TOPIC = 'slug = "t"\nname = { zh = "主题", en = "Topic" }\n'
 
 # Every key of [sources.hf], [classify] and [[topics]]: (TOML, what the error must say).
+WORDS_20000 = ", ".join(['"w"'] * 20_000)  # a pasted vocabulary
+WORDS_10001 = ", ".join(['"w"'] * 10_001)
 KEY_ERRORS = [
     ("[sources.hf]\nendpoit = 'x'", ["sources.hf.endpoit", "unknown key", "endpoint"]),
     ("[sources.hf]\nendpoint = 'ftp://x'", ["sources.hf.endpoint", "http(s) URL"]),
@@ -196,6 +198,12 @@ KEY_ERRORS = [
     ("[[follows]]\ncategories = ['cs.ZZ']", ["follows[0].categories", "cs.ZZ"]),
     ("[[follows]]\nkeywords = ['a']\ncolour = 1", ["follows[0].colour", "unknown key"]),
     ("follows = 'me'", ["follows", "an array of tables: [[follows]]"]),
+    (f"[[topics]]\n{TOPIC}keywords = [{WORDS_20000}]",
+     ["topics[0].keywords", "20,000 phrases; at most 10,000 in one list", "characters)"]),
+    (f"[[topics]]\n{TOPIC}all = [[{WORDS_10001}]]",
+     ["topics[0].all", "10,001 phrases; at most 10,000 in all groups"]),
+    (f"[[follows]]\nkeywords = [{WORDS_10001}]",
+     ["follows[0].keywords", "at most 10,000"]),
     ("[site]\nfeed_max_mb = 0", ["site.feed_max_mb", "0.05 to 50 MB"]),
     ("[site]\nfeed_days = 0", ["site.feed_days", "1 to 60 days"]),
     ("[site]\nrecommend_days = 31", ["site.recommend_days", "1 to 30 days"]),

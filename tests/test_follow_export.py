@@ -26,7 +26,9 @@ FOLLOWS = [
     {"kind": "topic", "value": "llm-agents"},
     {"kind": "category", "value": "cs.CV"},  # a repeat, as a hand-edited storage may hold
 ]
-EXPECTED = {"authors": ["Ling Yang", 'a"b\\c'], "keywords": HOSTILE, "categories": ["cs.CV"],
+# The config refuses a control character (but the loader reads tab and newline in TOML).
+EXPORTED = [v for v in HOSTILE if not any(c in v for c in "\n\t\x07")]
+EXPECTED = {"authors": ["Ling Yang", 'a"b\\c'], "keywords": EXPORTED, "categories": ["cs.CV"],
             "topics": ["llm-agents"]}
 
 
@@ -110,7 +112,7 @@ def test_the_snippet_follows_unfollow_import_and_clear(page, sites, tmp_path):
     assert parsed(page)["authors"] == ["Ling Yang"]
     page.locator("#follow-list li", has_text="Ling Yang").get_by_role("button").click()
     assert "authors" not in parsed(page)
-    assert parsed(page)["keywords"] == HOSTILE[:2]
+    assert parsed(page)["keywords"] == HOSTILE[:1]  # the second holds a line break
 
     saved = tmp_path / "follows.json"
     saved.write_text(json.dumps({"follows": [{"kind": "topic", "value": "llm-agents"}]}))
@@ -147,3 +149,23 @@ def test_the_snippet_loads_as_the_forks_follows(page, sites, tmp_path):
     (follow,) = config_mod.load(path).follows
     assert (follow.authors, follow.keywords, follow.categories, follow.topics) == (
         ("Ling Yang",), ("diffusion model",), ("cs.CV",), ("llm-agents",))
+
+
+def test_the_export_writes_only_what_the_config_accepts_and_says_what_it_left_out(
+        page, sites, tmp_path):
+    """Hostile follows (a search box and an import file take anything) exported and fed to
+    the real config loader, which must accept the snippet as it is."""
+    follows = [{"kind": "query", "value": v} for v in
+               ("tab\there", "next\x85line", "del\x7f", "!!!", "diffusion model",
+                'au:"Ling Yang"')]
+    follows += [{"kind": "category", "value": "I.2.7"}, {"kind": "category", "value": "cs.RO"}]
+    open_with(page, sites["en"], follows)
+    path = tmp_path / "papertrail.toml"
+    path.write_text(snippet(page) + "\n", encoding="utf-8")
+    (follow,) = config_mod.load(path).follows
+    assert (follow.authors, follow.keywords, follow.categories) == (
+        ("Ling Yang",), ("diffusion model",), ("cs.RO",))
+    left = page.locator("#follow-toml-left")
+    assert left.is_visible()
+    assert left.text_content() == strings("en")["follow_fork_left_out"] + (
+        r'"tab\there", "next\u0085line", "del\u007f", "!!!", "I.2.7"')

@@ -349,6 +349,43 @@ def test_entries_with_invalid_ids_are_rejected_counted_and_not_stored(config, tm
     assert {r["why"] for r in details["rejected"]} == {"not an arXiv id"}
 
 
+def test_an_entry_over_the_xml_text_limit_is_set_aside_and_the_rest_kept(config, tmp_path):
+    # lxml refuses a text node over 10 MB unless told otherwise: one such abstract made the
+    # whole page unreadable, every run.
+    huge = _entry("2606.00005", abstract="x" * 11_000_000)
+    with ArxivReplay([_entry("2606.00004"), huge, _entry("2606.00006")]) as api:
+        store = Store(tmp_path / "huge")
+        report = ingest.ingest_arxiv(fast_arxiv(config, api.url), store, now=T1)
+    assert report.status == "ok" and report.counts["new"] == 2
+    assert sorted(store.read("papers")["arxiv_id"].to_pylist()) == ["2606.00004", "2606.00006"]
+    assert store.watermark("arxiv") is not None
+    details = _details(store)
+    assert details["rejected_count"] == 1
+    assert details["rejected"] == [{"id": repr("2606.00005v1"),
+                                    "why": "summary of 11,000,000 characters, over 100,000"}]
+
+
+def test_a_mirror_that_ignores_start_makes_a_partial_run_that_says_what_it_fell_short(
+        config, tmp_path):
+    entries = [_entry(f"2606.{i:05d}") for i in range(1, 31)]
+    with ArxivReplay(entries, ignores_start=True) as api:
+        cfg = fast_arxiv(config, api.url, page_size=10)
+        store = Store(cfg.store_path)
+        report = ingest.ingest_arxiv(cfg, store, now=T1)
+    assert report.status == "partial" and report.counts["new"] == 10
+    assert "announced 30 results and sent 10" in report.error
+    details = _details(store)
+    assert details["shortfall_count"] == 1
+    assert [(s["results"], s["got"]) for s in details["shortfall"]] == [(30, 10)]
+    from pipeline import build
+
+    build.build(cfg)  # the sources page says so, in the site's language
+    page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
+    section = page[page.index('id="set-aside"'):]
+    assert "服务器少发了结果" in section and "10 / 30 (" in section
+    assert 'class="status-partial"' in page
+
+
 def test_unknown_categories_are_kept_and_flagged_in_the_ledger(config, tmp_path):
     odd = _entry("2606.00002", categories=("cs.LG", "68T05", "I.2.7"))
     with ArxivReplay([odd, _entry("2606.00003")]) as api:
@@ -447,6 +484,6 @@ def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
     build.build(cfg)
     page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
     section = page[page.index('id="set-aside"'):]
-    assert "编号无效，未入库" in section and "日期超前" in section and "未知分类" in section
+    assert "未入库" in section and "日期超前" in section and "未知分类" in section
     assert "&lt;script&gt;alert(1)&lt;/script&gt;v1" in section and "<script>alert" not in page
     assert "2606.00007" in section and "2099-01-01" in section and "68T05 × 1" in section

@@ -25,7 +25,7 @@ from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.site import _search, generator
-from pipeline.site._budget import PaperPages
+from pipeline.site._budget import HEADROOM, PaperPages
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import serve
@@ -472,3 +472,22 @@ def test_the_address_of_a_page_the_site_lacks_shows_its_paper(store_of_a_day, pa
             assert page.locator("#missing-paper").is_hidden()
             assert page.locator("img").count() == 0
 
+
+
+@pytest.mark.parametrize("share", [0.8, 0.9])
+def test_no_page_is_left_out_while_the_limit_has_room_for_it(store_of_a_day, share):
+    """The estimate of a light page's bytes runs high (its share of a shard): the measure
+    of what the first pass wrote brings back the pages that fit."""
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    limit = whole - pages * share
+    cfg = _in_an_empty_folder(_config(root, limit / 1e6), f"room-{share}")
+    report = build_at_last_run(cfg)
+    out = cfg.output_path
+    size = _bytes_on_disk(out)
+    _, light = _pages(out)
+    each = (sum((out / p).stat().st_size for p in light)
+            + _bytes_on_disk(out / "paper" / "shards")) / len(light)
+    room = limit * (1 - HEADROOM) - size
+    assert report.left_out > 0 and size <= limit
+    assert room < 2 * each

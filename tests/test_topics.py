@@ -9,8 +9,8 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
+from pipeline import _text, demo
 from pipeline import config as config_mod
-from pipeline import demo
 from pipeline.cli import cli
 from pipeline.config import Topic, TopicName
 from pipeline.store import Store
@@ -172,3 +172,31 @@ def test_topics_check_counts_matches_in_one_pass(tmp_path: Path, sample_papers: 
         assert f"ok  {topic.slug} " in result.output
         assert f"· {count} of {sample_papers.num_rows} papers" in result.output.split(
             f"ok  {topic.slug} ", 1)[1].splitlines()[0]
+
+
+BOUNDARIES = [  # (text, phrase found first or None)
+    ("TuringViT is a vision model", None), ("Vladislav Petrov", None), ("éVLAs", "VLA"),
+    ("VLAs for robots", "VLA"), ("a VLA-based policy", "VLA"), ("(VLA)", "VLA"),
+    ("视觉VLA模型", "VLA"), ("这个大模型很好", "大模型"), ("Finetuning at scale", "fine-tuning"),
+    ("fine -  tuning", "fine-tuning"), ("language models", "language model"),
+    ("languagemodeling", None), ("written in C++ code", "C++"), ("GPT 4o and VLA", "GPT-4o"),
+]
+
+
+@pytest.mark.parametrize("automaton", [False, True], ids=["re2", "automaton"])
+@pytest.mark.parametrize(("text", "found"), BOUNDARIES)
+def test_phrases_match_at_word_boundaries_in_both_engines(text: str, found: str | None,
+                                                           automaton: bool) -> None:
+    phrases = ("GPT-4o", "VLA", "fine-tuning", "language model", "大模型", "C++")
+    first = _text.Phrases(phrases, automaton).first(pa.array([text, None]))
+    assert [phrases[i] if i >= 0 else None for i in first] == [found, None]
+
+
+def test_a_topic_of_twenty_thousand_keywords_matches_as_a_short_one() -> None:
+    papers = _papers({"title": "TuringViT"}, {"abstract": "Vladislav's VLA policies"},
+                     {"title": "Word 19999 and word 7"})
+    many = (*tuple(f"word {i}" for i in range(20000)), "VLA")
+    assert _one(papers, keywords=many) == [
+        None, "keyword 'VLA' in abstract", "keyword 'word 19999' in title"]
+    assert _one(papers, keywords=("VLA",), exclude=many[:5_000]) == [
+        None, "keyword 'VLA' in abstract", None]

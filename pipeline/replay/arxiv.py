@@ -252,8 +252,12 @@ class ArxivReplay(LocalServer):
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
                  port: int = 0, max_offset: int = MAX_OFFSET,
                  oai_page_size: int = oai.RECORDS_LIMIT,
-                 oai_ids_page_size: int = oai.IDENTIFIERS_LIMIT) -> None:
+                 oai_ids_page_size: int = oai.IDENTIFIERS_LIMIT,
+                 ignores_start: bool = False) -> None:
         self.entries = list(entries)
+        # Modelled, not recorded: a mirror that serves every page from the first result
+        # whatever `start` asks (arXiv itself honours it); its count stays the true one.
+        self.ignores_start = ignores_start
         self.as_of = as_of
         # arXiv's cap on the offset; lower, a test needs fewer entries to pass it.
         self.max_offset = max_offset
@@ -380,8 +384,9 @@ class ArxivReplay(LocalServer):
         if not ids or sort_by != "relevance":
             hits.sort(key=key, reverse=get.get("sortOrder", "descending") != "ascending")
         title = "arXiv Query: " + "&".join(f"{k}={v}" for k, v in sorted(get.items()))
-        return 200, feed_xml(title, hits[start:start + per_page], len(hits), start, per_page,
-                             now)
+        served = 0 if self.ignores_start else start
+        return 200, feed_xml(title, hits[served:served + per_page], len(hits), start,
+                             per_page, now)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         replay = self

@@ -11,11 +11,14 @@ longest part, is still being made, the build's process renders the light pages s
 their shards, then the newest pages that may stay full (none is rendered again). Otherwise
 the paper pages render alongside the rest. At the end the whole site is measured, and when
 it is over the limit, the oldest full pages whose bytes (less their light page's) cover
-the excess turn light. When pages turned light the pass starts again: the paper pages
-already rendered, the search index and everything else but the sources page carry over
-(none depends on which pages are light), unless pages were left out: the rest links them
-elsewhere. The boundaries are recorded, so the next build starts from them: a rebuild of
-unchanged data is one pass that writes nothing.
+the excess turn light; when it fits with pages left out, as many of them as the room
+holds, at what the light pages took as written, come back (in at most two passes: the
+sample's estimate of a light page with its share of a shard runs high). When pages
+turned light (or came back) the pass starts again: the paper pages already rendered, the
+search index and everything else but the sources page carry over (none depends on which
+pages are light), unless pages were left out: the rest links them elsewhere. The
+boundaries are recorded, so the next build starts from them: a rebuild of unchanged data
+is one pass that writes nothing.
 """
 
 from __future__ import annotations
@@ -40,6 +43,10 @@ HEADROOM = 0.01
 # Paper pages rendered in memory, full and light, to estimate the bytes of all of them:
 # ~1 s, and close (docs/SCALE.md).
 SAMPLE = 2000
+# Passes that may give back pages left out, from what the light pages took as written: the
+# pages given back are the oldest light, whose shards may be new, so a second pass measures
+# again.
+BRING_BACK_PASSES = 2
 
 
 class SiteTooLargeError(ConfigError):
@@ -91,6 +98,7 @@ class PaperPages:
     all_light: float = 0.0
     more: list[int] = field(default_factory=list)
     ranges: Shards = field(default_factory=dict)  # every paper by its shard, by id
+    _brought_back: int = 0  # passes that gave back pages left out, from the measure
 
     @classmethod
     def of(cls, papers: list[Paper], cfg: Config, salt: str) -> PaperPages:
@@ -225,9 +233,10 @@ class PaperPages:
             "left_out": self.left_out, "first": list(self.first) if self.first else None,
             "paged": list(self.paged) if self.paged else None,
         }).encode(), atomic=True)
-        size = _bytes(out, {os.path.normpath(p) for p in writer.files()})
+        files = {os.path.normpath(p) for p in writer.files()}
+        size = _bytes(out, files)
         if size <= self.limit:
-            return True
+            return not self._bring_back(out, files, size)
         need, full, each = float(size - self.limit * (1 - HEADROOM)), self.full, self._light_each()
         # what turning each light saves: its full page, less a light page as sampled; then
         # what leaving out each light one saves
@@ -242,6 +251,24 @@ class PaperPages:
             self._too_large(size - sum(saved) - each * len(paged))
         self._turn(cut, drop if need > 0 else 0)
         return False
+
+    def _bring_back(self, out: Path, files: set[str], size: int) -> bool:
+        """Up to BRING_BACK_PASSES a build, when pages were left out and the site fits: give
+        back as many of the newest left out as the room (less the headroom) holds, each at
+        what a light page took as written with its share of the shards (the sample's
+        estimate runs high). True when some came back: the pass starts again."""
+        light, left_out = self.light, self.left_out
+        if self._brought_back >= BRING_BACK_PASSES or not (left_out and light):
+            return False
+        self._brought_back += 1
+        shards = os.path.normpath(out / SHARDS) + os.sep
+        written = (sum(os.stat(out / p.path).st_size + _recorded(p.path) for p in light)
+                   + sum(os.stat(f).st_size for f in files if f.startswith(shards)))
+        back = min(left_out, int((self.limit * (1 - HEADROOM) - size) / (written / len(light))))
+        if back <= 0:
+            return False
+        self.keep_from(self.first, order(self.eligible[left_out - back]))
+        return True
 
     def _too_large(self, rest: float) -> None:
         raise SiteTooLargeError(

@@ -33,6 +33,14 @@ _XML_C0_REF = re.compile(rb"&#(?:0*(?:[0-8]|1[124-9]|2\d|3[01])|[xX]0*(?:[0-8bce
                          rb"|1[\da-fA-F]));")
 
 
+# The longest text one field of an entry may hold: arXiv caps an abstract at 1,920
+# characters; a field far past that is no paper's, and is set aside (lxml's own limit,
+# 10 MB per text node, would otherwise refuse the whole page, every run).
+MAX_FIELD_CHARS = 100_000
+_TEXT_FIELDS = (("title", "a:title"), ("summary", "a:summary"), ("comment", "arxiv:comment"),
+                ("journal_ref", "arxiv:journal_ref"), ("doi", "arxiv:doi"))
+
+
 class Unreadable(Exception):
     """The page is not a complete Atom feed, or an entry has a date we cannot read."""
 
@@ -41,18 +49,44 @@ class Unreadable(Exception):
 class Page:
     total_results: int
     results: list[arxiv.Result] = field(default_factory=list)
+    set_aside: list[tuple[str, str]] = field(default_factory=list)  # (entry id, why)
+
+    @property
+    def entries(self) -> int:
+        """Entries on the page, kept or set aside: how far it moves the offset."""
+        return len(self.results) + len(self.set_aside)
 
 
 def parse_page(body: bytes) -> Page:
     """The page's entries; Unreadable when the XML is truncated or malformed (never a
-    partial page) or an entry's date is not RFC 3339."""
+    partial page) or an entry's date is not RFC 3339. An entry with a field over
+    MAX_FIELD_CHARS is set aside, the rest kept (huge_tree lifts lxml's 10 MB limit per
+    text node; entities stay unresolved, so no text grows past what was sent)."""
     try:
         root = etree.fromstring(_without_c0(body), etree.XMLParser(
-            resolve_entities=False, no_network=True))
+            resolve_entities=False, no_network=True, huge_tree=True))
     except etree.XMLSyntaxError as exc:
         raise Unreadable(f"truncated or malformed XML ({exc.msg})") from None
-    results = [r for r in map(_result, root.iterfind("a:entry", _NS)) if r is not None]
-    return Page(_count(root.findtext("os:totalResults", None, _NS)), results)
+    page = Page(_count(root.findtext("os:totalResults", None, _NS)))
+    for entry in root.iterfind("a:entry", _NS):
+        if oversized := _oversized(entry):
+            page.set_aside.append((_entry_id(entry), oversized))
+        elif (result := _result(entry)) is not None:
+            page.results.append(result)
+    return page
+
+
+def _oversized(entry: Any) -> str | None:
+    for name, path in _TEXT_FIELDS:
+        size = len(entry.findtext(path, "", _NS) or "")
+        if size > MAX_FIELD_CHARS:
+            return f"{name} of {size:,} characters, over {MAX_FIELD_CHARS:,}"
+    return None
+
+
+def _entry_id(entry: Any) -> str:
+    """The short id (e.g. 2606.00005v1) as the ledger names entries, cut to a sane length."""
+    return (entry.findtext("a:id", "", _NS) or "").strip().rsplit("/abs/", 1)[-1][:80]
 
 
 def api_error(content: bytes) -> str | None:

@@ -77,6 +77,11 @@ class Fetch:
     def table(self) -> pa.Table:
         return pa.Table.from_pylist(self.rows, schema=ARXIV_SNAPSHOT)
 
+    def set_aside(self, client: PoliteClient) -> None:
+        """Record in the ledger the entries the client's pages could not keep."""
+        for entry_id, why in client.set_aside:
+            self.findings.reject(entry_id, why)
+
     def keep(self, result: arxiv.Result, fetched_at: dt.datetime) -> None:
         """Keep an entry's row once (two date ranges share their boundary minute)."""
         short_id = result.get_short_id()
@@ -95,10 +100,14 @@ class Updates(Fetch):
     through: dt.datetime | None = None  # everything updated up to here is read
     ranges: int = 0  # ranges read (halved ones not counted)
     truncated: list[dict] = field(default_factory=list)  # ranges arXiv could not serve whole
+    # ranges whose pages held fewer distinct entries than their count announced (a mirror
+    # that ignores `start` sends its first page again and again)
+    shortfall: list[dict] = field(default_factory=list)
 
     def details(self) -> dict[str, object]:
         return {"ranges": self.ranges, "truncated_count": len(self.truncated),
-                "truncated": self.truncated[:50]}
+                "truncated": self.truncated[:50], "shortfall_count": len(self.shortfall),
+                "shortfall": self.shortfall[:50]}
 
 
 
@@ -114,6 +123,7 @@ class PoliteClient:
         self._requests = Requests(cfg, deadline, name="arxiv",
                                   limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
         self.stats = self._requests.stats
+        self.set_aside: list[tuple[str, str]] = []  # (entry id, why) of every page read
         self._session = requests.Session()
 
     def results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
@@ -128,8 +138,8 @@ class PoliteClient:
         while True:
             page = self._page(search, offset, limit)
             yield page
-            offset += len(page.results)
-            if not page.results or offset >= min(page.total_results, limit):
+            offset += page.entries
+            if not page.entries or offset >= min(page.total_results, limit):
                 return
 
     def _page(self, search: arxiv.Search, start: int, limit: float) -> Page:
@@ -144,6 +154,7 @@ class PoliteClient:
         page = self._requests.call(lambda deadline: self._get(url, deadline),
                                    lambda answer: self._check(answer, url, start), url)
         self.stats.pages += 1
+        self.set_aside += page.set_aside
         return page
 
     def _get(self, url: str, deadline: float) -> Answer:
@@ -167,7 +178,7 @@ class PoliteClient:
         # arXiv now and then serves an empty page of a query that has results there. An
         # empty page is believed only when its count agrees: none at all, or none left from
         # `start` (an entry updated again meanwhile leaves its date range).
-        if not page.results and page.total_results > start:
+        if not page.entries and page.total_results > start:
             raise Transient("empty page")
         return page
 
@@ -214,6 +225,7 @@ def fetch_updates(cfg: ArxivConfig, since: dt.datetime, fetched_at: dt.datetime,
             Span(_minute(since), None))
     except (SourceError, _PageLimit) as exc:
         updates.error = str(exc)
+    updates.set_aside(client)
     return updates
 
 
@@ -230,6 +242,7 @@ def fetch_ids(cfg: ArxivConfig, ids: list[str], fetched_at: dt.datetime, *,
         fetch.error = _collect(client.results(search), fetch, fetched_at)
         if fetch.error:
             break
+    fetch.set_aside(client)
     return fetch
 
 
@@ -332,6 +345,9 @@ def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) 
 
 # -- the window, in date ranges -------------------------------------------------------------
 
+# Entries updated again while a range is read leave it (its count was taken first): a
+# range may come this much short of its count before the run calls it partial.
+_SHORTFALL_ALLOWED = 0.01
 _MIN_SPAN = dt.timedelta(hours=1)  # a range is halved only into halves this long or longer
 # The newest range has no end, so an entry dated ahead of the run still comes (and is flagged).
 _OPEN_END = "999912312359"
@@ -402,14 +418,20 @@ class _Window:
                 self.read(half)
             return
         read = total = 0
+        distinct: set[str] = set()
         for page in itertools.chain([first], pages):
-            read, total = read + len(page.results), page.total_results
+            read, total = read + page.entries, page.total_results
+            distinct.update(r.get_short_id() for r in page.results)
+            distinct.update(entry_id for entry_id, _ in page.set_aside)
             for result in page.results:
                 if result.updated >= self.since:  # the first span starts at since's minute
                     self.updates.keep(result, self.fetched_at)
             self._advance(span, read / max(total, 1))
         if total > bound:
             self.updates.truncated.append({**span.label(), "results": total, "read": read})
+        if len(distinct) < min(total, bound) * (1 - _SHORTFALL_ALLOWED):
+            self.updates.shortfall.append({**span.label(), "results": min(total, bound),
+                                           "got": len(distinct)})
         self.updates.ranges += 1
         self.updates.through = span.end or self.fetched_at
 
@@ -457,7 +479,8 @@ class ArxivSource:
         lookups = (follow_lookups(cfg, library, {r["arxiv_id"] for r in fetch.rows}, started)
                    if fetch.complete else Lookups())
         merged = self.merge(cfg, library, pa.concat_tables([batch, lookups.table()]))
-        status = ("ok" if fetch.complete and not fetch.truncated and lookups.complete
+        status = ("ok" if fetch.complete and not (fetch.truncated or fetch.shortfall)
+                  and lookups.complete
                   else "partial" if batch.num_rows or lookups.rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
@@ -526,6 +549,14 @@ def _problems(fetch: Updates, cfg: ArxivConfig) -> str | None:
             f"more than max_results_per_query ({cfg.max_results_per_query}) even in the "
             f"smallest range: read {cut['read']}" + (f" (and {more} more such ranges)"
                                                      if more else ""))
+    if fetch.shortfall:
+        short = fetch.shortfall[0]
+        more = len(fetch.shortfall) - 1
+        problems.append(
+            f"the server announced {short['results']} results and sent {short['got']} "
+            f"distinct ones, for updates from {short['from']} to {short['to'] or 'now'} "
+            "(does it ignore `start`?)"
+            + (f" (and {more} more such ranges)" if more else ""))
     return "; ".join(problems) or None
 
 

@@ -112,27 +112,60 @@
   // DEL, and a \uXXXX that is no Unicode scalar value (a lone surrogate: valid() drops it).
   function tomlString(s) { return JSON.stringify(s).replace(/\x7f/g, "\\u007f"); }
 
+  // What pipeline/config.py accepts in a [[follows]] list: a phrase or name holds a letter
+  // or digit and no control character; a category is one of arXiv's (the page lists them).
+  var CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+  var WORD = /[\p{L}\p{N}_]/u;
+  // A followed search for one author (the author links' au:"Name") is that author.
+  var AUTHOR_QUERY = /^\s*au:\s*(?:"([^"]*)"?|(\S+))\s*$/i;
+
+  // A follow as [TOML key, value], or null when the config would refuse it.
+  function exported(f, categories) {
+    var kind = f.kind, value = f.value;
+    var au = kind === "query" && AUTHOR_QUERY.exec(value);
+    if (au) { kind = "author"; value = (au[1] || au[2] || "").trim(); }
+    if (kind === "category") return categories.indexOf(value) >= 0 ? ["categories", value] : null;
+    if (kind === "topic") return ["topics", value];
+    if (CONTROL.test(value) || !WORD.test(value)) return null;
+    return [kind === "author" ? "authors" : "keywords", value];
+  }
+
   // One table with only the keys that have values, each list in follow order without
-  // repeats; "" when there is nothing to export.
-  function tomlSnippet(follows, name) {
-    var lines = [];
-    TOML_KEYS.forEach(function (k) {
-      var values = [];
-      follows.forEach(function (f) {
-        if (f.kind === k[0] && values.indexOf(f.value) < 0) values.push(f.value);
-      });
-      if (values.length) lines.push(k[1] + " = [" + values.map(tomlString).join(", ") + "]");
+  // repeats ("" when there is nothing to export), and the follows it left out.
+  function tomlSnippet(follows, name, categories) {
+    var lists = {}, left = [], lines = [];
+    follows.forEach(function (f) {
+      var kv = exported(f, categories);
+      if (!kv) { if (left.indexOf(f.value) < 0) left.push(f.value); return; }
+      var values = lists[kv[0]] = lists[kv[0]] || [];
+      if (values.indexOf(kv[1]) < 0) values.push(kv[1]);
     });
-    if (!lines.length) return "";
-    return ["[[follows]]", "name = " + tomlString(name)].concat(lines).join("\n");
+    TOML_KEYS.forEach(function (k) {
+      var values = lists[k[1]];
+      if (values) lines.push(k[1] + " = [" + values.map(tomlString).join(", ") + "]");
+    });
+    var text = lines.length ? ["[[follows]]", "name = " + tomlString(name)].concat(lines).join("\n") : "";
+    return { text: text, left: left };
+  }
+
+  function shown(v) {
+    return JSON.stringify(v).replace(/[\u007f-\u009f]/g, function (c) {
+      return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
+    });
   }
 
   function syncFork() {
     var fork = document.getElementById("follow-fork");
     if (!fork) return;
-    var text = tomlSnippet(read(), fork.dataset.name);
+    var got = tomlSnippet(read(), fork.dataset.name, (fork.dataset.categories || "").split(" "));
+    var text = got.text;
     document.getElementById("follow-toml").textContent = text;  // never markup: values are typed
     document.getElementById("follow-toml-status").textContent = "";
+    // What was left out, as JSON strings so a tab or a control character shows as its escape.
+    var left = document.getElementById("follow-toml-left");
+    left.textContent = got.left.length ? fork.dataset.leftOut +
+      got.left.map(shown).join(", ") : "";
+    left.hidden = !got.left.length;
     document.getElementById("follow-fork-snippet").hidden = !text;
     document.getElementById("follow-fork-none").hidden = !!text;
   }

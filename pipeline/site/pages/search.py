@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pipeline.site._search as _search
+from pipeline._taxonomy import ALL_CATEGORIES
 from pipeline.site._budget import pages_from
 from pipeline.site._glossary import glossary
 from pipeline.site._writer import read_record, stamp
@@ -22,7 +23,9 @@ def render_pages(site: SiteData, out: Output) -> list[str]:
                      topics=sorted({t for p in papers for t, _ in p.topics}),
                      venues=_search.venues(papers),
                      more_like=site.cfg.similar.enabled),  # search/s/ holds the lists
-            out.page("follow/", "follow.html", title=s["follow"], nav="follow")]
+            # The export writes only categories the fork's config accepts (arXiv's taxonomy).
+            out.page("follow/", "follow.html", title=s["follow"], nav="follow",
+                     known_categories=" ".join(sorted(ALL_CATEGORIES)))]
 
 
 def render_index(site: SiteData, out: Output, made: str | None = None) -> str:

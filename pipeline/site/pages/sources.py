@@ -83,8 +83,9 @@ def _per_category(details: object) -> dict[str, object]:
 def _set_aside(runs: pd.DataFrame, local: Callable, last: int = 30
                ) -> list[tuple[str, str, str, str]]:
     """What the last runs of each source did not take as it came: (when, source, kind, what)
-    for each entry rejected (its id is not arXiv's), dated ahead of the run, or carrying
-    a category outside the taxonomy. From details a damaged row holds: nothing."""
+    for each entry rejected (its id is not arXiv's, or a field is oversized), dated ahead of
+    the run, or carrying a category outside the taxonomy, and each range the server sent
+    short of its count. From details a damaged row holds: nothing."""
     found = []
     for row in runs.tail(last).to_dict("records"):
         try:
@@ -94,6 +95,9 @@ def _set_aside(runs: pd.DataFrame, local: Callable, last: int = 30
                       for a in details.get("anomalies", [])]
             notes += [("unknown_category", f"{c} × {n}")
                       for c, n in details.get("unknown_categories", {}).items()]
+            notes += [("shortfall", f"{r['got']:,} / {r['results']:,} ({r['from']} – "
+                                    f"{r['to'] or '…'})")
+                      for r in details.get("shortfall", [])]
         except (TypeError, ValueError, AttributeError, KeyError):
             continue
         when = local(row["started"].to_pydatetime())
