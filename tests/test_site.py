@@ -219,7 +219,8 @@ def test_untrusted_text_stays_text_everywhere(built):
             assert not any(k.startswith("on") for k in attrs), (path, tag, attrs)
             assert not (attrs.get("href") or "").lower().startswith("javascript:"), path
             if tag == "script":
-                assert re.search(r"theme/(ui|app|search|follow|foryou)\.js$", attrs.get("src", "")), path
+                assert re.search(r"theme/(ui|app|search|follow|foryou)\.js$",
+                                 attrs.get("src", "")), path
     # the digest (machine output) is labelled and escaped
     assert "test-model" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
 
