@@ -113,11 +113,16 @@ def load(root: Path) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return Manifest(
-            tables={n: _legacy(f"{n}.parquet", None) for n in TABLES
-                    if (root / f"{n}.parquet").exists()},
-            snapshots=sorted(str(p.relative_to(root))
-                             for p in root.glob("snapshots/*/*/*.parquet")))
+        tables = {n: _legacy(f"{n}.parquet", None) for n in TABLES
+                  if (root / f"{n}.parquet").exists()}
+        if not tables:
+            # No store from before manifests lacks its tables: this folder is new, or its
+            # first commit was cut short, and what files it holds are not the store's (the
+            # next writer removes them).
+            return Manifest()
+        return Manifest(tables=tables,
+                        snapshots=sorted(str(p.relative_to(root))
+                                         for p in root.glob("snapshots/*/*/*.parquet")))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise StoreError(f"{path}: cannot read the store's manifest ({exc}); restore the "
                          "store with `papertrail data restore --force`") from None

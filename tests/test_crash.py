@@ -129,11 +129,14 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     empty = _project(root / "empty", servers)
     with Store(empty.store_path).lock():
         pass
+    # A fork's first run: a store folder nothing has been written to yet.
+    _project(root / "new", servers)
     # The store the last release wrote, which the first command to open it upgrades.
     shutil.copytree(PARTITIONED_STORE, root / "release" / "data")
     _project(root / "release", servers)
     return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
-            "branch": branch, "release": root / "release", "empty": root / "empty"}
+            "branch": branch, "release": root / "release", "empty": root / "empty",
+            "new": root / "new"}
 
 
 @dataclass(frozen=True)
@@ -156,6 +159,7 @@ CASES = {
     "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
     # The feed at T2 lists day 1: fetched by id, stored, and the completeness ledger written.
     "ingest announce": Case("empty", ".", ("ingest", "--source", "announce"), T2),
+    "ingest into a new store": Case("new", ".", ("ingest", "--source", "arxiv"), T1),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
                    'keywords = ["agent"]\n'),
