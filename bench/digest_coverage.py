@@ -1,6 +1,7 @@
 """Bench: where the digests go. Every sample day is one `papertrail run` (sources, enrich,
 similar, notes, digests) against the replays (arXiv, Hugging Face, the model server
-answering with the sample's real digests) with the shipped papertrail.toml's budget
+answering with the sample's real digests) with the demo config's budget (the shipped
+config's: pipeline/replay/demo.toml keeps its `[digest]` defaults)
 (`[digest] max_per_run`, `token_budget_per_run`, `notes_share`). After each day's run it
 prints, for that day's last announcement: how many of 今日精选's head have a digest
 (target: all), how many of its AI-related papers have one, the digests the run made, and
@@ -19,8 +20,7 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from pipeline import config as config_mod
-from pipeline import rank
-from pipeline.config import PROJECT_ROOT
+from pipeline import demo, rank
 from pipeline.digest import plan
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
@@ -38,7 +38,7 @@ def main() -> int:
     smoke = parser.parse_args().smoke
     days = sample.days()[:2] if smoke else sample.days()
     root = Path(tempfile.mkdtemp(prefix="papertrail-coverage-"))
-    shipped = config_mod.load(PROJECT_ROOT / "papertrail.toml")
+    shipped = config_mod.load(demo.CONFIG)
     os.environ[KEY_ENV] = "bench"
     heads, tokens = [], [0, 0, 0]
     with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
@@ -46,7 +46,8 @@ def main() -> int:
         sources = dataclasses.replace(
             shipped.sources,
             arxiv=dataclasses.replace(shipped.sources.arxiv, api_url=arxiv_api.url,
-                                      oai_url=f"{arxiv_api.base}/oai", delay_seconds=0.0),
+                                      oai_url=f"{arxiv_api.base}/oai",
+                                      feed_url=f"{arxiv_api.base}/rss/", delay_seconds=0.0),
             hf=dataclasses.replace(shipped.sources.hf, endpoint=hf_api.endpoint,
                                    delay_seconds=0.0, backfill_days=1))
         cfg = dataclasses.replace(

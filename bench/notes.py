@@ -63,7 +63,7 @@ def bench(n: int) -> None:
             times, found = [], 0
             for _ in range(3):
                 clock = time.perf_counter()
-                found = len(revisions(store, selection))
+                found = len(revisions(cfg, store, selection))
                 times.append(time.perf_counter() - clock)
             print(f"  revisions to note (selection {selection}): {found:,}, median "
                   f"{statistics.median(times):.1f} s", flush=True)

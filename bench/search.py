@@ -116,7 +116,8 @@ def site(out: Path, info: dict) -> None:
     html = env.get_template("search.html").render(
         s=strings, lang="zh-CN", root="../", site_title="PaperTrail", feeds=[],
         brand=brand(SiteConfig(), strings),
-        title="搜索", nav="search", categories=info["categories"], topics=info["topics"])
+        title="搜索", nav="search", categories=info["categories"], topics=info["topics"],
+        topic_names={}, venues=[])
     (out / "search" / "index.html").write_text(html, encoding="utf-8")
     shutil.copytree(REPO / "theme" / "static", out / "theme")
 

@@ -195,12 +195,13 @@ def test_429_waits_for_retry_after(replay, config, store):
 
 
 def test_a_stall_hits_the_timeout_then_retries(replay, config, store):
-    cfg = fast_arxiv(config, replay.url, timeout_seconds=0.3)
-    replay.inject(Fault("stall", seconds=1.5))
+    # a timeout a loaded machine's answers still meet (the suite runs a worker per core)
+    cfg = fast_arxiv(config, replay.url, timeout_seconds=1.0)
+    replay.inject(Fault("stall", seconds=5))
     started = time.monotonic()
     report = run_on(DAYS[0], replay, cfg, store)
     assert report.status == "ok" and report.retries == 1
-    assert time.monotonic() - started < 1.5  # we did not wait for the stalled answer
+    assert time.monotonic() - started < 5  # we did not wait for the stalled answer
 
 
 def test_delay_between_requests_is_honoured(replay, config, store):

@@ -271,8 +271,9 @@ def test_an_id_or_category_climbing_with_dots_writes_nothing_outside_the_output(
         rows.append({**rows[0], "arxiv_id": "../../theme/templates/base",
                      "categories": ["../x", "cs.CV"], "primary_category": "../x"})
         # an old-style id is a path too, one level deeper (its slash kept: arXiv's own URLs)
-        rows.append({**rows[0], "arxiv_id": "math.GT/0309136", "categories": ["math.GT"],
-                     "primary_category": "math.GT"})
+        # (cross-listed to cs.CV: in the site's scope)
+        rows.append({**rows[0], "arxiv_id": "math.GT/0309136",
+                     "categories": ["math.GT", "cs.CV"], "primary_category": "math.GT"})
 
     _rewrite_papers(store, evil)
     theme = {p: hashlib.sha256(p.read_bytes()).hexdigest()
@@ -290,7 +291,7 @@ def test_an_id_or_category_climbing_with_dots_writes_nothing_outside_the_output(
     assert (out / "category" / "cs.CV" / "index.html").is_file()
     old_style = (out / "paper" / "math.GT" / "0309136.html").read_text("utf-8")
     assert 'href="../../theme/style.css"' in old_style
-    assert 'href="../../category/math.GT/"' in old_style
+    assert 'href="../../category/cs.CV/"' in old_style
 
 
 def test_an_output_folder_holding_the_theme_is_refused(tmp_path):

@@ -138,7 +138,7 @@ def test_status_and_the_site_list_it_in_registry_order(toy: Toy, config: Config)
     out = CliRunner().invoke(cli.cli, ["--config", str(base_config.path), "status", "--json"])
     assert out.exit_code == 0, out.output
     assert [r["source"] for r in json.loads(out.output)] == ["arxiv", "toy", "digest"]
-    assert stats.ledger_order()[-3:] == ("toy", "notes", "digest")
+    assert stats.ledger_order()[-4:] == ("toy", "notes", "digest", "notify")
     assert [s.source for s in stats.source_states(store.runs())] == ["arxiv", "toy", "digest"]
 
 
