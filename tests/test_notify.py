@@ -43,10 +43,11 @@ FEISHU_SECRET = "feishu-signing-secret"
 SMTP_USER, SMTP_PASSWORD = "robot", "smtp-pa55"
 
 
-def _entry(n: int, title: str, authors: tuple[str, ...]) -> Entry:
+def _entry(n: int, title: str, authors: tuple[str, ...], comment: str | None = None
+           ) -> Entry:
     return Entry(arxiv_id=f"2606.{20000 + n}", version=1, title=title,
                  abstract=f"Abstract {n}.", authors=authors, categories=("cs.RO",),
-                 comment=None, journal_ref=None, doi=None,
+                 comment=comment, journal_ref=None, doi=None,
                  published=T0 - dt.timedelta(hours=3), updated=T0 - dt.timedelta(hours=3),
                  announced=T0 - dt.timedelta(hours=1))
 
@@ -143,7 +144,10 @@ def project(tmp_path) -> Path:
     entries = [_entry(1, HOSTILE, ("Ada Lovelace", "B. Person")),
                _entry(2, "Grasping with $\\alpha$-hands", ("Ada Lovelace",)),
                _entry(3, "A watched paper", ("C. Someone",)),
-               *(_entry(n, f"Unfollowed {n}", ("Nobody Here",)) for n in (4, 5, 6))]
+               *(_entry(n, f"Unfollowed {n}", ("Nobody Here",)) for n in (4, 5)),
+               # 今日精选's first: accepted at a venue, the others have no signal
+               _entry(6, "Unfollowed 6", ("Nobody Here",), comment="Accepted at ICRA 2026"),
+               _entry(7, "Unfollowed 7", ("Nobody Here",), comment="Code: https://github.com/x/y")]
     _write(tmp_path, "")
     cfg = config_mod.load(tmp_path / "papertrail.toml")
     with ArxivReplay(entries) as api:
@@ -341,8 +345,8 @@ def test_the_top_papers_of_the_last_announcement_when_a_channel_asks(project, se
     _write(project, _channels(services, webhook="top = 2\n"))
     _notify(project, _env(services), monkeypatch)
     (hook,) = _bodies(services, "hook")
-    tops = [i for i in hook["items"] if i["why"] == "New today"]
-    assert len(tops) == 2 and all(i["title"].startswith("Unfollowed") for i in tops)
+    tops = [i for i in hook["items"] if i["why"] == "Top pick today"]
+    assert [i["title"] for i in tops] == ["Unfollowed 6", "Unfollowed 7"]  # 今日精选's order
     (slack,) = _bodies(services, "slack")
     assert "Unfollowed" not in slack["text"]
 

@@ -17,6 +17,7 @@ from pipeline.site._follows import match as match_follows
 from pipeline.site._history import Event
 from pipeline.site._tex import excerpt, plain_tex
 from pipeline.site._views import Library, Paper
+from pipeline.site.data import last_announcement, ranked
 
 AUTHORS_SHOWN = 5  # then "et al.": a message lists many papers
 NOTE_CHARS = 300  # a digest's line or a journal-ref, shortened: a message is no abstract
@@ -54,7 +55,10 @@ def select(cfg: Config, lib: Library, top: int, failed: set[str]) -> Selection:
              followed.recent(lib.now, cfg.site.feed_days, lib.tz)]
     dated += [(e.seen, _event(e, lib, s)) for e in followed.events]
     items = [i for _, i in sorted(dated, key=lambda x: (x[0], x[1].key), reverse=True)]
-    tops = [_paper(p, s["notify_top"]) for p in top_papers(lib, top) if p.arxiv_id not in why]
+    # 今日精选's first, past the papers the follows already bring
+    picks = [p for p, _ in ranked(cfg, s, followed, last_announcement(cfg, lib.papers))
+             if p.arxiv_id not in why][:top] if top else []
+    tops = [_paper(p, s["notify_top"]) for p in picks]
     retry = {i.key: i for i in [*items, *tops] if i.key in failed}
     events = {f"watch/{e.arxiv_id}/{e.key}": e for e in followed.events}
     for key in failed - retry.keys():
@@ -64,16 +68,6 @@ def select(cfg: Config, lib: Library, top: int, failed: set[str]) -> Selection:
         elif kind == "paper" and (p := lib.by_id.get(arxiv_id)) is not None:
             retry[key] = _paper(p, why.get(arxiv_id, s["notify_top"]))
     return Selection(items, tops, retry)
-
-
-def top_papers(lib: Library, n: int) -> list[Paper]:
-    """The day's top papers: for now the newest `n` of the last announcement (the papers
-    first seen on the newest local day). A ranked view replaces this one function."""
-    if n == 0 or not lib.papers:
-        return []
-    newest = sorted(lib.papers, key=lambda p: (p.first_seen, p.arxiv_id), reverse=True)
-    day = newest[0].first_seen.astimezone(lib.tz).date()
-    return [p for p in newest if p.first_seen.astimezone(lib.tz).date() == day][:n]
 
 
 def _authors(names: list[str]) -> str:
