@@ -5,17 +5,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
+import email
+import email.policy
 import functools
+import socket
 import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
 import pyarrow as pa
 import pytest
+from aiosmtpd.controller import Controller
+from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
 from pipeline import ingest
@@ -28,6 +34,7 @@ from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
+from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
 
@@ -244,3 +251,71 @@ def page(browser):
     context.close()
     assert errors == []
     assert set(hosts) <= {"127.0.0.1"}, set(hosts)
+
+
+# -- the services `papertrail notify` sends to: real local servers ------------------------------
+
+FEISHU_SECRET = "feishu-signing-secret"
+SMTP_USER, SMTP_PASSWORD = "robot", "smtp-pa55"
+
+
+@dataclass
+class Mailbox:
+    """What the SMTP server accepted, as parsed messages."""
+
+    mails: list[email.message.EmailMessage] = dataclasses.field(default_factory=list)
+
+    async def handle_DATA(self, server, session, envelope):
+        self.mails.append(email.message_from_bytes(envelope.content,
+                                                   policy=email.policy.default))
+        return "250 OK"
+
+
+@dataclass(frozen=True)
+class Services:
+    chat: NotifyReplay
+    mailbox: Mailbox
+    smtp_port: int
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def certificate(tmp_path_factory) -> tuple[Path, Path]:
+    """A self-signed certificate for 127.0.0.1, which the client is told to trust."""
+    folder = tmp_path_factory.mktemp("tls")
+    cert, key = folder / "cert.pem", folder / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True,
+                   capture_output=True)
+    return cert, key
+
+
+@pytest.fixture
+def services(certificate, monkeypatch) -> Iterator[Services]:
+    import ssl
+
+    cert, key = certificate
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # what create_default_context trusts
+    mailbox = Mailbox()
+
+    def login(server, session, envelope, mechanism, auth_data):
+        return AuthResult(success=(auth_data.login, auth_data.password)
+                          == (SMTP_USER.encode(), SMTP_PASSWORD.encode()))
+
+    port = free_port()
+    smtp = Controller(mailbox, hostname="127.0.0.1", port=port, tls_context=context,
+                      require_starttls=True, authenticator=login, auth_require_tls=True)
+    smtp.start()
+    try:
+        with NotifyReplay(feishu_secret=FEISHU_SECRET) as chat:
+            yield Services(chat, mailbox, port)
+    finally:
+        smtp.stop()

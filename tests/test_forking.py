@@ -1,6 +1,7 @@
 """FORKING.md works as written: its example papertrail.toml (cs.RO, one advisor, DeepSeek by
-docs/DIGESTS.md's recipe) is a valid config, the workflow hands it its key, and the pipeline
-runs with it; the guide names this repository and says what each failure looks like."""
+docs/DIGESTS.md's recipe, a Telegram chat and an inbox) is a valid config, the workflow hands
+it its key, the pipeline runs with it and its first notification arrives; the guide names
+this repository and says what each failure looks like."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ import yaml
 
 from pipeline import config as config_mod
 from pipeline import demo, schedule
+from pipeline.notify import notify
 from pipeline.replay import sample
 from pipeline.store import Store
+from tests.conftest import SMTP_PASSWORD, SMTP_USER
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = (REPO / "FORKING.md").read_text(encoding="utf-8")
@@ -55,9 +58,17 @@ def test_the_example_is_a_robotics_site_following_one_advisor_with_deepseek(tmp_
     assert run["env"]["DEEPSEEK_API_KEY"] == "${{ secrets.DEEPSEEK_API_KEY }}"
 
 
-def test_the_pipeline_runs_with_the_example_and_builds_its_site(tmp_path):
-    # `papertrail --config papertrail.toml demo`, which the guide suggests to try a config
-    cfg = demo.run(written_as(tmp_path), tmp_path / "demo", lambda line: None)
+def test_the_pipeline_runs_with_the_example_builds_its_site_and_notifies(
+        tmp_path, services, monkeypatch):
+    # `papertrail --config papertrail.toml demo`, which the guide suggests to try a config;
+    # its Telegram chat and inbox are local servers (aiosmtpd with STARTTLS, the replay)
+    local = example().replace('chat_id = "-1001234567890"\n', 'chat_id = "-1001234567890"\n'
+                              f'api_url = "{services.chat.telegram_api}"\n').replace(
+        'host = "smtp.gmail.com"\nusername = "you@gmail.com"',
+        f'host = "127.0.0.1"\nport = {services.smtp_port}\nusername = "{SMTP_USER}"')
+    (tmp_path / "papertrail.toml").write_text(local, encoding="utf-8")
+    cfg = demo.run(config_mod.load(tmp_path / "papertrail.toml"), tmp_path / "demo",
+                   lambda line: None)
     stored = Store(cfg.store_path).read("papers", columns=["categories"])
     robotics = [c for c in stored.column("categories").to_pylist() if "cs.RO" in c]
     # every cs.RO paper of the sample (all cross-lists there) came through the arXiv sources
@@ -67,6 +78,16 @@ def test_the_pipeline_runs_with_the_example_and_builds_its_site(tmp_path):
     for page in ("topic/manipulation/index.html", "topic/legged-locomotion/index.html",
                  "me/index.html"):
         assert (cfg.output_path / page).is_file(), page
+    # the first notification: what the follows bring, to both
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", services.chat.token)
+    monkeypatch.setenv("SMTP_PASSWORD", SMTP_PASSWORD)
+    first = notify(cfg, Store(cfg.store_path))
+    assert first.status == "ok" and first.counts["sent"] > 0, first.line()
+    (mail,) = services.mailbox.mails
+    (chat,) = [r.body for r in services.chat.received("telegram")]
+    watched = cfg.follows[0].watch[0]  # its news: a new version, in both
+    assert watched in mail.get_body(("plain",)).get_content() and watched in chat["text"]
+    assert notify(cfg, Store(cfg.store_path)).counts["sent"] == 0  # each item once
 
 
 def test_the_guide_names_this_repository_and_both_ways_to_copy_it():

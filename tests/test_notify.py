@@ -8,19 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import email
-import email.policy
 import json
-import socket
-import subprocess
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import AuthResult
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
@@ -28,10 +21,18 @@ from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.notify import channels
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.notify import Fault, NotifyReplay
+from pipeline.replay.notify import Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.conftest import (
+    FEISHU_SECRET,
+    SMTP_PASSWORD,
+    SMTP_USER,
+    Mailbox,
+    Services,
+    fast_arxiv,
+    free_port,
+)
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
@@ -39,8 +40,6 @@ FOLLOWED = ("2606.20001", "2606.20002")
 WATCHED = "2606.20003"
 ITEMS = {f"paper/{FOLLOWED[0]}", f"paper/{FOLLOWED[1]}", f"paper/{WATCHED}",
          f"watch/{WATCHED}/v1"}
-FEISHU_SECRET = "feishu-signing-secret"
-SMTP_USER, SMTP_PASSWORD = "robot", "smtp-pa55"
 
 
 def _entry(n: int, title: str, authors: tuple[str, ...], comment: str | None = None
@@ -50,68 +49,6 @@ def _entry(n: int, title: str, authors: tuple[str, ...], comment: str | None = N
                  comment=comment, journal_ref=None, doi=None,
                  published=T0 - dt.timedelta(hours=3), updated=T0 - dt.timedelta(hours=3),
                  announced=T0 - dt.timedelta(hours=1))
-
-
-@dataclass
-class Mailbox:
-    """What the SMTP server accepted, as parsed messages."""
-
-    mails: list[email.message.EmailMessage] = dataclasses.field(default_factory=list)
-
-    async def handle_DATA(self, server, session, envelope):
-        self.mails.append(email.message_from_bytes(envelope.content,
-                                                   policy=email.policy.default))
-        return "250 OK"
-
-
-@dataclass(frozen=True)
-class Services:
-    chat: NotifyReplay
-    mailbox: Mailbox
-    smtp_port: int
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def certificate(tmp_path_factory) -> tuple[Path, Path]:
-    """A self-signed certificate for 127.0.0.1, which the client is told to trust."""
-    folder = tmp_path_factory.mktemp("tls")
-    cert, key = folder / "cert.pem", folder / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
-                    "-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1",
-                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True,
-                   capture_output=True)
-    return cert, key
-
-
-@pytest.fixture
-def services(certificate, monkeypatch) -> Iterator[Services]:
-    import ssl
-
-    cert, key = certificate
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    context.load_cert_chain(cert, key)
-    monkeypatch.setenv("SSL_CERT_FILE", str(cert))  # what create_default_context trusts
-    mailbox = Mailbox()
-
-    def login(server, session, envelope, mechanism, auth_data):
-        return AuthResult(success=(auth_data.login, auth_data.password)
-                          == (SMTP_USER.encode(), SMTP_PASSWORD.encode()))
-
-    port = _free_port()
-    smtp = Controller(mailbox, hostname="127.0.0.1", port=port, tls_context=context,
-                      require_starttls=True, authenticator=login, auth_require_tls=True)
-    smtp.start()
-    try:
-        with NotifyReplay(feishu_secret=FEISHU_SECRET) as chat:
-            yield Services(chat, mailbox, port)
-    finally:
-        smtp.stop()
 
 
 def _env(s: Services) -> dict[str, str]:
@@ -425,7 +362,7 @@ def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
     context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
     context.load_cert_chain(cert, key)
     monkeypatch.setenv("SSL_CERT_FILE", str(cert))
-    mailbox, port = Mailbox(), _free_port()
+    mailbox, port = Mailbox(), free_port()
     smtp = Controller(mailbox, hostname="127.0.0.1", port=port, ssl_context=context)
     smtp.start()
     try:
@@ -440,7 +377,7 @@ def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
 
 
 def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
-    mailbox, port = Mailbox(), _free_port()
+    mailbox, port = Mailbox(), free_port()
     smtp = Controller(mailbox, hostname="127.0.0.1", port=port)  # no TLS on offer
     smtp.start()
     try:
@@ -454,7 +391,7 @@ def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
 
 
 def test_a_transport_error_names_the_variable_never_the_token(project, monkeypatch):
-    port = _free_port()  # nothing listens there
+    port = free_port()  # nothing listens there
     _write(project, '\n[[notify]]\nkind = "telegram"\nchat_id = "1"\nmax_retries = 0\n'
                     f'api_url = "http://127.0.0.1:{port}"\n')
     out = _notify(project, {"TELEGRAM_BOT_TOKEN": "999:very-secret"}, monkeypatch)
