@@ -60,7 +60,7 @@ def select(cfg: Config, lib: Library, top: int, failed: set[str]) -> Selection:
              if p.arxiv_id not in why][:top] if top else []
     tops = [_paper(p, s["notify_top"]) for p in picks]
     retry = {i.key: i for i in [*items, *tops] if i.key in failed}
-    events = {f"watch/{e.arxiv_id}/{e.key}": e for e in followed.events}
+    events = {e.item: e for e in followed.events}
     for key in failed - retry.keys():
         kind, _, arxiv_id = key.partition("/")
         if key in events:
@@ -87,7 +87,7 @@ def _event(e: Event, lib: Library, s: dict[str, str]) -> Item:
     named = excerpt(p.title_text, TITLE_CHARS) if p else e.arxiv_id
     title = s[f"watch_{e.kind}"].format(title=named, version=e.version)
     note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
-    return Item(f"watch/{e.arxiv_id}/{e.key}", e.arxiv_id, _one_line(title),
+    return Item(e.item, e.arxiv_id, _one_line(title),
                 _one_line(_authors(p.authors)) if p else "",
                 p.version_url(e.version) if p else f"https://arxiv.org/abs/{e.arxiv_id}",
                 s["notify_watch"], _one_line(excerpt(note, NOTE_CHARS)))

@@ -32,6 +32,11 @@ class Event:
         """Stable within the paper: the entry id's last part."""
         return f"v{self.version}" if self.kind == "version" else f"v{self.version}/{self.kind}"
 
+    @property
+    def item(self) -> str:
+        """Its id across the personal feed and the notify ledger: watch/<id>/<key>."""
+        return f"watch/{self.arxiv_id}/{self.key}"
+
 
 def readings(store: Store, ids: Iterable[str]) -> dict[str, list[Reading]]:
     """Per id, its readings oldest first, their text clean for showing."""

@@ -195,7 +195,7 @@ class _Entries:
     def _event(self, e: Event) -> Entry:
         p, s = self.site.lib.by_id.get(e.arxiv_id), self.s
         if p is None:  # watched, but the paper itself is not stored (anymore)
-            return Entry(key=f"watch/{e.arxiv_id}/{e.key}", title=e.arxiv_id,
+            return Entry(key=e.item, title=e.arxiv_id,
                          link=f"https://arxiv.org/abs/{e.arxiv_id}", updated=e.seen,
                          content="", day=self._day(e.seen))
         note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
@@ -203,7 +203,7 @@ class _Entries:
             title=plain_tex(p.title), version=e.version),
             before=f"<p><strong>{escape(note)}</strong></p>"
             + (self._changes(p, e.version) if e.kind == "version" else ""))
-        return dataclasses.replace(entry, key=f"watch/{e.arxiv_id}/{e.key}")
+        return dataclasses.replace(entry, key=e.item)
 
     def _top(self) -> list[Entry]:
         """Each day's picks, best first within the day, the newest day first."""
