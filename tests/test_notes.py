@@ -64,7 +64,9 @@ def cfg(base_config: Config, revised_store: Path, llm: OpenAIReplay,
 
 
 def with_model(cfg: Config, **changes: object) -> Config:
-    fast = {"model": "replay-model", "api_key_env": KEY_ENV, "timeout_seconds": 0.5,
+    # A generous timeout: a timed-out request is charged its estimate, and a loaded machine
+    # can keep the local replay waiting past a short one. The timeout tests set their own.
+    fast = {"model": "replay-model", "api_key_env": KEY_ENV, "timeout_seconds": 30.0,
             "max_retries": 0, "selection": "all", "max_per_run": 1000,
             "token_budget_per_run": 10_000_000, "notes_share": 0.5, **changes}
     return dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **fast))
