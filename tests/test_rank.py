@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 from pipeline import rank
-from pipeline.config import RankConfig
+from pipeline.config import Follow, RankConfig
 from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
 from pipeline.store import Store
 from tests.feedcheck import atom_errors, rss_errors
@@ -154,3 +154,23 @@ def test_home_page_order_in_chromium(site_built, browser, width):
         assert chip["x"] + chip["width"] <= width  # chips wrap, never past the screen
         assert page.evaluate("document.documentElement.scrollWidth") <= width
         page.close()
+
+
+def test_a_follow_by_initials_puts_the_paper_in_the_queue_as_the_site_matches_it(site_built):
+    store = Store(site_built.store_path)
+    library, versions = store.library(), store.read("versions")
+    placed = queue(site_built, library, versions)
+    arxiv_id, authors = next((r["arxiv_id"], r["authors"]) for r in
+                             library.select(["arxiv_id", "authors"]).to_pylist()
+                             if r["arxiv_id"] not in placed and r["authors"]
+                             and len(r["authors"][0].split()) == 2)
+    first, last = authors[0].split()
+    initials = f"{first[0]}. {last}"
+
+    def follow(match_initials: bool) -> dict:
+        cfg = dataclasses.replace(site_built, follows=(
+            Follow(name="advisor", authors=(initials,), match_initials=match_initials),))
+        return queue(cfg, library, versions)
+
+    assert follow(True).get(arxiv_id) == (FOLLOWED, 0)
+    assert arxiv_id not in follow(False)

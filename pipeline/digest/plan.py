@@ -192,7 +192,8 @@ def _followed(papers: pa.Table, follows: tuple[Follow, ...]) -> set[int]:
     ids, slugs = papers["arxiv_id"].to_pylist(), papers["topics"].to_pylist()
     rows: set[int] = set()
     for f in follows:
-        for topic in (Topic(keywords=f.keywords), Topic(authors=f.authors),
+        for topic in (Topic(keywords=f.keywords),
+                      Topic(authors=f.authors, match_initials=f.match_initials),
                       Topic(categories=f.categories)):
             if topic.keywords or topic.authors or topic.categories:
                 found = topic_match.match_topic(papers, topic, names)
