@@ -260,6 +260,30 @@ def test_a_feed_past_its_byte_cap_ends_with_an_entry_saying_so(served, tmp_path)
             else f"{url}feeds/brief/new.atom.xml" in last.description
 
 
+def test_every_link_of_a_capped_feeds_last_entry_leads_to_a_page(tmp_path):
+    """All 300 papers accepted somewhere: the accepted feed is capped too, and it has no
+    brief feed to point to."""
+    url = "https://example.org/"
+    cfg = _config(tmp_path, url, feed_max_mb=0.05)
+    with ArxivReplay([_entry(i, comment="Accepted at ICML 2026") for i in range(300)]) as api:
+        api.as_of = T0
+        ingest.ingest_arxiv(fast_arxiv(cfg, api.url, page_size=500), Store(cfg.store_path),
+                            now=T0)
+    _build(cfg)
+    capped = {}
+    for path in sorted((cfg.output_path / "feeds").rglob("*.atom.xml")):
+        entries = feedparser.parse(path.read_bytes()).entries
+        if entries and "条未列出" in (last := entries[-1]).title:
+            capped[path.relative_to(cfg.output_path / "feeds").as_posix()] = [
+                last.link, *re.findall(r'href="([^"]+)"', last.content[0].value)]
+    assert {"all.atom.xml", "accepted.atom.xml", "category/cs.CL.atom.xml"} <= capped.keys()
+    for links in capped.values():
+        for link in links:
+            assert link.startswith(url)
+            target = cfg.output_path / link.removeprefix(url)
+            assert (target / "index.html" if link.endswith("/") else target).is_file(), link
+
+
 def test_the_base_url_comes_from_the_environment(tmp_path, monkeypatch):
     path = tmp_path / "papertrail.toml"
     path.write_text("[site]\n", encoding="utf-8")

@@ -76,6 +76,7 @@ class _Entries:
     def __init__(self, site: SiteData, fs: _feeds.FeedSite) -> None:
         self.site, self.fs, self.s = site, fs, site.strings
         self.days = by_day(site)
+        self.slugs = {spec.slug for spec in site.feeds}
         self.prefix = ""  # how this feed's content links a site page (see FeedSite.url)
 
     def feed(self, slug: str) -> list[Entry]:
@@ -278,9 +279,9 @@ class _Entries:
         note = escape(s["feed_capped_note"].format(date=self._date(day)))
         links = [f'<a href="{escape(self.prefix + brief)}">'
                  f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
-        if not spec.slug.startswith("brief/") and spec.slug not in ("me", "top"):
-            brief_feed = f"feeds/brief/{_BRIEF_OF.get(spec.slug, spec.slug)}.atom.xml"
-            links.append(f'<a href="{escape(self.prefix + brief_feed)}">'
+        brief_feed = f"brief/{_BRIEF_OF.get(spec.slug, spec.slug)}"
+        if brief_feed in self.slugs:  # not every feed has a daily one (accepted, me, top)
+            links.append(f'<a href="{escape(self.prefix + f"feeds/{brief_feed}.atom.xml")}">'
                          f'{escape(s["feed_brief_feed"])}</a>')
         return Entry(key=f"feed/{spec.slug}/capped/{left_out[0].key}",
                      title=s["feed_capped"].format(n=len(left_out), mb=mb), link=brief,
