@@ -20,7 +20,7 @@ const ARXIV_URL = new RegExp("^(?:https?://)?(?:www\\.|export\\.)?arxiv\\.org/(?
 const PAPER_PATH = new RegExp("^paper/" + ID + "\\.html$", "i");  // a paper page's, from root
 
 // An arXiv id or URL → its page here when the index knows it, else arxiv.org.
-export function arxivTarget(query) {
+function arxivTarget(query) {
   const q = query.trim();
   const m = q.match(ARXIV_URL) || q.match(ARXIV);
   if (!m) return null;
