@@ -281,7 +281,9 @@ def test_a_result_without_a_digest_shows_the_abstract_sentence_that_matched(page
     shown = _snippets(page)[pid]
     assert not shown["tldr"] and shown["marks"]
     assert {m.lower() for m in shown["marks"]} == {word}
-    assert shown["text"] in abstract and len(shown["text"]) < len(abstract)
+    # The sentence, or past 160 characters the words around the term, cut with "…".
+    assert shown["text"].strip("…") in abstract and len(shown["text"]) < len(abstract)
+    assert len(shown["text"]) <= 162
     assert word in shown["text"].lower()
     # A paper with a digest: its line, no sentence.
     search(page, site, site["digest_id"] + " ")
