@@ -5,6 +5,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 # axe-core for the accessibility tests: a file from the npm registry, injected into pages.
 AXE := tests/axe/node_modules/axe-core/axe.min.js
+# ESLint for the site's JavaScript modules, pinned by tests/lint/package-lock.json.
+ESLINT := tests/lint/node_modules/.bin/eslint
 
 .PHONY: demo test lint bench lock clean
 
@@ -18,18 +20,26 @@ $(AXE): tests/axe/package.json tests/axe/package-lock.json
 	npm ci --prefix tests/axe --no-audit --no-fund --loglevel=error
 	touch $(AXE)
 
+$(ESLINT): tests/lint/package.json tests/lint/package-lock.json
+	npm ci --prefix tests/lint --no-audit --no-fund --loglevel=error
+	touch $(ESLINT)
+
 ## demo: set up, then run the real pipeline offline against the bundled sample
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
-## test: set up, then lint, type-check pipeline/ and run the whole test suite (a worker per core)
-test: $(STAMP) $(AXE)
+## test: set up, then lint, type-check pipeline/, lint and unit-test the site's JavaScript
+## (node --test) and run the whole test suite (a worker per core)
+test: $(STAMP) $(AXE) $(ESLINT)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
+	node --experimental-detect-module --test tests/js/
 	$(BIN)/pytest -q -n auto --dist loadfile
 
-lint: $(STAMP)
+lint: $(STAMP) $(ESLINT)
 	$(BIN)/ruff check .
+	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
 
 ## bench: print the performance figures in full (not a test; the tests run each with --smoke)
 bench: $(STAMP)

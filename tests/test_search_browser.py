@@ -33,6 +33,7 @@ from tests.test_site import (
 
 DIGEST = "本文提出一种扩散模型,用于连续图像重建。"
 HOSTILE_DIGEST = "<img src=x onerror=alert(1)> <script>alert(2)</script> 恶意导读"
+HOSTILE_SENTENCE = "Our <script>alert(3)</script> zymurgy is <b>quixotic</b>."
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +51,9 @@ def site(tmp_path_factory):
     # A publisher's DOI on a paper whose comment names no venue: known by its DOI alone.
     next(p for p in papers if venue(p["comment"], p["journal_ref"], None) is None
          and "<" not in p["title"])["doi"] = "10.1145/3700000.3700001"
+    # A paper without a digest whose abstract holds markup: its matched sentence shows it.
+    next(p for p in papers[::-1] if p["version"] == 1 and "<" not in p["title"])["abstract"] += (
+        " " + HOSTILE_SENTENCE)
     store.write("papers", pa.Table.from_pylist(papers, schema=table.schema))
     target = next(p for p in papers if p["version"] == 1 and "cs.CV" in p["categories"])
     add_digest(store, target["arxiv_id"], 1, at(DAYS[-1]) - dt.timedelta(minutes=5), DIGEST)
@@ -248,7 +252,54 @@ def test_home_numbers_refresh_from_status_json(page, site):
 def test_the_browser_tokenizes_like_the_index_builder(page, site):
     text = "Élan 扩散模型 2606.12345v2 naïve ÅNGSTRÖM ﬁne Σίσυφος 我 a 7 — x"
     page.goto(site["url"] + "search/")
-    assert page.evaluate("t => PTSearch.tokens(t)", text) == _search.tokens(text)
+    assert page.evaluate("t => import(new URL('../theme/engine.js', location.href).href)"
+                         ".then(engine => engine.tokens(t))", text) == _search.tokens(text)
+
+
+def _snippets(pg) -> dict[str, dict]:
+    """Each result's matched sentence (text, marked words), once every card has its own."""
+    pg.wait_for_function("() => !document.querySelector('#results li[data-snippet]')")
+    return pg.evaluate("""() => Object.fromEntries([...document.querySelectorAll('#results li')]
+        .map(li => [li.dataset.id, {tldr: !!li.querySelector('p.tldr'),
+          text: li.querySelector('p.snippet')?.textContent ?? null,
+          marks: [...li.querySelectorAll('p.snippet mark')].map(m => m.textContent)}]))""")
+
+
+def test_a_result_without_a_digest_shows_the_abstract_sentence_that_matched(page, site):
+    """A word of one paper's abstract only (not its title): its card, which has no digest,
+    shows the abstract's sentence holding it, the word marked; a card with a digest shows
+    the digest's line instead."""
+    def words(text: str) -> set[str]:
+        return set(re.findall(r"[a-z]{9,}", text.lower()))
+    counts = Counter(w for p in site["papers"].values() for w in words(p["abstract"] or ""))
+    pid, word = next((pid, w) for pid, p in sorted(site["papers"].items())
+                     if pid != site["digest_id"] and pid != XSS_ID and "$" not in p["abstract"]
+                     for w in sorted(words(p["abstract"]))
+                     if counts[w] == 1 and w not in words(p["title"]))
+    abstract = " ".join(site["papers"][pid]["abstract"].split())
+    assert search(page, site, word + " ") == [pid]
+    shown = _snippets(page)[pid]
+    assert not shown["tldr"] and shown["marks"]
+    assert {m.lower() for m in shown["marks"]} == {word}
+    # The sentence, or past 160 characters the words around the term, cut with "…".
+    assert shown["text"].strip("…") in abstract and len(shown["text"]) < len(abstract)
+    assert len(shown["text"]) <= 162
+    assert word in shown["text"].lower()
+    # A paper with a digest: its line, no sentence.
+    search(page, site, site["digest_id"] + " ")
+    assert _snippets(page)[site["digest_id"]] == {"tldr": True, "text": None, "marks": []}
+
+
+def test_an_abstract_sentence_with_markup_shows_as_text(page, site):
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    found = search(page, site, "zymurgy ")
+    assert len(found) == 1
+    shown = _snippets(page)[found[0]]
+    assert shown["text"] == HOSTILE_SENTENCE and shown["marks"] == ["zymurgy"]
+    assert page.locator("#results script, #results b").count() == 0
+    page.wait_for_timeout(200)
+    assert dialogs == []
 
 
 def test_hostile_text_shows_as_text_and_runs_nothing(page, site):

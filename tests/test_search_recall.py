@@ -30,7 +30,9 @@ def demo_site(tmp_path_factory):
 
 
 def _found(page, query: str) -> set[int]:
-    return set(page.evaluate("q => PTSearch.search(q).then(r => r.docs)", query + " "))
+    """The docs the page's own index finds (the module instance its scripts share)."""
+    return set(page.evaluate("q => import(new URL('../theme/site.js', location.href).href)"
+                             ".then(site => site.index.search(q)).then(r => r.docs)", query + " "))
 
 
 def test_chinese_queries_find_what_their_english_twins_find(demo_site, page, capsys):

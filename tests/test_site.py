@@ -218,9 +218,9 @@ def test_untrusted_text_stays_text_everywhere(built):
         for tag, attrs in parse(path).tags:
             assert not any(k.startswith("on") for k in attrs), (path, tag, attrs)
             assert not (attrs.get("href") or "").lower().startswith("javascript:"), path
-            if tag == "script":
-                assert re.search(r"theme/(ui|app|search|follow|foryou)\.js$",
-                                 attrs.get("src", "")), path
+            if tag == "script":  # a page's one module, and 为你推荐's
+                assert attrs.get("type") == "module", path
+                assert re.search(r"theme/(app|foryou)\.js$", attrs.get("src", "")), path
     # the digest (machine output) is labelled and escaped
     assert "test-model" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
 
@@ -321,7 +321,7 @@ def test_english_build(tmp_path):
     assert "Beijing time" in home and "新增论文" not in home
     # What paper pages show only through their scripts is in the site's language too.
     ui = (cfg.output_path / "theme" / "ui.js").read_text("utf-8")
-    parts = json.loads(ui.split("window.PaperTrailUI = ", 1)[1].rstrip().removesuffix(";"))
+    parts = json.loads(ui.split("export default ", 1)[1].rstrip().removesuffix(";"))
     assert ">Browse the library</a>" in parts["top"] and ">Similar papers</h2>" in parts["similar"]
     assert ">Cite (BibTeX)</summary>" in parts["tools"]
 

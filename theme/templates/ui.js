@@ -17,6 +17,7 @@
 <p class="machine">{{ s.similar_how }}</p>
 </section>
 {% endset %}
-// Made by the build (pipeline/site/pages/static.py) from the theme's ui.js template.
-window.PaperTrailUI = {{ {"root": root, "top": top, "tools": tools, "similar": similar,
-                          "light_failed": s.light_failed} | tojson }};
+// Made by the build (pipeline/site/pages/static.py) from the theme's ui.js template;
+// app.js imports it.
+export default {{ {"root": root, "top": top, "tools": tools, "similar": similar,
+                   "light_failed": s.light_failed} | tojson }};
