@@ -74,7 +74,8 @@ class Signals:
     code: str | None = None  # the host of its code or project page
     changed_words: int = 0  # of its latest version against the one before; 0 for a v1
     topics: tuple[str, ...] = ()  # the slugs of the topics it is in
-    follows: tuple[str, ...] = ()  # why each follow it matches does, as the site says it
+    follows: tuple[str, ...] = ()  # what its chip says of the follows it matches (the
+    # site: why, in its language)
 
 
 def code_host(*texts: str | None) -> str | None:
