@@ -73,7 +73,7 @@ def papers(n: int) -> list[Paper]:
             journal_ref=None, doi=None, published=when, updated=when, first_seen=seen,
             version_seen_at=seen, ai_related=any(c in e.categories for c in
                                                  ("cs.AI", "cs.LG", "cs.CL", "cs.CV")),
-            ai_reason=None, topics=[(TOPICS[i % 4], "kw")] if i % 5 == 0 else [],
+            ai_reason=(), topics=[(TOPICS[i % 4], ())] if i % 5 == 0 else [],
             hf_upvotes=None, hf_repo=None, hf_day=seen.date() if i % 50 == 0 else None,
             digest={k: d.get("result" if k == "results" else k) for k in DIGEST_FIELDS}
             if d else None))

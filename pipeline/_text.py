@@ -29,6 +29,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline.reasons import Code, Reason
+
 _SEPARATOR = r"[\s\-]"  # spaces and hyphens
 _SEPARATORS = _SEPARATOR + "+"
 AUTOMATON_FROM = 100  # phrases in a list from which the automaton beats one RE2 pattern
@@ -173,8 +175,9 @@ def compiled(phrases: tuple[str, ...]) -> Phrases:
 
 
 def first_phrase(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedArray,
-                 phrases: tuple[str, ...], label: str) -> np.ndarray:
-    """For rows known to contain some phrase: why, as "<label> 'p' in title|abstract".
+                 phrases: tuple[str, ...], code: Code) -> np.ndarray:
+    """For rows known to contain some phrase: why, as a Reason(code, (phrase, where)),
+    where is "title" or "abstract".
 
     The phrase found first in the title wins, else the one found first in the abstract;
     rows where none is found get None.
@@ -187,5 +190,5 @@ def first_phrase(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.Chun
     in_abstract[rest] = matcher.first(pc.take(abstract, pa.array(rest)))
     for where, found in (("title", in_title), ("abstract", in_abstract)):
         for i in np.unique(found[found >= 0]):
-            why[found == i] = f"{label} '{phrases[i]}' in {where}"
+            why[found == i] = Reason(code, (phrases[i], where))
     return why

@@ -5,7 +5,8 @@ ai_categories`, or when its title or abstract contains one of `ai_phrases`
 (whole words, case-insensitive, see pipeline._text). The reason names the
 first thing that decided it: its first AI category (the primary one when that
 is AI), else the first phrase in config order found in the title, else in the
-abstract — "category cs.LG", "phrase 'language model' in title".
+abstract: codes with arguments (pipeline/reasons.py), stored as "category cs.LG",
+"phrase 'language model' in title".
 """
 
 from __future__ import annotations
@@ -18,12 +19,13 @@ import pyarrow.compute as pc
 
 from pipeline import _text
 from pipeline.config import ClassifyConfig
+from pipeline.reasons import Code, Reason, stored
 
 
 @dataclass(frozen=True)
 class Classified:
     ai_related: pa.Array  # bool
-    ai_reason: pa.Array  # string, null when not AI-related
+    ai_reason: pa.Array  # string (reasons.stored), null when not AI-related
 
 
 def first_category(categories: pa.ChunkedArray | pa.Array, wanted: tuple[str, ...]
@@ -46,7 +48,7 @@ def classify(papers: pa.Table, cfg: ClassifyConfig) -> Classified:
     category = first_category(papers["categories"], cfg.ai_categories)
     by_category = category.astype(bool)  # None → False; codes are non-empty
     reason = np.full(papers.num_rows, None, dtype=object)
-    reason[by_category] = ["category " + c for c in category[by_category]]
+    reason[by_category] = [Reason(Code.CATEGORY, (c,)) for c in category[by_category]]
     rest = np.flatnonzero(~by_category)  # only these need the text scan
     if cfg.ai_phrases and rest.size:
         idx = pa.array(rest)
@@ -57,6 +59,9 @@ def classify(papers: pa.Table, cfg: ClassifyConfig) -> Classified:
         hit_rows = np.flatnonzero(hit)
         why = _text.first_phrase(pc.take(title, pa.array(hit_rows)),
                                  pc.take(abstract, pa.array(hit_rows)), cfg.ai_phrases,
-                                 "phrase")
+                                 Code.PHRASE)
         reason[rest[hit_rows]] = why
-    return Classified(pa.array(reason.astype(bool)), pa.array(reason, pa.string()))
+    flag = reason.astype(bool)  # a Reason is true, None false
+    text = np.full(papers.num_rows, None, dtype=object)
+    text[flag] = [stored((r,)) for r in reason[flag]]
+    return Classified(pa.array(flag), pa.array(text, pa.string()))

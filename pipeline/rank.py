@@ -24,10 +24,23 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pipeline.config import RankConfig
 
-REASONS = ("follow", "hf", "venue", "code", "revised", "topic")  # a paper's chips in this order
+
+class Kind(StrEnum):
+    """A reason's kind, in the order of a paper's chips; each is said by the catalogue's
+    `reason_<kind>` with the reason's value."""
+
+    FOLLOW = "follow"
+    HF = "hf"
+    VENUE = "venue"
+    CODE = "code"
+    REVISED = "revised"
+    TOPIC = "topic"
+
+
 # Code or a project page: the hosts papers link them on (a bare "github.io" is a project
 # page). Dataset-only hubs are left out: data is not code.
 _CODE = re.compile(
@@ -39,7 +52,7 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class Reason:
-    kind: str  # one of REASONS
+    kind: Kind
     value: str  # what the chip says: the votes, the venue's badge, the host, the words, a name
     points: float
 
@@ -48,7 +61,7 @@ class Reason:
 class Ranked:
     arxiv_id: str
     score: float
-    reasons: tuple[Reason, ...]  # in REASONS' order
+    reasons: tuple[Reason, ...]  # in Kind's order
 
 
 @dataclass(frozen=True)
@@ -61,7 +74,8 @@ class Signals:
     code: str | None = None  # the host of its code or project page
     changed_words: int = 0  # of its latest version against the one before; 0 for a v1
     topics: tuple[str, ...] = ()  # the slugs of the topics it is in
-    follows: tuple[str, ...] = ()  # the names of the follows it matches
+    follows: tuple[str, ...] = ()  # what its chip says of the follows it matches (the
+    # site: why, in its language)
 
 
 def code_host(*texts: str | None) -> str | None:
@@ -83,17 +97,17 @@ def changed_words(before: str, after: str) -> int:
 def score(s: Signals, w: RankConfig) -> Ranked:
     reasons = []
     for follow in s.follows[:1]:  # one follow says it: more would count one wish twice
-        reasons.append(Reason("follow", follow, w.follow))
+        reasons.append(Reason(Kind.FOLLOW, follow, w.follow))
     if s.upvotes:
-        reasons.append(Reason("hf", str(s.upvotes), w.hf_upvotes * math.log2(1 + s.upvotes)))
+        reasons.append(Reason(Kind.HF, str(s.upvotes), w.hf_upvotes * math.log2(1 + s.upvotes)))
     if s.venue:
-        reasons.append(Reason("venue", s.venue, w.venue))
+        reasons.append(Reason(Kind.VENUE, s.venue, w.venue))
     if s.code:
-        reasons.append(Reason("code", s.code, w.code))
+        reasons.append(Reason(Kind.CODE, s.code, w.code))
     if s.changed_words >= w.min_changed_words:
-        reasons.append(Reason("revised", str(s.changed_words), w.revision))
+        reasons.append(Reason(Kind.REVISED, str(s.changed_words), w.revision))
     for slug in s.topics[:1]:  # as for follows: a paper in three topics is not three times news
-        reasons.append(Reason("topic", slug, w.topic))
+        reasons.append(Reason(Kind.TOPIC, slug, w.topic))
     kept = tuple(r for r in reasons if r.points > 0)
     return Ranked(s.arxiv_id, round(sum(r.points for r in kept), 6), kept)
 

@@ -12,7 +12,8 @@ accents and punctuation ignored); with `match_initials`, "K. He" ~ "Kaiming He".
 
 Vectorised per topic: the cheap filters shrink the rows first, then one automaton
 scan per phrase list runs over what is left (linear in the text, whatever the
-number of keywords), and the reason is worked out only for the rows that matched.
+number of keywords), and the reason is worked out only for the rows that matched: codes
+with arguments (pipeline/reasons.py), stored in the form `reasons.stored` writes.
 Topics run in parallel threads (Arrow's kernels release the GIL; the scans share it).
 """
 
@@ -32,6 +33,7 @@ from pipeline import _text
 from pipeline._names import name_tokens, same_person
 from pipeline.classify import first_category
 from pipeline.config import Topic
+from pipeline.reasons import Code, Reason, Why, stored
 
 _STRS = pa.list_(pa.string())
 
@@ -54,16 +56,17 @@ class AuthorIndex:
                 self.by_surname[tokens[-1]].append(code)
 
     def match(self, wanted: tuple[str, ...], initials: bool, rows: int) -> np.ndarray:
-        """Per row: 'author NAME' (as configured, plus the paper's spelling) or None."""
-        reason_of_code: dict[int, str] = {}
+        """Per row: the Reason (the name as configured, and the paper's spelling when it
+        differs) or None."""
+        reason_of_code: dict[int, Reason] = {}
         for name in wanted:
             tokens = name_tokens(name)
             for code in self.by_surname.get(tokens[-1] if tokens else "", ()):
                 if code not in reason_of_code and same_person(tokens, self.tokens[code],
                                                               initials):
                     spelled = self.names[code]
-                    reason_of_code[code] = (f"author {name}" if spelled == name
-                                            else f"author {name} (as {spelled})")
+                    reason_of_code[code] = (Reason(Code.AUTHOR, (name,)) if spelled == name
+                                            else Reason(Code.AUTHOR_AS, (name, spelled)))
         why = np.full(rows, None, dtype=object)
         if not reason_of_code:
             return why
@@ -77,10 +80,10 @@ class AuthorIndex:
 @dataclass(frozen=True)
 class Matched:
     topics: pa.Array  # list<string>: slugs, in config order
-    reasons: pa.Array  # list<string>: parallel to topics
+    reasons: pa.Array  # list<string>: parallel to topics (reasons.stored)
 
 
-_FILTERS_ONLY = ""  # a topic without selectors: matched by its filters, which say why
+_FILTERS_ONLY = object()  # a topic without selectors: matched by its filters, which say why
 
 
 def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
@@ -99,7 +102,8 @@ def _holding(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedA
 
 def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
                 group_heads: dict[str, np.ndarray] | None = None) -> np.ndarray:
-    """Per row, why the paper is in `topic` ("keyword 'x' in title; category cs.RO"), or None.
+    """Per row, why the paper is in `topic` (a Why: the keyword, phrases or author that
+    matched, then the filters: (KEYWORD x in title, CATEGORY cs.RO)), or None.
 
     `group_heads`: precomputed hits (over all rows) of the first phrase of `all` groups,
     shared by the topics that start a group with the same phrase.
@@ -128,19 +132,20 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         hit = np.flatnonzero(_holding(title, abstract, topic.keywords))
         why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
                                             abstract.take(pa.array(hit)), topic.keywords,
-                                            "keyword")
+                                            Code.KEYWORD)
     _match_groups(why, rows, title, abstract, topic.all, group_heads or {})
     if topic.authors and authors is not None:  # None only when no topic names authors
         by_author = authors.match(topic.authors, topic.match_initials, n)
         fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
         why[fill] = by_author[fill]
     matched = _drop_excluded(papers, why, topic.exclude)
-    if category is not None or upvotes is not None:
-        why[matched] = ["; ".join(filter(None, (
-            why[i],
-            f"category {category[i]}" if category is not None else "",
-            f"{upvotes[i]} upvotes" if upvotes is not None else "",
-        ))) for i in matched]
+    for i in matched:  # one by one: a slice would take each tuple for a row of values
+        parts: Why = () if why[i] is _FILTERS_ONLY else (why[i],)
+        if category is not None:
+            parts += (Reason(Code.CATEGORY, (category[i],)),)
+        if upvotes is not None:
+            parts += (Reason(Code.UPVOTES, (str(upvotes[i]),)),)
+        why[i] = parts
     return why
 
 
@@ -158,7 +163,7 @@ def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray,
                 break
             t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
             open_rows = open_rows[_holding(t, a, (phrase,))]
-        why[rows[open_rows]] = "all of " + ", ".join(f"'{p}'" for p in group)
+        why[rows[open_rows]] = Reason(Code.ALL_OF, group)
 
 
 def _drop_excluded(papers: pa.Table, why: np.ndarray, exclude: tuple[str, ...]) -> np.ndarray:
@@ -196,7 +201,7 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     offsets = np.concatenate([[0], np.cumsum(hit.sum(axis=1))]).astype(np.int32)
     slugs = np.array([t.slug for t in topics], dtype=object)
     values = pa.array(slugs[topic_idx].tolist(), pa.string())
-    reasons = pa.array(why[row_idx, topic_idx].tolist(), pa.string())
+    reasons = pa.array([stored(w) for w in why[row_idx, topic_idx]], pa.string())
     return Matched(pa.ListArray.from_arrays(pa.array(offsets), values),
                    pa.ListArray.from_arrays(pa.array(offsets), reasons))
 

@@ -16,8 +16,12 @@ from click.testing import CliRunner
 from pipeline import config as config_mod
 from pipeline import ingest, scope
 from pipeline.cli import cli
+from pipeline.reasons import Code, Reason
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
+from pipeline.site._follows import match as match_follows
+from pipeline.site._views import load
+from pipeline.site.i18n import say, strings
 from pipeline.sources import _http
 from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
@@ -205,3 +209,17 @@ def test_topics_check_says_which_follows_cannot_be_served(tmp_path):
     result = CliRunner().invoke(cli, ["--config", str(off.path), "topics", "check"])
     assert "warn  follows[0] (advisor): its authors and watched papers are not fetched from " \
            "outside the categories ([sources.arxiv] enabled = false)" in result.output
+
+
+def test_why_a_follow_matched_is_said_in_the_sites_language(tmp_path):
+    cfg = robotics_fork(tmp_path, ADVISOR_FOLLOW)
+    with ArxivReplay(ENTRIES, as_of=NOW) as api:
+        ingest_once(cfg, api)
+    followed = match_follows(cfg.follows, load(cfg, Store(cfg.store_path), now=NOW))
+    why = {p.arxiv_id: w for p, w in followed.papers}
+    advisor = Reason(Code.FOLLOW, ("advisor",))
+    assert why == {
+        ADVISOR.arxiv_id: (advisor, Reason(Code.AUTHOR_AS, ("Lin Yang", "L. Yang"))),
+        WATCHED.arxiv_id: (advisor, Reason(Code.WATCH, (WATCHED.arxiv_id,)))}
+    assert say(why[ADVISOR.arxiv_id], strings("zh-CN")) == "advisor：作者 Lin Yang（署名 L. Yang）"
+    assert say(why[WATCHED.arxiv_id], strings("en")) == f"advisor: watch {WATCHED.arxiv_id}"

@@ -43,7 +43,7 @@ def test_every_reason_is_a_chip_in_order_and_the_view_stops_at_top():
                                changed_words=40, topics=("llm-agents", "rl"),
                                follows=("Kaiming He",))
     (only,) = rank.ranked([all_of_them], W)
-    assert [r.kind for r in only.reasons] == list(rank.REASONS)  # a topic counts once
+    assert [r.kind for r in only.reasons] == list(rank.Kind)  # a topic counts once
     assert only.score == pytest.approx(4 + 1 + 3 + 1.5 + 1 + 2)
     small = rank.Signals("2606.00010", changed_words=W.min_changed_words - 1)
     assert rank.ranked([small], W) == []  # a fix is no reason

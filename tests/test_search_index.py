@@ -22,7 +22,7 @@ def paper(i: int, title: str = "A paper", abstract: str = "Nothing to see.",
                  abstract_text=abstract, authors=list(authors),
                  categories=["cs.LG"], primary="cs.LG", comment=None, journal_ref=None,
                  doi=None, published=when, updated=when, first_seen=when,
-                 version_seen_at=when, ai_related=True, ai_reason=None, topics=[],
+                 version_seen_at=when, ai_related=True, ai_reason=(), topics=[],
                  hf_upvotes=None, hf_repo=None, hf_day=None,
                  digest={"tldr": digest} if digest else None)
 

@@ -50,7 +50,8 @@ def select(cfg: Config, lib: Library, top: int, failed: set[str]) -> Selection:
     resent while the library holds them, even past the feed's window."""
     s = i18n.strings(cfg.site.language)
     followed = match_follows(cfg.follows, lib)
-    why = {p.arxiv_id: s["feed_why"].format(why=reason) for p, reason in followed.papers}
+    why = {p.arxiv_id: s["feed_why"].format(why=i18n.say(reason, s))
+           for p, reason in followed.papers}
     dated = [(p.first_seen, _paper(p, why[p.arxiv_id])) for p, _ in
              followed.recent(lib.now, cfg.site.feed_days, lib.tz)]
     dated += [(e.seen, _event(e, lib, s)) for e in followed.events]

@@ -15,6 +15,7 @@ import pyarrow as pa
 
 from pipeline import topics as topic_match
 from pipeline.config import Follow, Topic
+from pipeline.reasons import Code, Reason, Why
 from pipeline.site._feeds import recent
 from pipeline.site._history import Event, events
 from pipeline.site._views import Library, Paper
@@ -22,17 +23,17 @@ from pipeline.site._views import Library, Paper
 
 @dataclass(frozen=True)
 class Followed:
-    papers: list[tuple[Paper, str]]  # (paper, why), in the library's order
+    papers: list[tuple[Paper, Why]]  # (paper, why), in the library's order
     events: list[Event]  # of the watched papers, newest first
     watched: list[tuple[str, Paper | None]]  # each watched id, with its paper when stored
 
     @property
-    def newest(self) -> list[tuple[Paper, str]]:
+    def newest(self) -> list[tuple[Paper, Why]]:
         """The matched papers, newest first seen first."""
         return sorted(self.papers, key=lambda x: (x[0].first_seen, x[0].arxiv_id),
                       reverse=True)
 
-    def recent(self, now: dt.datetime, days: int, tz: dt.tzinfo) -> list[tuple[Paper, str]]:
+    def recent(self, now: dt.datetime, days: int, tz: dt.tzinfo) -> list[tuple[Paper, Why]]:
         """The matched papers the personal feed holds (and `papertrail notify` sends): those
         of its window (`recent`), newest first. Watched papers' events are few and each one
         matters: `events` holds all of them, not windowed."""
@@ -40,7 +41,7 @@ class Followed:
 
 
 def match(follows: tuple[Follow, ...], lib: Library) -> Followed:
-    why: dict[int, str] = {}
+    why: dict[int, Why] = {}
     if follows:
         frame = lib.frames["papers"]
         table = pa.Table.from_pandas(frame[["title", "abstract", "authors", "categories"]],
@@ -59,24 +60,24 @@ def match(follows: tuple[Follow, ...], lib: Library) -> Followed:
 
 
 def _matches(follow: Follow, table: pa.Table, names: topic_match.AuthorIndex | None,
-             lib: Library) -> list[tuple[int, str]]:
-    """(row, why) for every paper `follow` matches; its name labels the reason."""
-    label = f"{follow.name}: " if follow.name else ""
-    out: list[tuple[int, str]] = []
+             lib: Library) -> list[tuple[int, Why]]:
+    """(row, why) for every paper `follow` matches; its name leads the reasons."""
+    label: Why = (Reason(Code.FOLLOW, (follow.name,)),) if follow.name else ()
+    out: list[tuple[int, Why]] = []
     # Each list is a topic of its own, so that one list matching is enough.
     for topic in (Topic(keywords=follow.keywords),
                   Topic(authors=follow.authors, match_initials=follow.match_initials),
                   Topic(categories=follow.categories)):
         if topic.keywords or topic.authors or topic.categories:
             reasons = topic_match.match_topic(table, topic, names)
-            out += [(i, label + str(r)) for i, r in enumerate(reasons) if r is not None]
+            out += [(i, label + r) for i, r in enumerate(reasons) if r is not None]
     wanted_topics, watched = set(follow.topics), set(follow.watch)
     if not (wanted_topics or watched):
         return out
     for i, paper in enumerate(lib.papers):
         if paper.arxiv_id in watched:
-            out.append((i, f"{label}watch {paper.arxiv_id}"))
+            out.append((i, (*label, Reason(Code.WATCH, (paper.arxiv_id,)))))
         slug = next((s for s, _ in paper.topics if s in wanted_topics), None)
         if slug:
-            out.append((i, f"{label}topic {slug}"))
+            out.append((i, (*label, Reason(Code.TOPIC, (slug,)))))
     return out

@@ -21,12 +21,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from markupsafe import Markup
 
-from pipeline import scope, stats
+from pipeline import reasons, scope, stats
 from pipeline._ids import is_arxiv_id
 from pipeline._readings import Reading, around
 from pipeline._venue import Venue, venue
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
+from pipeline.reasons import Why
 from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
@@ -144,8 +145,8 @@ class Paper:
     first_seen: dt.datetime
     version_seen_at: dt.datetime
     ai_related: bool
-    ai_reason: str | None
-    topics: list[tuple[str, str]]  # (slug, reason)
+    ai_reason: Why  # empty when not AI-related; said in the site's language at render
+    topics: list[tuple[str, Why]]  # (slug, why)
     hf_upvotes: int | None
     hf_repo: str | None
     hf_day: dt.date | None
@@ -351,13 +352,6 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     def local(t: dt.datetime) -> str:
         return t.astimezone(tz).strftime("%Y-%m-%d %H:%M")
 
-    def said(why: str) -> str:
-        return i18n.reason(cfg.site.language, why)
-
-    def reason_of(value: object) -> str | None:
-        why = _str_or_none(value)
-        return None if why is None else said(why)
-
     out: list[Paper] = []
     for row in _records(papers_df, (*_PAPER_COLUMNS, *dict.fromkeys(c for _, c in shown))):
         topics = list(zip(row["topics"] if row["topics"] is not None else [],
@@ -377,8 +371,8 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
             first_seen=row["first_seen"].to_pydatetime(),
             version_seen_at=row["version_seen_at"].to_pydatetime(),
             ai_related=bool(_opt(row["ai_related"]) or False),
-            ai_reason=reason_of(row["ai_reason"]),
-            topics=[(clean(str(s)), said(clean(str(r)))) for s, r in topics],
+            ai_reason=reasons.read(_str_or_none(row["ai_reason"])),
+            topics=[(clean(str(s)), reasons.read(clean(str(r)))) for s, r in topics],
             hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
             hf_repo=_str_or_none(row["hf_repo"]),
             hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],

@@ -17,6 +17,7 @@ import pipeline.site.i18n as i18n
 from pipeline import rank, stats
 from pipeline._ids import is_category
 from pipeline.config import Config
+from pipeline.reasons import Why
 from pipeline.site._brand import Brand, brand
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._follows import Followed
@@ -35,7 +36,7 @@ class Topic:
     name: str  # in the site's language
     description: str
     members: list[Paper]  # newest update first
-    reasons: dict[str, str]  # arxiv_id → why the paper matched
+    reasons: dict[str, Why]  # arxiv_id → why the paper matched
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ def ranked(cfg: Config, s: dict[str, str], followed: Followed, papers: Iterable[
         p.arxiv_id, p.hf_upvotes, p.venue.badge(s) if p.venue else None,
         rank.code_host(p.comment, p.abstract_text, p.repo_url, p.hf_project),
         _changed_words(p), tuple(slug for slug, _ in p.topics),
-        (follows[p.arxiv_id],) if p.arxiv_id in follows else ()) for p in by_id.values()]
+        (i18n.say(follows[p.arxiv_id], s),) if p.arxiv_id in follows else ())
+        for p in by_id.values()]
     return [(by_id[r.arxiv_id], r) for r in rank.ranked(signals, cfg.rank)]
 
 
@@ -209,7 +211,7 @@ def _categories(by_update: list[Paper], wanted: tuple[str, ...]) -> dict[str, li
 def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[Topic]:
     # One pass over the papers for all topics (a scan per topic is quadratic in topics).
     members: dict[str, list[Paper]] = defaultdict(list)
-    reasons: dict[str, dict[str, str]] = defaultdict(dict)
+    reasons: dict[str, dict[str, Why]] = defaultdict(dict)
     for p in by_update:
         for slug, reason in p.topics:
             if p.arxiv_id not in reasons[slug]:

@@ -10,10 +10,12 @@ from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 
 from pipeline.rank import Ranked
+from pipeline.reasons import Why
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.data import SiteData
+from pipeline.site.i18n import say, say_pick
 
 PER_PAGE = 50
 MAX_LIST_PAGES = 100  # older papers stay reachable by date (briefs), category and search
@@ -154,7 +156,7 @@ class Output:
                       f"{escape(self.site.local(t))}</time>")
 
     def cards_html(self, papers: Iterable[Paper], root: str,
-                   notes: dict[str, str] | None = None, full: bool = False,
+                   notes: dict[str, Why] | None = None, full: bool = False,
                    clock: str = "updated", heading: str = "h3") -> Markup:
         parts = []
         for p in papers:
@@ -162,7 +164,8 @@ class Output:
             if notes and p.arxiv_id in notes:
                 strings = self.site.strings
                 note = f'<p class="reason">{escape(strings["topic_reason"])}' \
-                       f'{escape(strings["colon"])}{escape(notes[p.arxiv_id])}</p></article>'
+                       f'{escape(strings["colon"])}{escape(say(notes[p.arxiv_id], strings))}' \
+                       '</p></article>'
                 html = html.removesuffix("</article>\n").removesuffix("</article>") + note
             parts.append(html)
         return Markup("".join(parts).replace(_ROOT, root))
@@ -180,8 +183,7 @@ class Output:
         s, names = self.site.strings, self.site.topic_names
         items = []
         for r in ranked.reasons:
-            value = names.get(r.value, r.value) if r.kind == "topic" else r.value
-            text = s[f"reason_{r.kind}"].format(value=value)
+            text = say_pick(r, s, names)
             points = s["points"].format(points=f"{r.points:.1f}")
             items.append(f'<li class="reason-{r.kind}">{escape(text)} '
                          f"<small>{escape(points)}</small></li>")
@@ -189,7 +191,7 @@ class Output:
                 f'{"".join(items)}</ul>')
 
     def listing(self, path: str, title: str, papers: list[Paper], *, intro: str = "",
-                feeds: Sequence[FeedSpec] = (), notes: dict[str, str] | None = None,
+                feeds: Sequence[FeedSpec] = (), notes: dict[str, Why] | None = None,
                 head: tuple[str, str, Sequence[tuple[Paper, Ranked]], int] | None = None,
                 **ctx: object) -> list[str]:
         """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES. `head`: the

@@ -40,7 +40,9 @@ _FIXED: dict[str, object] = {
     # a model's text (digests), linking only the paper's own URLs;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
-    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled},
+    # `p.ai_reason | why(s)`: a paper's reasons (pipeline/reasons.py) in the site's language.
+    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled,
+                      "why": i18n.say},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",

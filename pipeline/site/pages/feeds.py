@@ -28,11 +28,13 @@ from markupsafe import escape
 import pipeline.site._feeds as _feeds
 from pipeline._changes import changes
 from pipeline.rank import Ranked
+from pipeline.reasons import Why
 from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event
 from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
+from pipeline.site.i18n import say, say_pick
 from pipeline.site.output import Output
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
@@ -117,9 +119,10 @@ class _Entries:
 
     # -- entries ----------------------------------------------------------------------------
 
-    def _paper(self, p: Paper, when: dt.datetime, suffix: str = "", why: str = "",
+    def _paper(self, p: Paper, when: dt.datetime, suffix: str = "", why: Why = (),
                title: str = "", before: str = "") -> Entry:
-        head = f"<p>{escape(self.s['feed_why'].format(why=why))}</p>" if why else ""
+        said = say(why, self.s)
+        head = f"<p>{escape(self.s['feed_why'].format(why=said))}</p>" if why else ""
         return Entry(
             key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_tex(p.title),
             link=p.path if p.has_page else p.abs_url, updated=when,
@@ -214,9 +217,8 @@ class _Entries:
 
     def _pick(self, p: Paper, ranked: Ranked, day: str) -> Entry:
         s, names = self.s, self.site.topic_names
-        said = [s[f"reason_{r.kind}"].format(value=names.get(r.value, r.value)
-                                             if r.kind == "topic" else r.value)
-                + f" ({s['points'].format(points=f'{r.points:.1f}')})" for r in ranked.reasons]
+        said = [say_pick(r, s, names) + f" ({s['points'].format(points=f'{r.points:.1f}')})"
+                for r in ranked.reasons]
         entry = self._paper(p, p.version_seen_at, f"/top/{day}", title=s["feed_top_title"].format(
             date=self._date(day), title=plain_tex(p.title)),
             before=f"<p><strong>{escape(s['reasons'])}</strong>{escape(s['colon'])}"
@@ -292,8 +294,7 @@ class _Entries:
         return t.astimezone(self.site.lib.tz).strftime("%Y-%m-%d")
 
     def _date(self, day: str) -> str:
-        d = dt.date.fromisoformat(day)
-        return self.s["feed_day"].format(month=d.month, day=d.day, mon=d.strftime("%b"))
+        return self.s["feed_day"].format(date=dt.date.fromisoformat(day))
 
 
 def _digested(p: Paper) -> dt.datetime:
