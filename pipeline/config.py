@@ -20,11 +20,14 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline._ids import is_arxiv_id
 from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
 DEFAULT_PATH = Path("papertrail.toml")
 # The project's own folders. The build removes every file of [site] output it did not make,
@@ -743,9 +746,10 @@ def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> 
 
 
 _MISSING = object()
+_T = typing.TypeVar("_T", bound="DataclassInstance")  # a config dataclass
 
 
-def _build(cls: type, raw: Any, path: Path, prefix: str) -> Any:
+def _build(cls: type[_T], raw: Any, path: Path, prefix: str) -> _T:
     if not isinstance(raw, dict):
         _fail(path, prefix, raw, f"a table [{prefix}]")
     hints = _type_hints(cls)
@@ -774,7 +778,7 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field) -> Any:
+def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field[Any]) -> Any:
     meta = fld.metadata
     allowed = meta.get("allowed") or _describe(tp)
     result = _convert(value, tp, path, key, allowed)
