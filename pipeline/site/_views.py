@@ -455,9 +455,10 @@ def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[
     """The stored similar papers of each paper in the library, those still in it."""
     table = store.read("similar", ["arxiv_id", "neighbours"])
     for arxiv_id, neighbours in zip(table["arxiv_id"].to_pylist(),
-                                    table["neighbours"].to_pylist(), strict=True):
+                                    cast(list[list[str]], table["neighbours"].to_pylist()),
+                                    strict=True):
         if arxiv_id in by_id:  # the library's own id strings: 200,000 lists share them
-            yield arxiv_id, [by_id[n].arxiv_id for n in neighbours or () if n in by_id]
+            yield arxiv_id, [by_id[n].arxiv_id for n in neighbours if n in by_id]
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
