@@ -20,14 +20,11 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline._ids import is_arxiv_id
 from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
-
-if TYPE_CHECKING:
-    from _typeshed import DataclassInstance
 
 DEFAULT_PATH = Path("papertrail.toml")
 # The project's own folders. The build removes every file of [site] output it did not make,
@@ -746,7 +743,15 @@ def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> 
 
 
 _MISSING = object()
-_T = typing.TypeVar("_T", bound="DataclassInstance")  # a config dataclass
+
+
+class _Dataclass(Protocol):
+    """A dataclass, as dataclasses.fields() takes it (typeshed's DataclassInstance)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+_T = typing.TypeVar("_T", bound=_Dataclass)  # a config dataclass
 
 
 def _build(cls: type[_T], raw: Any, path: Path, prefix: str) -> _T:
