@@ -70,7 +70,7 @@ def parse(body: bytes, count: int, dimensions: int) -> tuple[list[np.ndarray] | 
     items = data.get("data") if isinstance(data, dict) else None
     if not isinstance(items, list) or len(items) != count:
         return None, f"expected {count} embeddings"
-    found: dict[int, list] = {}
+    found: dict[int, list[object]] = {}
     for item in items:
         index = item.get("index") if isinstance(item, dict) else None
         vector = item.get("embedding") if isinstance(item, dict) else None

@@ -105,7 +105,8 @@ def _hash(texts: Sequence[str], a: int, b: int) -> sp.csr_matrix:
     return _HASHER.transform(texts[a:b])
 
 
-def _candidates(shared: tuple, a: int, b: int) -> tuple[np.ndarray, ...]:
+def _candidates(shared: tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray], a: int,
+                b: int) -> tuple[np.ndarray, ...]:
     matrix, common, transposed, queries = shared
     rows = queries[a:b]
     product = sp.csr_matrix(_rare(matrix[rows], common) @ transposed)
@@ -125,7 +126,7 @@ def _candidates(shared: tuple, a: int, b: int) -> tuple[np.ndarray, ...]:
     return q, r, exact
 
 
-def _dense(shared: tuple, a: int, b: int) -> tuple[np.ndarray, ...]:
+def _dense(shared: tuple[np.ndarray, np.ndarray], a: int, b: int) -> tuple[np.ndarray, ...]:
     vectors, queries = shared
     rows = queries[a:b]
     product = vectors[rows] @ vectors.T

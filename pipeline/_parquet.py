@@ -125,7 +125,8 @@ def write_new(path: Path, table: pa.Table, name: str, dictionary: frozenset[str]
     # time and saves nothing. Bounded row groups keep reads lean.
     low = [f.name for f in table.schema if f.name in dictionary]
     with open(path, "wb") as fh, pq.ParquetWriter(fh, table.schema, compression="zstd",
-                                                  use_dictionary=low) as writer:
+                                                  # stubs: use_dictionary also takes column names
+                                                  use_dictionary=low) as writer:  # type: ignore[arg-type]
         for part in parts if parts is not None else [table]:
             if parts is None or part.num_rows:  # an empty run owns no row group
                 writer.write_table(part.replace_schema_metadata(meta),

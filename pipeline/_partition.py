@@ -13,6 +13,8 @@ its rows stay in the order written.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -24,7 +26,7 @@ from pipeline._schemas import Table
 KEY_PATTERN = r"[0-9a-z][0-9a-z.\-]{0,11}"
 
 
-def keys_of(spec: Table, table: pa.Table) -> pa.Array:
+def keys_of(spec: Table, table: pa.Table) -> pa.Array[Any]:
     """The partition each row belongs to."""
     column = table[spec.partition_by]
     if pa.types.is_timestamp(column.type) or pa.types.is_date(column.type):
@@ -35,9 +37,11 @@ def keys_of(spec: Table, table: pa.Table) -> pa.Array:
         key = pc.if_else(pc.match_substring_regex(ids, r"^\d{4}\.\d"),
                          pc.utf8_slice_codeunits(ids, 0, 6),
                          pc.binary_join_element_wise("old-", old, ""))
-    key = pc.fill_null(key, "other")
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    key = pc.fill_null(key, "other")  # type: ignore[assignment, type-var]
     safe = pc.match_substring_regex(key, f"^{KEY_PATTERN}$")
-    return pc.if_else(safe, key, "other").combine_chunks()
+    # stubs: if_else with a Python value is untyped
+    return pc.if_else(safe, key, "other").combine_chunks()  # type: ignore[no-any-return]
 
 
 def split(spec: Table, table: pa.Table) -> dict[str, pa.Table]:
@@ -82,18 +86,22 @@ def changed(spec: Table, old: pa.Table, new: pa.Table) -> pa.Table | None:
     return new.filter(pa.array(differs))
 
 
-def _row_keys(columns: tuple[str, ...], table: pa.Table) -> pa.ChunkedArray | pa.Array:
+def _row_keys(columns: tuple[str, ...], table: pa.Table) -> pa.ChunkedArray[Any] | pa.Array[Any]:
     if len(columns) == 1:
         return table[columns[0]]
-    return pc.binary_join_element_wise(
+    # stubs: binary_join_element_wise takes any string columns
+    return pc.binary_join_element_wise(  # type: ignore[call-overload, no-any-return]
         *(pc.cast(table[c], pa.string()) for c in columns), "\x1f",
         null_handling="replace", null_replacement="\x00")
 
 
-def _same(a: pa.ChunkedArray, b: pa.ChunkedArray) -> np.ndarray:
+def _same(a: pa.ChunkedArray[Any], b: pa.ChunkedArray[Any]) -> np.ndarray:
     """Row by row, whether two columns hold the same value (two nulls are the same)."""
     if pa.types.is_list(a.type):
-        a, b = (pc.binary_join(pc.cast(x, pa.list_(pa.string())), "\x1f") for x in (a, b))
+        # stubs: the result type of an array's function includes scalars
+        a, b = (pc.binary_join(pc.cast(x, pa.list_(pa.string())), "\x1f") for x in (a, b))  # type: ignore[assignment]
     both_null = pc.and_(pc.is_null(a), pc.is_null(b))
-    equal = pc.fill_null(pc.equal(a, b), False)
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    equal: pa.ChunkedArray[Any] | pa.Array[Any] = pc.fill_null(  # type: ignore[assignment, type-var]
+        pc.equal(a, b), False)
     return np.asarray(pc.or_(both_null, equal).to_numpy(zero_copy_only=False), dtype=bool)

@@ -25,7 +25,7 @@ _TS = pa.timestamp("us", tz="UTC")
 _STRS = pa.list_(pa.string())
 
 # An arXiv entry as arXiv describes it: what a snapshot keeps and a paper row starts with.
-_ENTRY = [
+_ENTRY: list[tuple[str, pa.DataType]] = [
     ("arxiv_id", pa.string()),
     ("version", pa.int32()),
     ("title", pa.string()),
@@ -59,7 +59,7 @@ PAPERS = pa.schema([
     ("topic_reasons", _STRS),  # parallel to topics
 ])
 
-VERSIONS = pa.schema([
+VERSIONS = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("version", pa.int32()),
     ("updated", _TS),  # arXiv's time of this version
@@ -79,7 +79,7 @@ _ATTEMPTS = [
     ("next_attempt_after", _TS),
 ]
 
-DIGESTS = pa.schema([
+DIGESTS = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("version", pa.int32()),
     ("language", pa.string()),
@@ -97,7 +97,7 @@ DIGESTS = pa.schema([
 
 # A change note (修订说明) by the model: what changed from one stored version of a paper
 # to the next, and why it matters. Retried like digests.
-NOTES = pa.schema([
+NOTES = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("from_version", pa.int32()),
     ("version", pa.int32()),
@@ -111,7 +111,7 @@ NOTES = pa.schema([
 
 # Each paper's most similar papers in the library (pipeline.similar), derived from the
 # title and abstract whose hash it keeps: a paper is looked at again when that changes.
-SIMILAR = pa.schema([
+SIMILAR = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("text_hash", pa.string()),
     ("method", pa.string()),  # how the list was made: another method remakes every list
@@ -131,7 +131,7 @@ EMBEDDINGS = pa.schema([
 
 # What `papertrail notify` sent: one row per (channel, item), so each item goes to each
 # channel once. A failed row is tried again on the next run; skipped: over max_items.
-NOTIFIED = pa.schema([
+NOTIFIED = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("channel", pa.string()),  # the [[notify]] table's name
     ("item", pa.string()),  # paper/<id>, or watch/<id>/<event> (the me feed's entry keys)
     ("arxiv_id", pa.string()),
@@ -142,7 +142,7 @@ NOTIFIED = pa.schema([
     ("sent", _TS),  # the start of the run that sent it
 ])
 
-RUNS = pa.schema([
+RUNS = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("run_id", pa.string()),
     ("source", pa.string()),  # a name of pipeline.sources.SOURCES, or digest
     ("started", _TS),
@@ -165,7 +165,7 @@ RUNS = pa.schema([
 # The completeness ledger: per announcement day (arXiv's listing date, US-Eastern) and
 # category, what the announcement feed listed (versioned ids, by how it was announced
 # there) and what the store held of it when last checked.
-ANNOUNCEMENTS = pa.schema([
+ANNOUNCEMENTS = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("day", pa.date32()),
     ("category", pa.string()),
     ("new", _STRS),  # papers whose primary category it is, v1

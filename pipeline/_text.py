@@ -23,6 +23,7 @@ from __future__ import annotations
 import itertools
 import re
 from functools import lru_cache
+from typing import Any, cast
 
 import ahocorasick
 import numpy as np
@@ -38,8 +39,10 @@ _RE2_SPECIAL = re.compile(r"([\\.^$|?*+()\[\]{}])")
 _JOINS_ENUMERATED = 5  # words of a phrase up to which every join (space/none) is tried
 
 
-def _normalised(texts: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
-    return pc.replace_substring_regex(pc.utf8_lower(pc.fill_null(texts, "")), _SEPARATORS,
+def _normalised(texts: pa.Array[Any] | pa.ChunkedArray[Any]
+                ) -> pa.Array[Any] | pa.ChunkedArray[Any]:
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    return pc.replace_substring_regex(pc.utf8_lower(pc.fill_null(texts, "")), _SEPARATORS,  # type: ignore[return-value, type-var]
                                       " ")
 
 
@@ -70,7 +73,8 @@ class Phrases:
             self._pattern = "|".join(f"(?P<p{i}>{_re2(p)})" for i, p in enumerate(phrases))
             return
         spellings: dict[str, list[tuple[int, bool, bool, bool]]] = {}
-        for i, norm in enumerate(_normalised(pa.array(phrases, pa.string())).to_pylist()):
+        normalised = cast(list[str], _normalised(pa.array(phrases, pa.string())).to_pylist())
+        for i, norm in enumerate(normalised):
             words = [w for w in norm.split(" ") if w]
             if not words:
                 continue
@@ -84,7 +88,7 @@ class Phrases:
         if spellings:
             self._automaton.make_automaton()
 
-    def first(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    def first(self, texts: pa.Array[Any] | pa.ChunkedArray[Any]) -> np.ndarray:
         """Per text, the index of the phrase found first (leftmost; list order breaks ties),
         or -1 (null text: -1). One pass over the column's text."""
         found = np.full(len(texts), -1, dtype=np.int64)
@@ -97,8 +101,9 @@ class Phrases:
         norm = _normalised(texts)
         # One string for the whole column, texts apart by a line break (which no
         # normalised text or phrase holds): one automaton call, no per-row overhead.
-        joined = "\n".join(norm.to_pylist())
-        lengths = pc.utf8_length(norm).to_numpy(zero_copy_only=False) + 1
+        joined = "\n".join(cast(list[str], norm.to_pylist()))
+        # stubs: utf8_length takes any string array
+        lengths = pc.utf8_length(norm).to_numpy(zero_copy_only=False) + 1  # type: ignore[arg-type]
         starts_of_rows = np.concatenate([[0], np.cumsum(lengths)[:-1]])
         starts, which = [], []
         size = len(joined)
@@ -124,24 +129,26 @@ class Phrases:
         found[first_rows] = index[first]
         return found
 
-    def _hits_by_re2(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
-        return pc.fill_null(pc.match_substring_regex(texts, self._pattern, ignore_case=True),
+    def _hits_by_re2(self, texts: pa.Array[Any] | pa.ChunkedArray[Any]) -> np.ndarray:
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        return pc.fill_null(pc.match_substring_regex(texts, self._pattern, ignore_case=True),  # type: ignore[attr-defined, no-any-return, type-var]
                             False).to_numpy(zero_copy_only=False)
 
-    def _first_by_re2(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    def _first_by_re2(self, texts: pa.Array[Any] | pa.ChunkedArray[Any]) -> np.ndarray:
         found = np.full(len(texts), -1, dtype=np.int64)
         rows = np.flatnonzero(self._hits_by_re2(texts))  # only these need the capturing scan
         if rows.size == 0:
             return found
-        groups = pc.extract_regex(pc.take(texts, pa.array(rows)), "(?i)" + self._pattern)
+        groups = pc.extract_regex(texts.take(rows), "(?i)" + self._pattern)
         which = np.full(rows.size, -1, dtype=np.int64)
         for i in reversed(range(len(self.phrases))):  # a match fills exactly one group
-            filled = pc.fill_null(pc.not_equal(pc.struct_field(groups, [i]), ""), False)
+            # stubs: compute functions take Python scalars
+            filled = pc.fill_null(pc.not_equal(pc.struct_field(groups, [i]), ""), False)  # type: ignore[call-overload]
             which[filled.to_numpy(zero_copy_only=False)] = i
         found[rows] = which
         return found
 
-    def contains(self, texts: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    def contains(self, texts: pa.Array[Any] | pa.ChunkedArray[Any]) -> np.ndarray:
         """A bool array: which texts hold any of the phrases."""
         if self._pattern and len(texts):
             return self._hits_by_re2(texts)
@@ -174,7 +181,8 @@ def compiled(phrases: tuple[str, ...]) -> Phrases:
     return Phrases(phrases)
 
 
-def first_phrase(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedArray,
+def first_phrase(title: pa.Array[Any] | pa.ChunkedArray[Any],
+                 abstract: pa.Array[Any] | pa.ChunkedArray[Any],
                  phrases: tuple[str, ...], code: Code) -> np.ndarray:
     """For rows known to contain some phrase: why, as a Reason(code, (phrase, where)),
     where is "title" or "abstract".
@@ -187,7 +195,7 @@ def first_phrase(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.Chun
     in_title = matcher.first(title)
     rest = np.flatnonzero(in_title < 0)
     in_abstract = np.full(len(title), -1, dtype=np.int64)
-    in_abstract[rest] = matcher.first(pc.take(abstract, pa.array(rest)))
+    in_abstract[rest] = matcher.first(abstract.take(rest))
     for where, found in (("title", in_title), ("abstract", in_abstract)):
         for i in np.unique(found[found >= 0]):
             why[found == i] = Reason(code, (phrases[i], where))

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pelican import Pelican, signals
 
@@ -118,7 +119,7 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
     made: list[SkipUnchangedWriter] = []
 
     class Recorded(SkipUnchangedWriter):  # remembered, to report what it wrote
-        def __init__(self, output_path: str, settings: dict | None = None) -> None:
+        def __init__(self, output_path: str, settings: dict[str, Any] | None = None) -> None:
             super().__init__(output_path, settings)
             made.append(self)
 

@@ -12,6 +12,7 @@ abstract: codes with arguments (pipeline/reasons.py), stored as "category cs.LG"
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -24,14 +25,15 @@ from pipeline.reasons import Code, Reason, stored
 
 @dataclass(frozen=True)
 class Classified:
-    ai_related: pa.Array  # bool
-    ai_reason: pa.Array  # string (reasons.stored), null when not AI-related
+    ai_related: pa.Array[Any]  # bool
+    ai_reason: pa.Array[Any]  # string (reasons.stored), null when not AI-related
 
 
-def first_category(categories: pa.ChunkedArray | pa.Array, wanted: tuple[str, ...]
+def first_category(categories: pa.ChunkedArray[Any] | pa.Array[Any], wanted: tuple[str, ...]
                    ) -> np.ndarray:
     """Per row, the first of its categories that is in `wanted` (None when none is)."""
-    categories = pc.fill_null(categories, pa.scalar([], pa.list_(pa.string())))
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    categories = pc.fill_null(categories, pa.scalar([], pa.list_(pa.string())))  # type: ignore[assignment]
     flat = pc.list_flatten(categories)
     parents = pc.list_parent_indices(categories).to_numpy()
     out = np.full(len(categories), None, dtype=object)
@@ -51,14 +53,12 @@ def classify(papers: pa.Table, cfg: ClassifyConfig) -> Classified:
     reason[by_category] = [Reason(Code.CATEGORY, (c,)) for c in category[by_category]]
     rest = np.flatnonzero(~by_category)  # only these need the text scan
     if cfg.ai_phrases and rest.size:
-        idx = pa.array(rest)
-        title = pc.take(papers["title"], idx)
-        abstract = pc.take(papers["abstract"], idx)
+        title = papers["title"].take(rest)
+        abstract = papers["abstract"].take(rest)
         matcher = _text.compiled(cfg.ai_phrases)
         hit = matcher.contains(title) | matcher.contains(abstract)
         hit_rows = np.flatnonzero(hit)
-        why = _text.first_phrase(pc.take(title, pa.array(hit_rows)),
-                                 pc.take(abstract, pa.array(hit_rows)), cfg.ai_phrases,
+        why = _text.first_phrase(title.take(hit_rows), abstract.take(hit_rows), cfg.ai_phrases,
                                  Code.PHRASE)
         reason[rest[hit_rows]] = why
     flag = reason.astype(bool)  # a Reason is true, None false

@@ -9,8 +9,9 @@ import errno
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 from zoneinfo import ZoneInfo
 
 import click
@@ -261,7 +262,7 @@ def notify(obj: _Context) -> None:
 # -- the store: what the runs did, and rebuilding it from its snapshots ----------------------------
 
 
-def _fmt(ts: object, tz: ZoneInfo) -> str:
+def _fmt(ts: dt.datetime | None, tz: ZoneInfo) -> str:
     if ts is None or pd.isna(ts):
         return "—"
     return pd.Timestamp(ts).tz_convert(tz).strftime("%Y-%m-%d %H:%M")
@@ -353,7 +354,7 @@ def topics_check(obj: _Context) -> None:
 
     cfg = obj.config
     papers = obj.store.library()
-    for problem in scope.unserved(cfg, set(papers["arxiv_id"].to_pylist())):
+    for problem in scope.unserved(cfg, set(cast(list[str], papers["arxiv_id"].to_pylist()))):
         click.echo(f"warn  {problem}")
     if not cfg.topics:
         click.echo(f"{cfg.path}: no [[topics]] configured")
@@ -372,6 +373,15 @@ def topics_check(obj: _Context) -> None:
                    f"{' · '.join(p for p in parts if p)} · {count} of {papers.num_rows} "
                    f"papers{note}")
     click.echo(f"{len(cfg.topics)} topics valid")
+
+
+class _Hit(Protocol):
+    """A row of topics-preview's frame as itertuples gives it."""
+
+    arxiv_id: str
+    updated: pd.Timestamp
+    title: str
+    why: str
 
 
 @topics.command("preview")
@@ -400,7 +410,7 @@ def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> No
     hits = df[df["why"].notna()].sort_values(["updated", "arxiv_id"], ascending=False)
     window = f" in the last {days} days" if days else ""
     click.echo(f"{topic.slug}: {len(hits)} of {len(df)} papers{window}")
-    for row in hits.head(limit).itertuples():
+    for row in cast("Iterator[_Hit]", hits.head(limit).itertuples()):
         title = " ".join(row.title.split())
         title = title if len(title) <= 90 else title[:89] + "…"
         click.echo(f"{row.updated:%Y-%m-%d}  {row.arxiv_id}  {title}\n            why: {row.why}")

@@ -20,7 +20,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline._ids import is_arxiv_id
@@ -745,7 +745,16 @@ def _fail(path: Path, key: str, value: Any, allowed: str, problem: str = "") -> 
 _MISSING = object()
 
 
-def _build(cls: type, raw: Any, path: Path, prefix: str) -> Any:
+class _Dataclass(Protocol):
+    """A dataclass, as dataclasses.fields() takes it (typeshed's DataclassInstance)."""
+
+    __dataclass_fields__: ClassVar[dict[str, dataclasses.Field[Any]]]
+
+
+_T = typing.TypeVar("_T", bound=_Dataclass)  # a config dataclass
+
+
+def _build(cls: type[_T], raw: Any, path: Path, prefix: str) -> _T:
     if not isinstance(raw, dict):
         _fail(path, prefix, raw, f"a table [{prefix}]")
     hints = _type_hints(cls)
@@ -774,7 +783,7 @@ def _join(prefix: str, key: str) -> str:
     return f"{prefix}.{key}" if prefix else key
 
 
-def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field) -> Any:
+def _coerce(value: Any, tp: Any, path: Path, key: str, fld: dataclasses.Field[Any]) -> Any:
     meta = fld.metadata
     allowed = meta.get("allowed") or _describe(tp)
     result = _convert(value, tp, path, key, allowed)

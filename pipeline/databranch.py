@@ -77,8 +77,9 @@ def git(repo: Path, *args: str, env: dict[str, str] | None = None,
         binary: bool = False) -> str | bytes:
     cmd = ["git", "-C", str(repo), *args]
     try:
-        done = subprocess.run(cmd, check=True, capture_output=True, text=not binary,
-                              env={**os.environ, **(env or {})})
+        done: subprocess.CompletedProcess[str | bytes] = subprocess.run(
+            cmd, check=True, capture_output=True, text=not binary,
+            env={**os.environ, **(env or {})})
     except FileNotFoundError:
         raise DataBranchError("git is not installed (needed for the data branch)") from None
     except subprocess.CalledProcessError as exc:

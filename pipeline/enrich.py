@@ -9,7 +9,7 @@ ai_related, ai_reason, topics and topic_reasons are touched.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypedDict
+from typing import TypedDict, cast
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -52,7 +52,7 @@ def enrich(cfg: Config, store: Store) -> Enriched:
         if changed:
             store.write("papers", derived)
     per_topic = {t.slug: 0 for t in cfg.topics}
-    for slug in pc.list_flatten(derived["topics"]).to_pylist():
+    for slug in cast(list[str], pc.list_flatten(derived["topics"]).to_pylist()):
         per_topic[slug] += 1
     return {"papers": derived.num_rows,
             "ai_related": int(pc.sum(derived["ai_related"]).as_py() or 0),

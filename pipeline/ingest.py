@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Iterator
+from typing import Protocol, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -69,6 +71,7 @@ def _store(cfg: Config, store: Store, run: Run, catch: Catch,
     if catch.announcements is not None:
         store.append("announcements", catch.announcements)
     if catch.snapshots:
+        assert catch.papers is not None  # Catch.add sets it with every snapshot
         store.write("papers", derive(cfg, catch.papers, tables))
     report = catch.report
     run.record(status=report.status, **report.counts, requests=report.requests,
@@ -129,12 +132,22 @@ def _replay(cfg: Config, store: Store, snaps: list[Snapshot]) -> tuple[Library, 
     return Library(papers, library.version_keys, library.tables), pa.concat_tables(versions)
 
 
+class _RunRow(Protocol):
+    """A row of the runs ledger as itertuples gives it (new/revised: null before counted)."""
+
+    run_id: str
+    source: str
+    details: str | None
+    new: float | None
+    revised: float | None
+
+
 def uncovered_runs(runs: pd.DataFrame, snaps: list[Snapshot]) -> list[str]:
     """Runs whose snapshots are missing: those the ledger says wrote one (`snapshots` in
     its details; before that was recorded, every run that counted new or revised papers)."""
     have = {(s.run_id, s.source) for s in snaps}
     missing = []
-    for row in runs[runs["source"].isin(list(SOURCES))].itertuples():
+    for row in cast("Iterator[_RunRow]", runs[runs["source"].isin(list(SOURCES))].itertuples()):
         details = json.loads(row.details) if isinstance(row.details, str) else {}
         wrote = details.get("snapshots")
         if wrote is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,10 +38,11 @@ class ArxivMerge:
                 "unchanged": self.unchanged, "cross_listed": self.cross_listed}
 
 
-def _keys(ids: pa.ChunkedArray | pa.Array, versions: pa.ChunkedArray | pa.Array
-          ) -> pa.ChunkedArray:
+def _keys(ids: pa.ChunkedArray[Any] | pa.Array[Any],
+          versions: pa.ChunkedArray[Any] | pa.Array[Any]) -> pa.ChunkedArray[Any]:
     """'2606.19617v2': one string per (paper, version), hashed by Arrow's is_in."""
-    return pc.binary_join_element_wise(ids, pc.cast(versions, pa.string()), "v")
+    # stubs: binary_join_element_wise takes any string columns
+    return pc.binary_join_element_wise(ids, pc.cast(versions, pa.string()), "v")  # type: ignore[call-overload, no-any-return]
 
 
 def _comparable(table: pa.Table) -> pd.DataFrame:
@@ -49,7 +51,8 @@ def _comparable(table: pa.Table) -> pd.DataFrame:
     for name in PAPER_METADATA:
         col = table[name]
         if name in _LISTS:
-            col = pc.binary_join(col, "\x1f")
+            # stubs: the result type of an array's function includes scalars
+            col = pc.binary_join(col, "\x1f")  # type: ignore[assignment]
         cols[name] = col.to_pandas().fillna("\x00").astype(str).to_numpy()
     return pd.DataFrame(cols)
 
@@ -110,7 +113,7 @@ def _new_versions(batch: pa.Table, version_keys: pa.Table) -> tuple[np.ndarray, 
                      else pa.array([], pa.string()))
     new_version = ~np.asarray(known.to_numpy(zero_copy_only=False), dtype=bool)
     added = batch.filter(pa.array(new_version))
-    version_rows = pa.table({
+    version_rows = pa.Table.from_pydict({
         "arxiv_id": added["arxiv_id"], "version": added["version"], "updated": added["updated"],
         "first_seen": added["fetched_at"], "title": added["title"],
         "abstract": added["abstract"],
@@ -129,7 +132,7 @@ class _Against:
         stored_ids = pd.Index(papers["arxiv_id"].to_numpy(zero_copy_only=False))
         self.pos = stored_ids.get_indexer(latest["arxiv_id"].to_numpy(zero_copy_only=False))
         self.is_new = self.pos < 0
-        self.stored = (papers.take(pa.array(np.where(self.is_new, 0, self.pos)))
+        self.stored = (papers.take(np.where(self.is_new, 0, self.pos))
                        if papers.num_rows else None)
         stored_version = (self.stored["version"].to_numpy() if self.stored is not None
                           else np.zeros(latest.num_rows, dtype=np.int32))
@@ -161,7 +164,7 @@ class _Against:
         update["first_seen"] = pa.array(first_seen, ts)
         update["version_seen_at"] = pa.array(seen_at, ts)
         update["cross_list"] = pa.array(cross[touched])
-        updated = to_table(pa.table(update), PAPERS)
+        updated = to_table(pa.Table.from_pydict(update), PAPERS)
         if kept is not None:
             # Derived columns (AI flag, topics, HF signals) stay until enrich recomputes them.
             for name in (f.name for f in PAPERS if f.name not in update):
@@ -179,5 +182,5 @@ def _replace_rows(papers: pa.Table, updated: pa.Table, found: _Against) -> pa.Ta
     keep = np.ones(combined.num_rows, dtype=bool)
     keep[t_pos[~t_new]] = False
     rows_kept = np.flatnonzero(keep)
-    order = pc.sort_indices(combined["arxiv_id"].take(pa.array(rows_kept))).to_numpy()
+    order = pc.sort_indices(combined["arxiv_id"].take(rows_kept)).to_numpy()
     return combined.take(pa.array(rows_kept[order]))

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -36,7 +37,7 @@ def picks_outside(cfg: Config) -> bool:
     return choice == "show"
 
 
-def followed(follows: tuple[Follow, ...], papers: pa.Table) -> np.ndarray:
+def followed(follows: tuple[Follow, ...], papers: pa.Table) -> npt.NDArray[np.bool_]:
     """Per row: a follow watches it or names one of its authors."""
     watched = [i for f in follows for i in f.watch]
     hit = np.asarray(pc.is_in(papers["arxiv_id"], pa.array(watched, pa.string()))
@@ -50,7 +51,7 @@ def followed(follows: tuple[Follow, ...], papers: pa.Table) -> np.ndarray:
     return hit
 
 
-def in_scope(cfg: Config, papers: pa.Table) -> np.ndarray:
+def in_scope(cfg: Config, papers: pa.Table) -> npt.NDArray[np.bool_]:
     """Per row of a papers-shaped table (arxiv_id, categories, authors; hf_day when picks
     may count): whether the fork's config selects it."""
     mask = first_category(papers["categories"], cfg.sources.arxiv.categories).astype(bool)

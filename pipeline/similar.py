@@ -18,8 +18,10 @@ import hashlib
 import os
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -90,9 +92,12 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
             scored = _neighbours.nearest(matrix, np.flatnonzero(redo), jobs)
             del matrix
         neighbours, scores = _lists(ids, redo, known, scored, cfg.similar.count)
-        before = pc.fill_null(pc.binary_join(known["neighbours"], "\x1f"), "")
-        updated = ~redo & ~_equal(before, pc.binary_join(neighbours, "\x1f"))
-        library = pc.fill_null(known["library"], 0).to_numpy(zero_copy_only=False).copy()
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        before = pc.fill_null(pc.binary_join(known["neighbours"], "\x1f"), "")  # type: ignore[type-var]
+        # stubs: binary_join's result type includes scalars
+        updated = ~redo & ~_equal(before, pc.binary_join(neighbours, "\x1f"))  # type: ignore[arg-type]
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        library = pc.fill_null(known["library"], 0).to_numpy(zero_copy_only=False).copy()  # type: ignore[attr-defined, type-var]
         library[redo] = len(ids)
         store.write("similar", to_table(pa.table({
             "arxiv_id": ids, "text_hash": hashes,
@@ -103,7 +108,7 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
                  embeddings=said)
 
 
-def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts: list[str]
+def _embedded(cfg: Config, store: Store, ids: pa.Array[Any], hashes: pa.Array[Any], texts: list[str]
               ) -> tuple[np.ndarray | None, str | None]:
     """Every paper's embedding (a row each, in the papers' order) once each has one for its
     text and `[similar] embeddings_model`, fetching up to `embeddings_per_run` missing
@@ -115,7 +120,8 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
     known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
     current = (_equal(known["text_hash"], hashes)
                & _equal(known["model"], pa.array([s.embeddings_model] * len(ids)))
-               & pc.fill_null(pc.equal(pc.list_value_length(known["vector"]),
+               # stubs: compute functions take Python scalars
+               & pc.fill_null(pc.equal(pc.list_value_length(known["vector"]),  # type: ignore[call-overload]
                                        s.embeddings_dimensions), False).to_numpy(
                                            zero_copy_only=False)
                & _finite(known["vector"]))
@@ -128,7 +134,7 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
         error = fetched.error
         if got.size:
             store.append("embeddings", pa.table({
-                "arxiv_id": ids.take(pa.array(got)), "text_hash": hashes.take(pa.array(got)),
+                "arxiv_id": ids.take(got), "text_hash": hashes.take(got),
                 "model": pa.array([s.embeddings_model] * len(got), pa.string()),
                 "vector": pa.array([v.tolist() for v in fetched.vectors],
                                    pa.list_(pa.float32()))}))
@@ -144,11 +150,13 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array, hashes: pa.Array, texts:
     return flat.astype(np.float32).reshape(len(ids), -1), said
 
 
-def _finite(lists: pa.ChunkedArray) -> np.ndarray:
+def _finite(lists: pa.ChunkedArray[Any]) -> npt.NDArray[np.bool_]:
     """Per row: no NaN or inf in its list of numbers. A vector stored before answers were
     checked as float32 is asked for again: it would make every list wrong."""
     # In Arrow, bits per value: a year's vectors are 50 million numbers.
-    finite = pc.fill_null(pc.is_finite(pc.list_flatten(lists)), False)
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    finite: pa.ChunkedArray[Any] | pa.Array[Any] = pc.fill_null(  # type: ignore[assignment, type-var]
+        pc.is_finite(pc.list_flatten(lists)), False)
     bad = pc.indices_nonzero(pc.invert(finite)).to_numpy()
     ends = np.cumsum(pc.fill_null(pc.list_value_length(lists), 0).to_numpy(
         zero_copy_only=False))
@@ -157,12 +165,13 @@ def _finite(lists: pa.ChunkedArray) -> np.ndarray:
     return ok
 
 
-def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table, method: str,
-             full: bool) -> np.ndarray:
+def _to_redo(ids: pa.Array[Any], hashes: pa.Array[Any], stored: pa.Table, known: pa.Table,
+             method: str, full: bool) -> np.ndarray:
     """Which papers get a new list: all when `full` or the method changed; else those whose
     text is not the one their list was made for, and those whose list names a paper whose
     text changed or that left the library."""
-    if full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py():
+    # stubs: compute functions take Python scalars
+    if full or len(stored) == 0 or not pc.all(pc.equal(stored["method"], method)).as_py():  # type: ignore[call-overload]
         return np.ones(len(ids), dtype=bool)
     # A list scored from a NaN vector (stored before vectors were checked as float32).
     changed = ~_equal(known["text_hash"], hashes) | ~_finite(known["scores"])
@@ -176,8 +185,8 @@ def _to_redo(ids: pa.Array, hashes: pa.Array, stored: pa.Table, known: pa.Table,
     return changed | stale
 
 
-def _lists(ids: pa.Array, redo: np.ndarray, known: pa.Table, scored: _neighbours.Scored,
-           count: int) -> tuple[pa.Array, pa.Array]:
+def _lists(ids: pa.Array[Any], redo: np.ndarray, known: pa.Table, scored: _neighbours.Scored,
+           count: int) -> tuple[pa.Array[Any], pa.Array[Any]]:
     """Every paper's list (ids, scores). A paper redone gets the best `count` of its
     candidates; any other keeps its stored list with each redone paper that found it among
     its candidates (cosine is symmetric) merged in."""
@@ -199,6 +208,8 @@ def _lists(ids: pa.Array, redo: np.ndarray, known: pa.Table, scored: _neighbours
             pa.ListArray.from_arrays(offsets, pa.array(best.score, pa.float32())))
 
 
-def _equal(a: pa.ChunkedArray | pa.Array, b: pa.ChunkedArray | pa.Array) -> np.ndarray:
+def _equal(a: pa.ChunkedArray[Any] | pa.Array[Any], b: pa.ChunkedArray[Any] | pa.Array[Any]
+           ) -> npt.NDArray[np.bool_]:
     """Row by row, whether two string columns hold the same value (a null equals nothing)."""
-    return pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    return pc.fill_null(pc.equal(a, b), False).to_numpy(zero_copy_only=False)  # type: ignore[attr-defined, no-any-return, type-var]

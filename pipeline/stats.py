@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -36,7 +36,7 @@ def as_of(runs: pd.DataFrame) -> dt.datetime:
     """The data's clock: when the newest run finished (now, before the first run)."""
     if runs.empty or runs["finished"].isna().all():
         return dt.datetime.now(dt.UTC).replace(microsecond=0)
-    return runs["finished"].max().to_pydatetime()
+    return cast(dt.datetime, runs["finished"].max().to_pydatetime())
 
 
 @dataclass(frozen=True)
@@ -227,7 +227,7 @@ def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
     )
 
 
-def _py(value: object) -> dt.datetime | None:
+def _py(value: dt.datetime | None) -> dt.datetime | None:
     if value is None or pd.isna(value):
         return None
     return pd.Timestamp(value).to_pydatetime()

@@ -393,7 +393,7 @@ class Store:
         return self.root / rel
 
     @_committing
-    def append_run(self, record: dict) -> None:
+    def append_run(self, record: dict[str, object]) -> None:
         self.append("runs", pa.Table.from_pylist([record]))
 
     @_reading

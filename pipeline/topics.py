@@ -23,6 +23,7 @@ import os
 from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,14 +42,17 @@ _STRS = pa.list_(pa.string())
 class AuthorIndex:
     """The distinct author names of a table, indexed by normalised surname."""
 
-    def __init__(self, authors: pa.ChunkedArray | pa.Array) -> None:
-        authors = pc.fill_null(authors, pa.scalar([], _STRS))
+    def __init__(self, authors: pa.ChunkedArray[Any] | pa.Array[Any]) -> None:
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        authors = pc.fill_null(authors, pa.scalar([], _STRS))  # type: ignore[assignment]
         flat = pc.list_flatten(authors)
         self.parents = pc.list_parent_indices(authors).to_numpy()
         encoded = pc.dictionary_encode(flat).combine_chunks() if isinstance(
             flat, pa.ChunkedArray) else pc.dictionary_encode(flat)
-        self.codes = encoded.indices.to_numpy(zero_copy_only=False)
-        self.names = encoded.dictionary.to_pylist()
+        # stubs: a dictionary-encoded ListArray's values
+        self.codes = encoded.indices.to_numpy(zero_copy_only=False)  # type: ignore[attr-defined]
+        # stubs: a dictionary-encoded ListArray's values
+        self.names = encoded.dictionary.to_pylist()  # type: ignore[attr-defined]
         self.tokens = [name_tokens(n) for n in self.names]
         self.by_surname: dict[str, list[int]] = defaultdict(list)
         for code, tokens in enumerate(self.tokens):
@@ -79,8 +83,8 @@ class AuthorIndex:
 
 @dataclass(frozen=True)
 class Matched:
-    topics: pa.Array  # list<string>: slugs, in config order
-    reasons: pa.Array  # list<string>: parallel to topics (reasons.stored)
+    topics: pa.Array[Any]  # list<string>: slugs, in config order
+    reasons: pa.Array[Any]  # list<string>: parallel to topics (reasons.stored)
 
 
 _FILTERS_ONLY = object()  # a topic without selectors: matched by its filters, which say why
@@ -90,13 +94,14 @@ def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
     return _holding(papers["title"], papers["abstract"], (phrase,))
 
 
-def _holding(title: pa.Array | pa.ChunkedArray, abstract: pa.Array | pa.ChunkedArray,
+def _holding(title: pa.Array[Any] | pa.ChunkedArray[Any],
+             abstract: pa.Array[Any] | pa.ChunkedArray[Any],
              phrases: tuple[str, ...]) -> np.ndarray:
     """Which rows hold one of `phrases` in the title or (else) the abstract."""
     matcher = _text.compiled(phrases)
     hit = matcher.contains(title)
     rest = np.flatnonzero(~hit)
-    hit[rest] = matcher.contains(pc.take(abstract, pa.array(rest)))
+    hit[rest] = matcher.contains(abstract.take(rest))
     return hit
 
 
@@ -115,7 +120,8 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         category = first_category(papers["categories"], topic.categories)
         rows = rows[category.astype(bool)[rows]]
     if topic.min_upvotes:
-        upvotes = pc.fill_null(papers["hf_upvotes"], 0).to_numpy()
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        upvotes = pc.fill_null(papers["hf_upvotes"], 0).to_numpy()  # type: ignore[attr-defined, type-var]
         rows = rows[upvotes[rows] >= topic.min_upvotes]
 
     why = np.full(n, None, dtype=object)
@@ -126,12 +132,10 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
     if rows.size == n:  # no filter: no copy of the text
         title, abstract = papers["title"], papers["abstract"]
     else:
-        title, abstract = papers["title"].take(pa.array(rows)), papers["abstract"].take(
-            pa.array(rows))
+        title, abstract = papers["title"].take(rows), papers["abstract"].take(rows)
     if topic.keywords and rows.size:
         hit = np.flatnonzero(_holding(title, abstract, topic.keywords))
-        why[rows[hit]] = _text.first_phrase(title.take(pa.array(hit)),
-                                            abstract.take(pa.array(hit)), topic.keywords,
+        why[rows[hit]] = _text.first_phrase(title.take(hit), abstract.take(hit), topic.keywords,
                                             Code.KEYWORD)
     _match_groups(why, rows, title, abstract, topic.all, group_heads or {})
     if topic.authors and authors is not None:  # None only when no topic names authors
@@ -149,8 +153,8 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
     return why
 
 
-def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray,
-                  abstract: pa.ChunkedArray, groups: tuple[tuple[str, ...], ...],
+def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray[Any],
+                  abstract: pa.ChunkedArray[Any], groups: tuple[tuple[str, ...], ...],
                   heads: dict[str, np.ndarray]) -> None:
     """Mark (in `why`) the rows not matched yet that hold every phrase of an `all` group."""
     for group in groups:
@@ -161,7 +165,7 @@ def _match_groups(why: np.ndarray, rows: np.ndarray, title: pa.ChunkedArray,
         for phrase in rest:  # each phrase only scans the rows every earlier one matched
             if open_rows.size == 0:
                 break
-            t, a = title.take(pa.array(open_rows)), abstract.take(pa.array(open_rows))
+            t, a = title.take(open_rows), abstract.take(open_rows)
             open_rows = open_rows[_holding(t, a, (phrase,))]
         why[rows[open_rows]] = Reason(Code.ALL_OF, group)
 
@@ -170,8 +174,7 @@ def _drop_excluded(papers: pa.Table, why: np.ndarray, exclude: tuple[str, ...]) 
     """Unmark the matched rows holding an excluded phrase; the rows still matched."""
     matched = np.flatnonzero(~_unset(why))
     if exclude and matched.size:
-        idx = pa.array(matched)
-        vetoed = _holding(papers["title"].take(idx), papers["abstract"].take(idx), exclude)
+        vetoed = _holding(papers["title"].take(matched), papers["abstract"].take(matched), exclude)
         why[matched[vetoed]] = None
         matched = matched[~vetoed]
     return matched
@@ -202,12 +205,14 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     slugs = np.array([t.slug for t in topics], dtype=object)
     values = pa.array(slugs[topic_idx].tolist(), pa.string())
     reasons = pa.array([stored(w) for w in why[row_idx, topic_idx]], pa.string())
-    return Matched(pa.ListArray.from_arrays(pa.array(offsets), values),
-                   pa.ListArray.from_arrays(pa.array(offsets), reasons))
+    return Matched(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values),
+                   pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), reasons))
 
 
 def counts(matched: Matched) -> dict[str, int]:
     """Papers per topic slug (slugs matching nothing are absent), in one pass over the
     matched lists."""
-    found = pc.value_counts(pc.list_flatten(matched.topics)).to_pylist()
+    # stubs: to_pylist is typed for flat types only
+    found: list[dict[str, Any]] = pc.value_counts(  # type: ignore[assignment, misc]
+        pc.list_flatten(matched.topics)).to_pylist()
     return {row["values"]: row["counts"] for row in found}

@@ -14,6 +14,8 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import os
+from collections.abc import Iterator
+from typing import Any, Protocol, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -31,24 +33,37 @@ from pipeline.store import Store
 Key = tuple[str, int, int, str, str, str]  # id, from_version, version, language, model, hash
 
 
-def key_of(row: dict) -> Key:
+def key_of(row: dict[str, Any]) -> Key:
     return (row["arxiv_id"], int(row["from_version"]), int(row["version"]), row["language"],
             row["model"], row["prompt_hash"])
+
+
+class _Revision(Protocol):
+    """A row of revisions()' frame as itertuples gives it."""
+
+    arxiv_id: str
+    version: int
+    from_version: float  # shifted in: a float column
+    updated: pd.Timestamp
+    title: str | None
+    title_before: str | None
+    abstract: str | None
+    abstract_before: str | None
 
 
 def revisions(cfg: Config, store: Store, selection: str) -> list[Change]:
     """Each revision of a selected paper with something to note, the newest first: every
     stored version after a paper's first, against the version stored before it."""
     ids = selected(scoped(cfg, store), selection)
-    df = store.read("versions", ["arxiv_id", "version", "updated", "title", "abstract"])
-    df = df.to_pandas()
+    table = store.read("versions", ["arxiv_id", "version", "updated", "title", "abstract"])
+    df = table.to_pandas()
     df = df[df["arxiv_id"].isin(ids)].sort_values(["arxiv_id", "version"])
     before = df.groupby("arxiv_id", sort=False)[["version", "title", "abstract"]].shift()
     df = df.assign(from_version=before["version"], title_before=before["title"],
                    abstract_before=before["abstract"]).dropna(subset=["from_version"])
     told = readings(store, df["arxiv_id"].unique())
     out: list[tuple[pd.Timestamp, Change]] = []
-    for r in df.itertuples(index=False):
+    for r in cast("Iterator[_Revision]", df.itertuples(index=False)):
         said, says = around(told.get(r.arxiv_id, []), int(r.version))
         meta = {k: (getattr(said, k), getattr(says, k)) for k in ("comment", "journal_ref")
                 } if said and says else {}
@@ -76,7 +91,7 @@ def run_notes(cfg: Config, store: Store, *, now: dt.datetime | None = None) -> D
 def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
     dcfg, started = cfg.digest, run.started
     language, phash = cfg.digest_language, prompt_hash(dcfg.prompt_version)
-    rows: dict[Key, dict] = {key_of(r): r for r in store.read("notes").to_pylist()}
+    rows: dict[Key, dict[str, Any]] = {key_of(r): r for r in store.read("notes").to_pylist()}
 
     def key(change: Change) -> Key:
         return (change.arxiv_id, change.from_version, change.version, language, dcfg.model,

@@ -14,7 +14,9 @@ queue from its front.
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any, Protocol, cast
 
 import pandas as pd
 import pyarrow as pa
@@ -32,7 +34,16 @@ Place = tuple[int, float]  # (tier, order within it): the queue serves the small
 HEAD, HF, FOLLOWED, NEW_VERSION, REST = range(5)  # the tiers, in the order they are served
 
 
-def key_of(row: dict) -> Key:
+class _Candidate(Protocol):
+    """A row of the candidates frame as itertuples gives it."""
+
+    arxiv_id: str
+    version: int
+    title: str | None
+    abstract: str
+
+
+def key_of(row: dict[str, Any]) -> Key:
     return (row["arxiv_id"], int(row["version"]), row["language"], row["model"],
             row["prompt_hash"])
 
@@ -40,7 +51,8 @@ def key_of(row: dict) -> Key:
 @dataclass
 class Plan:
     selected: int = 0
-    todo: list[tuple[PaperText, dict | None]] = field(default_factory=list)  # newest first
+    # newest first
+    todo: list[tuple[PaperText, dict[str, Any] | None]] = field(default_factory=list)
     cached: list[Key] = field(default_factory=list)
     backoff: int = 0  # failed recently; retried once next_attempt_after has passed
     exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
@@ -68,7 +80,7 @@ def selected(papers: pa.Table, selection: str) -> pd.Series:
     return flags["arxiv_id"]
 
 
-def due(row: dict | None, max_attempts: int, now: dt.datetime) -> str:
+def due(row: dict[str, Any] | None, max_attempts: int, now: dt.datetime) -> str:
     """What to do with an item given its stored row: "cached" (made), "exhausted" (failed
     max_attempts times), "backoff" (failed lately; tried again once next_attempt_after has
     passed) or "ask"."""
@@ -91,7 +103,7 @@ def select(papers: pa.Table, versions: pa.Table, selection: str) -> pd.DataFrame
     return df.sort_values(["updated", "arxiv_id"], ascending=False).reset_index(drop=True)
 
 
-def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, model: str,
+def plan(candidates: pd.DataFrame, existing: dict[Key, dict[str, Any]], language: str, model: str,
          phash: str, max_attempts: int, now: dt.datetime,
          places: dict[str, Place] | None = None) -> Plan:
     """What to do this run: the todo list in the queue's order (`places`, from `queue`);
@@ -102,7 +114,7 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
     for k, stored in existing.items():
         if stored["status"] == "ok" and k[2] == language:
             digested[k[0]] = max(digested.get(k[0], 0), k[1])
-    for c in candidates.itertuples(index=False):
+    for c in cast("Iterator[_Candidate]", candidates.itertuples(index=False)):
         key: Key = (c.arxiv_id, int(c.version), language, model, phash)
         row = existing.get(key)
         state = due(row, max_attempts, now)
@@ -117,7 +129,7 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict], language: str, mod
                              row))
     places = places or {}
 
-    def place(item: tuple[PaperText, dict | None]) -> Place:
+    def place(item: tuple[PaperText, dict[str, Any] | None]) -> Place:
         paper = item[0]
         if paper.arxiv_id in places:
             return places[paper.arxiv_id]
@@ -131,7 +143,7 @@ def queue(cfg: Config, library: pa.Table, versions: pa.Table) -> dict[str, Place
     """The place in the queue of each paper that is not among "the rest": 今日精选's head
     in its order, Hugging Face's picks by upvotes, the papers follows and topics match."""
     places: dict[str, Place] = {}
-    ids = library["arxiv_id"].to_pylist()
+    ids = cast(list[str], library["arxiv_id"].to_pylist())
     for i in _followed(library, cfg.follows) | _in_topics(library):
         places[ids[i]] = (FOLLOWED, 0)
     upvotes = library["hf_upvotes"].to_pylist()
@@ -146,7 +158,7 @@ def queue(cfg: Config, library: pa.Table, versions: pa.Table) -> dict[str, Place
 def head(cfg: Config, library: pa.Table, versions: pa.Table) -> list[rank.Ranked]:
     """今日精选 of the last announcement, from the library view as the site ranks it."""
     seen = library["version_seen_at"].to_pylist()
-    ids = library["arxiv_id"].to_pylist()
+    ids = cast(list[str], library["arxiv_id"].to_pylist())
     recent = set(rank.last_announcement(
         [(i, t.timestamp()) for i, t in zip(ids, seen, strict=True) if t is not None],
         cfg.rank))

@@ -14,6 +14,7 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa
 
@@ -49,8 +50,8 @@ class DigestReport(RunReport):
 class _Rows:
     """The digests table in memory, keyed, with the superseded flags kept consistent."""
 
-    def __init__(self, rows: Iterable[dict]) -> None:
-        self.rows: dict[Key, dict] = {key_of(r): r for r in rows}
+    def __init__(self, rows: Iterable[dict[str, Any]]) -> None:
+        self.rows: dict[Key, dict[str, Any]] = {key_of(r): r for r in rows}
         self.by_paper: dict[tuple[str, str], set[Key]] = defaultdict(set)  # (id, language)
         for key in self.rows:
             self.by_paper[key[0], key[2]].add(key)
@@ -70,7 +71,7 @@ class _Rows:
                 row["superseded"] = superseded
                 self.changed = True
 
-    def record(self, key: Key, out: Outcome, previous: dict | None, now: dt.datetime,
+    def record(self, key: Key, out: Outcome[Any], previous: dict[str, Any] | None, now: dt.datetime,
                backoff_hours: float, max_attempts: int) -> None:
         row = {"arxiv_id": key[0], "version": key[1], "language": key[2], "model": key[3],
                "prompt_hash": key[4], "superseded": False, **(out.fields or {}),
@@ -82,8 +83,8 @@ class _Rows:
             self.make_current(key)
 
 
-def attempted(out: Outcome, previous: dict | None, now: dt.datetime, backoff_hours: float,
-              max_attempts: int) -> dict:
+def attempted(out: Outcome[Any], previous: dict[str, Any] | None, now: dt.datetime,
+              backoff_hours: float, max_attempts: int) -> dict[str, object]:
     """The columns an attempt sets: its status and error, the attempts and everything they
     cost so far, and when a failed one may be tried again (backoff doubling each time)."""
     before = previous or {}
@@ -166,7 +167,7 @@ def recorded_as(run: Run, report: DigestReport, details: dict[str, object]) -> D
     return report
 
 
-def summed(name: str, outcomes: list[Outcome], dispatch: Dispatch, budget: Budget,
+def summed(name: str, outcomes: list[Outcome[Any]], dispatch: Dispatch, budget: Budget,
            selected: int, cached: int, waiting: int) -> DigestReport:
     """The step's report from its outcomes; the items are papers' versions (or revisions)."""
     failed = [o for o in outcomes if o.status == "failed"]

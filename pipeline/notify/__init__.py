@@ -76,7 +76,7 @@ def _ledger(store: Store) -> pd.DataFrame:
 
 def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
           env: Mapping[str, str], session: requests.Session, run: runs.Run
-          ) -> tuple[list[dict], str | None, Sender | None]:
+          ) -> tuple[list[dict[str, object]], str | None, Sender | None]:
     """Send the channel's pending items: (ledger rows, its error or None, the sender)."""
     # Opened first, so a missing secret shows even on a run with nothing to send.
     try:
@@ -94,7 +94,7 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     batch, over = pending[:channel.max_items], pending[channel.max_items:]
     s = i18n.strings(cfg.site.language)
 
-    def row(item: Item, status: str, error: str | None = None) -> dict:
+    def row(item: Item, status: str, error: str | None = None) -> dict[str, object]:
         before = tried.get(item.key)
         attempts = 0 if before is None or pd.isna(before["attempts"]) else before["attempts"]
         first = run.started if before is None or pd.isna(before["first_tried"]) \

@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from email.message import EmailMessage
+from typing import Any
 
 import requests
 
@@ -96,7 +97,8 @@ class Sender:
     def send(self, message: Message) -> None:
         raise NotImplementedError
 
-    def _post(self, url: str, body: dict, verdict: Callable[[requests.Response], Verdict],
+    def _post(self, url: str, body: Mapping[str, Any],
+              verdict: Callable[[requests.Response], Verdict],
               headers: Mapping[str, str] | None = None) -> None:
         """POST JSON; retry on 429 (after the wait asked for), 5xx and transport errors."""
         for attempt in range(self.cfg.max_retries + 1):
@@ -128,7 +130,7 @@ def _retry_after(response: requests.Response) -> float | None:
         return None
 
 
-def _json(response: requests.Response) -> dict:
+def _json(response: requests.Response) -> dict[str, Any]:
     try:
         body = response.json()
     except ValueError:
@@ -278,7 +280,7 @@ class Feishu(Sender):
         self.url = self.secret(self.cfg.url_env)
         self.signing = self.secret(self.cfg.secret_env) if self.cfg.secret_env else ""
 
-    def body(self, m: Message) -> dict:
+    def body(self, m: Message) -> dict[str, object]:
         rows: list[list[dict[str, str]]] = []
         for i in m.items:
             rows.append([{"tag": "a", "text": i.title, "href": i.url}])

@@ -27,6 +27,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
+from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -68,7 +69,7 @@ def count_tokens(text: str) -> int:
     return math.ceil(len(text.encode()) / 3)
 
 
-def _data(messages: list[dict]) -> tuple[str, dict]:
+def _data(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     """What the prompt's data block holds, PAPER or CHANGE, and its object; ("PAPER", {})
     when there is none (the stand-in answers)."""
     for message in messages:
@@ -84,7 +85,7 @@ def _data(messages: list[dict]) -> tuple[str, dict]:
     return "PAPER", {}
 
 
-def note_for(change: dict) -> dict[str, str]:
+def note_for(change: dict[str, Any]) -> dict[str, str]:
     """The answer a well-behaved model gives to a change-note request: what changed, by
     the data it was sent."""
     parts = []
@@ -108,12 +109,12 @@ class OpenAIReplay(LocalServer):
 
     fault_type = Fault
 
-    def __init__(self, digests: Mapping[str, dict] | None = None, *, latency: float = 0.0,
+    def __init__(self, digests: Mapping[str, dict[str, str]] | None = None, *, latency: float = 0.0,
                  port: int = 0) -> None:
         self.digests = sample.digests() if digests is None else digests
         self.latency = latency
-        self.requests: list[dict] = []  # every chat request body, in arrival order
-        self.embedding_requests: list[dict] = []  # every /v1/embeddings request body
+        self.requests: list[dict[str, Any]] = []  # every chat request body, in arrival order
+        self.embedding_requests: list[dict[str, Any]] = []  # every /v1/embeddings request body
         self.arrivals: list[float] = []  # time.monotonic() of each, for timing tests
         self.authorization: list[str] = []  # each request's Authorization header
         self.in_flight = 0
@@ -133,7 +134,7 @@ class OpenAIReplay(LocalServer):
         self._stopping.set()
         super().stop()
 
-    def digest_for(self, paper: dict) -> dict[str, str]:
+    def digest_for(self, paper: dict[str, Any]) -> dict[str, str]:
         """The answer a well-behaved model gives: the real digest, in the prompt's field names."""
         real = self.digests.get(str(paper.get("arxiv_id", "")))
         if real is None:  # not in the sample: a plain, clearly labelled stand-in
@@ -145,7 +146,7 @@ class OpenAIReplay(LocalServer):
                 "method": real.get("method", ""), "results": real.get("result", ""),
                 "conclusion": real.get("conclusion", "")}
 
-    def content_for(self, body: dict, fault: Fault | None) -> str:
+    def content_for(self, body: dict[str, Any], fault: Fault | None) -> str:
         asked, data = _data(body.get("messages") or [])
         answer = self.digest_for(data) if asked == "PAPER" else note_for(data)
         first, inner = ("tldr", "method") if asked == "PAPER" else ("note", "note")
@@ -165,7 +166,7 @@ class OpenAIReplay(LocalServer):
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
 
-    def embeddings(self, body: dict, fault: Fault | None) -> dict:
+    def embeddings(self, body: dict[str, Any], fault: Fault | None) -> dict[str, object]:
         """A vector per input: the sum of a fixed random vector per word (not a stop word),
         so papers sharing words point alike, as a model's embeddings of them would."""
         texts = body.get("input")
@@ -186,7 +187,7 @@ class OpenAIReplay(LocalServer):
         return {"object": "list", "data": data, "model": body.get("model", "replay"),
                 "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
 
-    def completion(self, body: dict, fault: Fault | None) -> dict:
+    def completion(self, body: dict[str, Any], fault: Fault | None) -> dict[str, object]:
         """The chat completion answering `body`, cut at its max_tokens, with usage."""
         content = self.content_for(body, fault)
         finish = "stop"
@@ -241,7 +242,7 @@ class OpenAIReplay(LocalServer):
                     with replay._lock:
                         replay.in_flight -= 1
 
-            def _answer(self, body: dict, fault: Fault | None, embedding: bool) -> None:
+            def _answer(self, body: dict[str, Any], fault: Fault | None, embedding: bool) -> None:
                 if fault and fault.kind == "429":
                     self._json(429, {"error": {"message": "Rate limit reached",
                                                "type": "rate_limit_error"}},
@@ -263,7 +264,7 @@ class OpenAIReplay(LocalServer):
                 else:
                     self._json(200, replay.completion(body, fault))
 
-            def _json(self, status: int, payload: dict,
+            def _json(self, status: int, payload: dict[str, object],
                       headers: dict[str, str] | None = None) -> None:
                 data = json.dumps(payload, ensure_ascii=False).encode()
                 self._send(status, data, "application/json", headers)

@@ -8,6 +8,7 @@ import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 SAMPLE_DIR = Path(__file__).parent / "sample"
@@ -56,18 +57,18 @@ def run_at(day: str) -> dt.datetime:
     return announced_at(day) + dt.timedelta(hours=3)
 
 
-def _read_jsonl(path: Path) -> list[dict]:
+def _read_jsonl(path: Path) -> list[dict[str, Any]]:
     with gzip.open(path, "rt", encoding="utf-8") as fh:
         return [json.loads(line) for line in fh if line.strip()]
 
 
 @cache
-def listing(day: str) -> tuple[dict, ...]:
+def listing(day: str) -> tuple[dict[str, Any], ...]:
     return tuple(_read_jsonl(SAMPLE_DIR / f"listings-{day}.jsonl.gz"))
 
 
 @cache
-def digests() -> dict[str, dict]:
+def digests() -> dict[str, dict[str, str]]:
     """Real Chinese digests by arXiv id."""
     out = {}
     for path in sorted(SAMPLE_DIR.glob("digests-*.jsonl.gz")):

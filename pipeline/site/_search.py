@@ -236,7 +236,7 @@ def build_index(papers: Sequence[Paper], now: dt.datetime,
 
 
 # A term's postings: a span [a, e) of the flat (gap, score) array, or its capped list.
-Span = tuple[int, list | None, int, int]  # (df, capped postings or None, a, e)
+Span = tuple[int, list[int] | None, int, int]  # (df, capped postings or None, a, e)
 
 
 def _spans(docs: Sequence[Paper], key: Key
@@ -289,7 +289,7 @@ def _shards(spans: dict[str, Span], flat: np.ndarray, names_only: set[str]
     for pre, v in prefix_map.items():
         shard_p[fnv1a(pre) % shards][pre] = v
 
-    def entry(t: str) -> list:  # in SCHEMA["term"] order
+    def entry(t: str) -> list[object]:  # in SCHEMA["term"] order
         count, capped, a, e = spans[t]
         return [count, 1, capped] if capped is not None else [count, 0, flat[a:e].tolist()]
 
@@ -359,7 +359,7 @@ def _flags(p: Paper) -> int:
     return sum(1 << i for i, test in enumerate(_FLAGS.values()) if test(p))
 
 
-def _doc(p: Paper) -> list:
+def _doc(p: Paper) -> list[object]:
     return [f(p) for f in _DOC.values()]
 
 
@@ -406,7 +406,7 @@ class Key:
     def text(self, texts: dict[str, str]) -> None:
         self.texts.update(repr(texts).encode())
 
-    def doc(self, record: list, p: Paper) -> None:
+    def doc(self, record: list[object], p: Paper) -> None:
         self.docs.update(repr((record, p.similar)).encode())
 
     def hexdigest(self) -> str:

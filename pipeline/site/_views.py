@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import itertools
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
+from typing import Any, cast
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
@@ -199,7 +200,7 @@ class Paper:
             return self.digest_created or self.version_seen_at
         if clock == "venue":
             return self.venue_seen or self.version_seen_at
-        return getattr(self, clock)
+        return cast(dt.datetime, getattr(self, clock))
 
     @property
     def title_text(self) -> str:
@@ -312,7 +313,8 @@ def _decodable(table: pa.Table) -> pa.Table:
                 raw = table.column(i).cast(pa.binary() if f.type == pa.string()
                                            else pa.list_(pa.binary()))
                 table = table.set_column(i, f, pa.array(
-                    [_decoded(v) for v in raw.to_pylist()], f.type))
+                    # stubs: to_pylist is typed for flat types only
+                    [_decoded(v) for v in raw.to_pylist()], f.type))  # type: ignore[misc]
     return table
 
 
@@ -343,7 +345,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     failed_digests = _failed_digests(digests_df, cfg.digest_language)
     strings = i18n.strings(cfg.site.language)
     shown = [(clean(f.label[cfg.site.language]), f.column) for f in source_facts()]
-    versions_by_id: dict[str, list[dict]] = {}
+    versions_by_id: dict[str, list[dict[str, Any]]] = {}
     ordered = versions_df.sort_values(["arxiv_id", "version"], kind="stable")
     for row in _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
                                   "first_seen")):
@@ -432,8 +434,10 @@ def _model_notes(store: Store, language: str) -> dict[tuple[str, int, int], str]
     before, version): the newest written, whatever model or prompt wrote it."""
     table = store.read("notes", ["arxiv_id", "from_version", "version", "language", "status",
                                  "note", "created"])
-    table = table.filter(pc.and_(pc.equal(table["status"], "ok"),
-                                 pc.equal(table["language"], language)))
+    # stubs: compute functions take Python scalars
+    table = table.filter(pc.and_(pc.equal(table["status"], "ok"),  # type: ignore[arg-type, call-overload]
+                                 # stubs: compute functions take Python scalars
+                                 pc.equal(table["language"], language)))  # type: ignore[call-overload]
     out = {}
     for row in table.sort_by("created").to_pylist():  # the newest last, so it wins
         if row["note"]:
@@ -445,7 +449,8 @@ def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[
     """The stored similar papers of each paper in the library, those still in it."""
     table = store.read("similar", ["arxiv_id", "neighbours"])
     for arxiv_id, neighbours in zip(table["arxiv_id"].to_pylist(),
-                                    table["neighbours"].to_pylist(), strict=True):
+                                    cast(list[list[str]], table["neighbours"].to_pylist()),
+                                    strict=True):
         if arxiv_id in by_id:  # the library's own id strings: 200,000 lists share them
             yield arxiv_id, [by_id[n].arxiv_id for n in neighbours if n in by_id]
 
@@ -466,7 +471,7 @@ _PAPER_COLUMNS = ("arxiv_id", "version", "title", "abstract", "authors", "catego
                   "hf_project_page")
 
 
-def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict]:
+def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
     """Rows as dicts of `columns`, made column by column: to_dict("records") boxes every
     cell of every column through pandas, a third of the library's load at 200,000 papers."""
     for values in zip(*(df[c].tolist() for c in columns), strict=True):
@@ -520,7 +525,7 @@ def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
     return dict(zip(last["arxiv_id"], last["attempts"].fillna(0).astype(int), strict=True))
 
 
-def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict]:
+def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict[Hashable, Any]]:
     if digests.empty:
         return {}
     ok = digests[(digests["status"] == "ok") & (digests["language"] == language)

@@ -19,7 +19,7 @@ from typing import Any
 
 from pipeline.site.output import Output
 
-Task = tuple[Callable[..., Any], tuple]
+Task = tuple[Callable[..., Any], tuple[object, ...]]
 
 # A worker is forked afresh after this many tasks. Every page a worker renders touches the
 # library it shares with the build (reference counts), and each touched page of memory
@@ -74,7 +74,7 @@ class Workers:
     def __init__(self, out: Output, count: int) -> None:
         self.out, self.count = out, count
         self.pool: multiprocessing.pool.Pool | None = None
-        self.pending: AsyncResult | None = None
+        self.pending: AsyncResult[list[Done]] | None = None
         self.tasks: Sequence[Task] = ()
 
     def start(self, tasks: Sequence[Task]) -> None:

@@ -12,6 +12,7 @@ import io
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 from pelican import signals
 from pelican.writers import FileOverwriteFailedError, Writer
@@ -54,7 +55,7 @@ def manifest_bytes(out: Path, produced: set[str]) -> bytes:
                       indent=0).encode()
 
 
-def read_record(path: Path) -> dict:
+def read_record(path: Path) -> dict[str, Any]:
     """One of the build's own records (.papertrail/*.json), or {} when it is missing or
     unreadable: then nothing in it is trusted, and what it would have saved is made again."""
     try:
@@ -64,8 +65,8 @@ def read_record(path: Path) -> dict:
     return record if isinstance(record, dict) else {}
 
 
-class SkipUnchangedWriter(Writer):
-    def __init__(self, output_path: str, settings: dict | None = None) -> None:
+class SkipUnchangedWriter(Writer):  # type: ignore[misc]  # pelican ships no type information
+    def __init__(self, output_path: str, settings: dict[str, Any] | None = None) -> None:
         super().__init__(output_path, settings=settings)
         self.written = 0
         self.unchanged = 0

@@ -51,7 +51,7 @@ _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf
                static.render, accepted.render, missing.render)
 
 
-class PaperTrailGenerator(Generator):
+class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no type information
     """Registered through the get_generators signal (see pipeline.site.register)."""
 
     def generate_output(self, writer: SkipUnchangedWriter) -> None:
@@ -98,7 +98,7 @@ class Carried:
     site made (but the sources page) with the pages the sitemap lists, while the same
     papers have a page."""
 
-    pages: dict[str, list] = field(default_factory=dict)
+    pages: dict[str, paper.PageKey] = field(default_factory=dict)
     index: str | None = None
     rest: tuple[Rank | None, set[str], list[str]] | None = None
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from jinja2 import Environment, Template
 from markupsafe import Markup, escape
@@ -45,7 +46,7 @@ class Output:
         # Rendered once per depth and feed set, kept with this Output (a build under
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
         self._chromes: dict[tuple[str, int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
-        self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict, str]] = {}
+        self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict[str, Any], str]] = {}
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -59,12 +60,12 @@ class Output:
         self.writer.write_file(name, self.template(template), context)
         return name
 
-    def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict:
+    def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict[str, Any]:
         """What a template renders from (with the environment's globals): the site's part
         at this depth and with these feeds, and the page's own `ctx`."""
         return {**self._site_context(root, feeds or tuple(self.site.site_feeds))[0], **ctx}
 
-    def _site_context(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[dict, str]:
+    def _site_context(self, root: str, feeds: tuple[FeedSpec, ...]) -> tuple[dict[str, Any], str]:
         """The site's part of a context, with its repr, made once per depth and feeds: the
         same on every paper page, and its feed links a sixth of the render time when
         redone each time."""
@@ -78,7 +79,7 @@ class Output:
             self._site_contexts[root, feeds] = made, repr(made)
         return self._site_contexts[root, feeds]
 
-    def context_text(self, ctx: dict) -> str:
+    def context_text(self, ctx: dict[str, Any]) -> str:
         """Everything a context made by context() holds, as text for a key: the repr of
         each value (a page's data by value, the site's part as made once). What a page
         renders from cannot change without its key: a value whose repr says less than

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, cast
 
 from pelican.settings import read_settings
 
@@ -94,6 +95,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
     }
 
 
-def for_pelican(cfg: Config, **options: object) -> dict:
+def for_pelican(cfg: Config, **options: object) -> dict[str, Any]:
     """The settings, completed with Pelican's defaults as Pelican(settings) takes them."""
-    return read_settings(override=plain(cfg, **options))  # type: ignore[arg-type]
+    return cast("dict[str, Any]",
+                read_settings(override=plain(cfg, **options)))  # type: ignore[arg-type]

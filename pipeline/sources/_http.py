@@ -188,7 +188,7 @@ class Requests:
         if attempt >= self.cfg.max_retries:
             raise SourceError(f"{exc.problem} (gave up after {attempt} retries): {where}"
                               ) from None
-        wait = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
+        wait: float = min(self.cfg.backoff_seconds * 2**attempt, self.cfg.max_backoff_seconds)
         if exc.retry_after is not None:
             wait = max(wait, exc.retry_after)
         if time.monotonic() + wait > self.deadline:

@@ -34,7 +34,7 @@ import re
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from zoneinfo import ZoneInfo
 
 import pyarrow as pa
@@ -202,12 +202,26 @@ def _listing(item: Any, findings: Findings) -> Listing | None:
 # -- the ledger ------------------------------------------------------------------------------
 
 
-def ledger_rows(feeds: Iterable[Feed], wanted: Iterable[str]) -> list[dict]:
+class LedgerRow(TypedDict):
+    """A row of the announcements table (ANNOUNCEMENTS); `missing` and `checked` are worked
+    out after the versions it lists are fetched."""
+
+    day: dt.date
+    category: str
+    new: list[str]
+    cross: list[str]
+    replace: list[str]
+    capped: bool
+    missing: NotRequired[list[str]]
+    checked: NotRequired[dt.datetime]
+
+
+def ledger_rows(feeds: Iterable[Feed], wanted: Iterable[str]) -> list[LedgerRow]:
     """One row per (day, configured category) of the feeds: the versions listed, by how
     they were announced in that category (new: its primary category; cross: a new paper
     cross-listed to it; replace: a new version, replace-cross included)."""
     wanted = set(wanted)
-    rows: dict[tuple[dt.date, str], dict] = {}
+    rows: dict[tuple[dt.date, str], LedgerRow] = {}
     for feed in feeds:
         for category in wanted.intersection(feed.categories):
             row = rows.setdefault((feed.day, category), {
@@ -231,11 +245,12 @@ def missing(papers: pa.Table, vids: Iterable[str]) -> list[str]:
         return []
     ids = [v.rsplit("v", 1)[0] for v in vids]
     at = pc.index_in(pa.array(ids), value_set=papers["arxiv_id"].combine_chunks())
-    held = pc.fill_null(papers["version"].take(at), 0).to_pylist()
+    # stubs: fill_null is typed as coalesce (one type for values and fill)
+    held = pc.fill_null(papers["version"].take(at), 0).to_pylist()  # type: ignore[attr-defined, type-var]
     return [v for v, have in zip(vids, held, strict=True) if have < int(v.rsplit("v", 1)[1])]
 
 
-def listed(row: dict) -> list[str]:
+def listed(row: LedgerRow) -> list[str]:
     return [*row["new"], *row["cross"], *row["replace"]]
 
 
@@ -308,11 +323,11 @@ class AnnounceSource:
 
 
 def _gaps(ledger: pa.Table, expected: dt.date, fresh: set[tuple[dt.date, str]]
-          ) -> list[dict]:
+          ) -> list[LedgerRow]:
     """The ledger's rows of the last GAP_DAYS days that still miss something (the ones
     this run reads afresh aside)."""
     since = expected - dt.timedelta(days=GAP_DAYS)
-    return [row for row in ledger.to_pylist()
+    return [row for row in cast(list[LedgerRow], ledger.to_pylist())
             if row["missing"] and row["day"] >= since
             and (row["day"], row["category"]) not in fresh]
 

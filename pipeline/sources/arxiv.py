@@ -24,7 +24,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
 
 import arxiv
@@ -60,11 +60,29 @@ class _PageLimit(Exception):
     pass
 
 
+class ArxivRow(TypedDict):
+    """An entry as the snapshot stores it (ARXIV_SNAPSHOT)."""
+
+    arxiv_id: str
+    version: int
+    title: str
+    abstract: str
+    authors: list[str]
+    categories: list[str]
+    primary_category: str
+    comment: str | None
+    journal_ref: str | None
+    doi: str | None
+    published: dt.datetime | None
+    updated: dt.datetime | None
+    fetched_at: dt.datetime
+
+
 @dataclass
 class Fetch:
     """What one catch-up got: entries (even when it stopped early) and how it ended."""
 
-    rows: list[dict] = field(default_factory=list)
+    rows: list[ArxivRow] = field(default_factory=list)
     stats: FetchStats = field(default_factory=FetchStats)
     error: str | None = None
     findings: Findings = field(default_factory=Findings)
@@ -99,10 +117,11 @@ class Updates(Fetch):
 
     through: dt.datetime | None = None  # everything updated up to here is read
     ranges: int = 0  # ranges read (halved ones not counted)
-    truncated: list[dict] = field(default_factory=list)  # ranges arXiv could not serve whole
+    # ranges arXiv could not serve whole
+    truncated: list[dict[str, object]] = field(default_factory=list)
     # ranges whose pages held fewer distinct entries than their count announced (a mirror
     # that ignores `start` sends its first page again and again)
-    shortfall: list[dict] = field(default_factory=list)
+    shortfall: list[dict[str, object]] = field(default_factory=list)
 
     def details(self) -> dict[str, object]:
         return {"ranges": self.ranges, "truncated_count": len(self.truncated),
@@ -195,7 +214,7 @@ def _clean(text: str | None) -> str | None:
     return None if text is None else (" ".join(clean_text(text).split()) or None)
 
 
-def to_row(result: arxiv.Result, fetched_at: dt.datetime) -> dict:
+def to_row(result: arxiv.Result, fetched_at: dt.datetime) -> ArxivRow:
     arxiv_id, version = split_id(result.get_short_id())
     return {
         "arxiv_id": arxiv_id, "version": version,
@@ -329,7 +348,7 @@ def _collect(results: Iterator[arxiv.Result], fetch: Fetch,
     return None
 
 
-def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) -> dict | None:
+def _checked(result: arxiv.Result, fetched_at: dt.datetime, findings: Findings) -> ArxivRow | None:
     """The entry's row, or None (recorded in `findings`) when its id is not an arXiv id: the
     id names files and pages. Unknown categories and dates far ahead are stored, and noted."""
     short_id = result.get_short_id()

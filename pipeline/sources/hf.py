@@ -22,7 +22,7 @@ import math
 import re
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx2
 import pandas as pd
@@ -31,7 +31,9 @@ import pyarrow.compute as pc
 from huggingface_hub import __version__ as hub_version
 from huggingface_hub import get_session
 from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
-from huggingface_hub.utils import build_hf_headers, hf_raise_for_status
+
+# Public API (the library's docs name it), exported through a lazy __all__ mypy can't read
+from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # type: ignore[attr-defined]
 
 import pipeline.sources._http as _http
 from pipeline._ids import is_arxiv_id
@@ -48,7 +50,7 @@ if TYPE_CHECKING:
 _STRS = pa.list_(pa.string())
 
 # One pick of a daily list, as read: what a snapshot keeps.
-HF_SNAPSHOT = pa.schema([
+HF_SNAPSHOT = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("hf_day", pa.date32()),  # the daily list the pick appeared in
     ("upvotes", pa.int32()),
@@ -66,7 +68,7 @@ HF_SNAPSHOT = pa.schema([
 
 # The source's own table: one row per paper the community picked, its first day and its
 # latest signals. Its columns join every paper (`library_view`) under these names.
-HF_TABLE = Table("hf", pa.schema([
+HF_TABLE = Table("hf", pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("hf_day", pa.date32()),  # first day the community picked it
     ("hf_upvotes", pa.int32()),
@@ -87,7 +89,7 @@ _INT32 = 2**31 - 1
 class HFFetch:
     """What one run read: picks (even when it stopped early) and how it ended."""
 
-    rows: list[dict] = field(default_factory=list)
+    rows: list[dict[str, object]] = field(default_factory=list)
     stats: _http.FetchStats = field(default_factory=_http.FetchStats)
     error: str | None = None
     last_day: dt.date | None = None  # the last day read completely, in order
@@ -205,7 +207,7 @@ def _url(value: Any) -> str | None:
 
 
 def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findings
-               ) -> dict | None:
+               ) -> dict[str, object] | None:
     """One daily item → an HF_SNAPSHOT row; None (recorded in `findings`) when it has no
     usable arXiv id, which names the paper's files and pages.
 
@@ -331,7 +333,7 @@ def _join_missing(cfg: Config, library: Library, batch: pa.Table, started: dt.da
                   ) -> tuple[list[str], Fetch | None, Merged | None]:
     """Picks the library lacks, fetched from arXiv by id and merged (None: none fetched)."""
     known = set(library.papers["arxiv_id"].to_pylist())
-    missing = sorted({i for i in batch["arxiv_id"].to_pylist() if i not in known})
+    missing = sorted({i for i in cast(list[str], batch["arxiv_id"].to_pylist()) if i not in known})
     if not missing:
         return missing, None, None
     by_id = fetch_ids(cfg.sources.arxiv, missing, started)
@@ -397,7 +399,8 @@ def merge_hf(papers: pa.Table, picks: pa.Table | None, batch: pa.Table) -> HFMer
                              pa.array(first_day[last], HF_SNAPSHOT.field("hf_day").type))
 
     known = pc.is_in(batch["arxiv_id"], value_set=papers["arxiv_id"].combine_chunks())
-    unmatched = batch.num_rows - int(pc.sum(known).as_py() or 0)
+    # stubs: pc.sum takes booleans
+    unmatched = batch.num_rows - int(pc.sum(known).as_py() or 0)  # type: ignore[type-var]
     batch = batch.filter(known)
     if batch.num_rows == 0:
         return HFMerge(picks, batch, fetched, 0, 0, 0, unmatched)
@@ -427,9 +430,11 @@ def _as_strings(table: pa.Table) -> pd.DataFrame:
     cols = {}
     for name in table.column_names:
         col = table[name]
-        col = (pc.binary_join(col, "\x1f") if pa.types.is_list(col.type)
+        # stubs: the result type of an array's function includes scalars
+        col = (pc.binary_join(col, "\x1f") if pa.types.is_list(col.type)  # type: ignore[assignment]
                else pc.cast(col, pa.string()))
-        cols[name] = pc.fill_null(col, "\x00").to_numpy(zero_copy_only=False)
+        # stubs: fill_null is typed as coalesce (one type for values and fill)
+        cols[name] = pc.fill_null(col, "\x00").to_numpy(zero_copy_only=False)  # type: ignore[attr-defined, type-var]
     return pd.DataFrame(cols)
 
 

@@ -51,6 +51,7 @@ from pipeline.sources._http import (
     get_within,
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources.arxiv import ArxivRow
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
@@ -98,11 +99,22 @@ class Unreadable(Exception):
     """The body is not a complete OAI-PMH response."""
 
 
+class OaiRow(ArxivRow):
+    """A record as the harvest's snapshot stores it (OAI_SNAPSHOT)."""
+
+    datestamp: dt.date
+    version_dates: list[dt.datetime | None]  # none None: a record with one is rejected
+    license: str | None
+    version_sizes_kb: list[int | None]
+    dois: list[str]
+    author_affiliations: list[str | None]
+
+
 @dataclass
 class Harvest:
     """What one harvest got: records (even when it stopped early) and how it ended."""
 
-    rows: dict[str, dict] = field(default_factory=dict)  # by arXiv id, the newest kept
+    rows: dict[str, OaiRow] = field(default_factory=dict)  # by arXiv id, the newest kept
     stats: FetchStats = field(default_factory=FetchStats)
     error: str | None = None
     deleted: int = 0
@@ -216,7 +228,7 @@ def _keep(record: Any, harvest_: Harvest, fetched_at: dt.datetime) -> int:
 
 
 def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings
-         ) -> dict | None:
+         ) -> OaiRow | None:
     raw = record.find("o:metadata/r:arXivRaw", _NS)
     arxiv_id = clean_text(raw.findtext("r:id", "", _NS) if raw is not None else "").strip()
     if raw is None or not is_arxiv_id(arxiv_id):
@@ -349,7 +361,7 @@ class OAISource:
 
 
 def _own_rows(held: pa.Table | None, batch: pa.Table, papers: pa.Table
-              ) -> tuple[pa.Table, pa.Array]:
+              ) -> tuple[pa.Table, pa.Array[Any]]:
     """The oai table with the batch's records of stored papers in, a record's newest
     reading replacing the held row; and the ids whose row changed. Only the batch's rows
     go through Python: `rebuild` folds every snapshot into a table of the whole library."""
@@ -377,8 +389,9 @@ def _as_entries(papers: pa.Table, batch: pa.Table) -> pa.Table:
     entries = batch.select(ARXIV_SNAPSHOT.names)
     at = pc.index_in(entries["arxiv_id"], value_set=papers["arxiv_id"].combine_chunks())
     stored = papers.take(at)
-    version = pc.fill_null(stored["version"], 0)
-    same = pc.fill_null(pc.equal(entries["version"], version), False)
+    # stubs: fill_null is typed as coalesce (one type for values and fill) (both lines)
+    version: pa.ChunkedArray[Any] = pc.fill_null(stored["version"], 0)  # type: ignore[arg-type]
+    same = pc.fill_null(pc.equal(entries["version"], version), False)  # type: ignore[type-var]
     for name in ("title", "abstract", "authors", "categories", "primary_category",
                  "published", "updated"):
         column = pc.if_else(same, stored[name], entries[name])

@@ -15,10 +15,12 @@ import json
 from collections.abc import Callable, Iterable
 from importlib.metadata import version
 from pathlib import Path
+from typing import Any
 
 import pipeline
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
+from pipeline.site._workers import Task
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
@@ -38,16 +40,17 @@ def shard(arxiv_id: str) -> str:
 
 
 Shards = dict[str, list[Paper]]  # by name, every paper of its range, by id
+PageKey = list[str | int]  # [key, size, mtime in ns] of a page file (see _fresh)
 
 
-def tasks(site: SiteData, out: Output, full: list[Paper], rendered: dict[str, list],
-          salt: str, shards: Shards) -> list[tuple[Callable, tuple]]:
+def tasks(site: SiteData, out: Output, full: list[Paper], rendered: dict[str, PageKey],
+          salt: str, shards: Shards) -> list[Task]:
     """render_light over the `shards` (in chunks of whole shards), then render_chunk over
     spans of `full` (in their order), with what every chunk reads: the keys of files
     rendered before (by the last build, or by an earlier pass of this one) and what every
     page depends on besides its own data."""
     old = {**read_record(out.root / CACHE), **rendered}
-    made: list[tuple[Callable, tuple]] = []
+    made: list[Task] = []
     chunk: list[tuple[str, list[Paper]]] = []
     size = 0
     for name in sorted(shards):
@@ -62,11 +65,11 @@ def tasks(site: SiteData, out: Output, full: list[Paper], rendered: dict[str, li
                    for a in range(0, len(full), CHUNK)]
 
 
-def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str, list],
-                 salt: str) -> dict[str, list]:
+def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str, PageKey],
+                 salt: str) -> dict[str, PageKey]:
     """The full pages of `papers` whose key changed; returns every page's [key, size,
     mtime]."""
-    keys: dict[str, list] = {}
+    keys: dict[str, PageKey] = {}
     for paper in papers:
         _fresh(out, paper.path, _key(salt, out, paper), old, keys,
                functools.partial(render_one, site, out, paper))
@@ -74,12 +77,12 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
 
 
 def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper]]],
-                 old: dict[str, list], salt: str) -> dict[str, list]:
+                 old: dict[str, PageKey], salt: str) -> dict[str, PageKey]:
     """These shards and the light pages of their papers, each made again only when its key
     changed. A shard holds every paper of its range, light or not, so that its bytes do
     not depend on where the boundary is, and its key is made so (a build renders the
     shards of the oldest pages while it still measures how many more turn light)."""
-    keys: dict[str, list] = {}
+    keys: dict[str, PageKey] = {}
     for name, members in shards:
         for paper in members:
             if paper.light:
@@ -98,7 +101,7 @@ def _render_shard(out: Output, name: str, papers: list[Paper]) -> None:
     out.writer.put(out.root / name, _gzip({p.arxiv_id: entry(out, p) for p in papers}))
 
 
-def _fresh(out: Output, path: str, key: str, old: dict[str, list], keys: dict[str, list],
+def _fresh(out: Output, path: str, key: str, old: dict[str, PageKey], keys: dict[str, PageKey],
            make: Callable[[], None]) -> None:
     """Keep the file at `path` when the cache saw it made from `key`, else make it; note
     its [key, size, mtime] in `keys`. A file is trusted only while it is the one the cache
@@ -161,7 +164,7 @@ def _blocks(out: Output, paper: Paper, page: str) -> Entry:
     return meta, main
 
 
-def _context(out: Output, paper: Paper) -> dict:
+def _context(out: Output, paper: Paper) -> dict[str, Any]:
     return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper)
 
 
@@ -199,7 +202,7 @@ def page_feeds(out: Output, paper: Paper) -> tuple[FeedSpec, ...]:
     return (everything,) if primary is None else (everything, primary)
 
 
-def save_keys(out: Output, keys: Iterable[dict[str, list]]) -> None:
+def save_keys(out: Output, keys: Iterable[dict[str, PageKey]]) -> None:
     """Written once every page is (and atomically): a build that fails midway must not
     record keys of pages it never wrote."""
     merged = {path: key for chunk in keys for path, key in chunk.items()}

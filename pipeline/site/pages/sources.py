@@ -4,6 +4,7 @@ the last runs set aside."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable
 
@@ -80,7 +81,7 @@ def _per_category(details: object) -> dict[str, object]:
         return {}
 
 
-def _set_aside(runs: pd.DataFrame, local: Callable, last: int = 30
+def _set_aside(runs: pd.DataFrame, local: Callable[[dt.datetime], str], last: int = 30
                ) -> list[tuple[str, str, str, str]]:
     """What the last runs of each source did not take as it came: (when, source, kind, what)
     for each entry rejected (its id is not arXiv's, or a field is oversized), dated ahead of
