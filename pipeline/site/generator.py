@@ -20,7 +20,7 @@ import pipeline.site.data as data
 from pipeline.config import Config
 from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
-from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site._writer import PelicanWriter, SkipUnchangedWriter
 from pipeline.site.output import Cards, Output
 from pipeline.site.pages import (
     accepted,
@@ -52,25 +52,37 @@ _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf
 
 
 class PaperTrailGenerator(Generator):
-    """Registered through the get_generators signal (see pipeline.site.register)."""
+    """Registered through the get_generators signal (see pipeline.site.register). Pelican
+    runs every generator's generate_context, then every generate_output with the writer
+    the get_writer signal supplied (pipeline.site._writer)."""
 
-    def generate_output(self, writer: SkipUnchangedWriter) -> None:
+    site: data.SiteData | None = None
+
+    def generate_context(self) -> None:
+        """The store, read once (one commit whole), as the SiteData every page renders
+        from."""
         cfg: Config = self.settings["PAPERTRAIL_CONFIG"]  # see pipeline.site.settings
         # The library is millions of objects and no cycles: the cyclic collector would
         # walk it again and again as it grows (a quarter of the load at 200k papers), and
         # in worker processes its walks would copy every page they share with this one.
-        # So it is left out of every collection while the build lasts (frozen).
+        # So it is left out of every collection until generate_output ends (frozen).
         gc.disable()
         try:
             store = Store(cfg.store_path)
             with store.snapshot():  # one commit whole, whatever a writer commits meanwhile
                 lib = load(cfg, store, self.settings.get("PAPERTRAIL_NOW"))
-            site = data.compute(cfg, lib, Path(self.theme))
+            self.site = data.compute(cfg, lib, Path(self.theme))
             gc.freeze()
         finally:
             gc.enable()
+
+    def generate_output(self, writer: PelicanWriter) -> None:
+        """Every page of ours, written through the writer Pelican's pages were written
+        through, so one record holds the whole build."""
+        site, self.site = self.site, None  # freed when the pages are written
+        assert site is not None  # Pelican.run calls every generate_context first
         try:
-            self._render(site, writer)
+            self._render(site, writer.ours)
         finally:
             gc.unfreeze()
 
