@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jinja2 import Environment
 from pelican.generators import Generator
 
 import pipeline.site._workers as _workers
@@ -82,25 +83,27 @@ class PaperTrailGenerator(Generator):
         site, self.site = self.site, None  # freed when the pages are written
         assert site is not None  # Pelican.run calls every generate_context first
         try:
-            self._render(site, writer.ours)
+            render_fitting(site, writer.ours, self.env)
         finally:
             gc.unfreeze()
 
-    def _render(self, site: data.SiteData, writer: SkipUnchangedWriter) -> None:
-        """Pass after pass until the site fits under [site] max_site_mb. Pages render from
-        has_page and light as the papers hold them when they render, so a pass needs no
-        SiteData of its own; the estimate of the pages' bytes (from a sample that does not
-        depend on where the boundaries are), the cards, the paper pages and the search
-        index carry over (Carried)."""
-        others = writer.files()  # Pelican's own pages (about), made before this generator
-        cards: Cards = {}
-        carried = Carried()
-        out = Output(site, writer, self.env, cards)
-        pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
-        pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
-        while not (render_site(out, pages, carried) and pages.fit(writer)):
-            writer.restart(others)
-            out = Output(site, writer, self.env, cards)
+
+def render_fitting(site: data.SiteData, writer: SkipUnchangedWriter, env: Environment
+                   ) -> None:
+    """Pass after pass until the site fits under [site] max_site_mb. Pages render from
+    has_page and light as the papers hold them when they render, so a pass needs no
+    SiteData of its own; the estimate of the pages' bytes (from a sample that does not
+    depend on where the boundaries are), the cards, the paper pages and the search
+    index carry over (Carried)."""
+    others = writer.files()  # Pelican's own pages (about), made before this generator
+    cards: Cards = {}
+    carried = Carried()
+    out = Output(site, writer, env, cards)
+    pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
+    pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
+    while not (render_site(out, pages, carried) and pages.fit(writer)):
+        writer.restart(others)
+        out = Output(site, writer, env, cards)
 
 
 @dataclass
