@@ -9,6 +9,11 @@ import ast
 from pathlib import Path
 
 import pelican
+import pytest
+from jinja2 import Template
+from pelican.writers import FileOverwriteFailedError, Writer
+
+from pipeline.site._writer import PelicanWriter
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
 
@@ -103,3 +108,31 @@ def test_the_check_finds_the_writer_that_reached_into_pelicans():
         "build.py:3 p._get_writer", "workers.py:2 w._written_files",
         "writer.py:3 defines _open_w", "writer.py:4 self._written_files",
         "writer.py:7 self._mine"]
+
+
+def test_pelicans_own_pages_are_written_through_ours(tmp_path):
+    # As PagesGenerator calls it: relative URLs, the page as a keyword argument; the same
+    # bytes and context as Pelican's own Writer gives.
+    settings = {"PAGINATED_TEMPLATES": {"index": None}}
+    template = Template("{{ SITEURL }}|{{ output_file }}|{{ page }}|{{ localsiteurl }}")
+    stock_context = {"SITEURL": "", "localsiteurl": ""}
+    Writer(str(tmp_path / "stock"), settings=settings).write_file(
+        "about/index.html", template, stock_context, relative_urls=True, page="p")
+    writer = PelicanWriter(str(tmp_path / "out"), settings=settings)
+    context = {"SITEURL": "", "localsiteurl": ""}
+    writer.write_file("about/index.html", template, context, relative_urls=True, page="p")
+    about = tmp_path / "out" / "about" / "index.html"
+    stock = (tmp_path / "stock" / "about" / "index.html").read_bytes()
+    assert about.read_bytes() == stock == b"..|about/index.html|p|.."
+    assert context == stock_context  # localsiteurl: where the content resolves its links
+    assert (writer.ours.written, writer.ours.files()) == (1, {str(about)})
+
+    with pytest.raises(FileOverwriteFailedError):  # one path once per build
+        writer.write_file("about/index.html", template, context, relative_urls=True)
+    again = PelicanWriter(str(tmp_path / "out"), settings=settings)
+    stamp = about.stat().st_mtime_ns
+    again.write_file("about/index.html", template, context, relative_urls=True, page="p")
+    assert (again.ours.written, again.ours.unchanged, about.stat().st_mtime_ns) == \
+        (0, 1, stamp)
+    with pytest.raises(ValueError, match="paginated"):
+        again.write_file("index.html", template, context, template_name="index")
