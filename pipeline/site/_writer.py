@@ -13,6 +13,7 @@ content/, reach a file) overridden to write through ours. Pelican's Writer has n
 public hook between rendering a page and opening its file, so the override renders
 as Pelican's `write_file` does and touches none of the Writer's private state.
 """
+
 from __future__ import annotations
 
 import json
