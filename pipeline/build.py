@@ -22,7 +22,7 @@ from pipeline.site._budget import RECORD as BUDGET
 from pipeline.site._writer import (
     JOURNAL,
     MANIFEST,
-    SkipUnchangedWriter,
+    PelicanWriter,
     manifest_bytes,
     read_record,
 )
@@ -116,9 +116,9 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(site_settings.for_pelican(cfg, publish=publish, now=now,
                                                 writer_plugin=False))
-    made: list[SkipUnchangedWriter] = []
+    made: list[PelicanWriter] = []
 
-    class Recorded(SkipUnchangedWriter):  # remembered, to report what it wrote
+    class Recorded(PelicanWriter):  # remembered, to report what it wrote
         def __init__(self, output_path: str, settings: dict[str, Any] | None = None) -> None:
             super().__init__(output_path, settings)
             made.append(self)
@@ -131,9 +131,9 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
         pelican.run()
     finally:
         signals.get_writer.disconnect(writer_class, sender=pelican)
-        for w in made:
-            w.close()
-    out, w = cfg.output_path, made[0]
+        for writer in made:
+            writer.ours.close()
+    out, w = cfg.output_path, made[0].ours
     produced = {os.path.normpath(p) for p in w.files()}
     removed = _remove_stale(out, produced)
     size = sum(os.stat(p).st_size for p in produced)

@@ -492,7 +492,7 @@ def test_no_stored_time_becomes_the_sites_clock(tmp_path):
 def test_the_writer_refuses_a_path_outside_the_output_even_through_a_link(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
-    writer = SkipUnchangedWriter(str(out), settings={})
+    writer = SkipUnchangedWriter(str(out))
     (out / "elsewhere").symlink_to(tmp_path)
     for path in (out / "paper" / ".." / ".." / "evil.html", out / "elsewhere" / "evil.html"):
         with pytest.raises(UnsafePathError, match="outside"):

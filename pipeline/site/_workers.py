@@ -53,9 +53,9 @@ def _run(i: int) -> Done:
     assert _FORKED is not None
     out, tasks = _FORKED
     w = out.writer
-    w._written_files, w.written, w.unchanged = set(), 0, 0
+    w.produced, w.written, w.unchanged = set(), 0, 0
     value = run(out, tasks[i])
-    return Done(value, w._written_files, w.written, w.unchanged)
+    return Done(value, w.produced, w.written, w.unchanged)
 
 
 def jobs(setting: int) -> int:
@@ -111,7 +111,7 @@ class Workers:
             _FORKED = None
         w = self.out.writer
         for done in results:
-            w._written_files |= done.files
+            w.produced |= done.files
             w.written += done.written
             w.unchanged += done.unchanged
         return [done.value for done in results]

@@ -1,20 +1,29 @@
-"""Pelican's Writer, but a file whose bytes would not change is not touched.
+"""The build's writer: a file whose bytes would not change is not touched.
 
 So rebuilding unchanged data changes no file (deploys and caches stay small), and
 one day of new data rewrites only the pages it touches plus the lists and feeds.
-Pelican's guard against writing one path twice is kept, and no path outside the
-output folder is ever written, whatever the data a path was made from.
+Writing one path twice in a build is refused (as Pelican's Writer does), and no path
+outside the output folder is ever written, whatever the data a path was made from.
+
+Two classes: `SkipUnchangedWriter` writes every file and records what the build
+produced; it is ours and knows nothing of Pelican. `PelicanWriter` is what Pelican
+gets through its public get_writer signal and hands to every generator: Pelican's
+Writer with its public `write_file` (the only way Pelican's own pages, the prose in
+content/, reach a file) overridden to write through ours. Pelican's Writer has no
+public hook between rendering a page and opening its file, so the override renders
+as Pelican's `write_file` does and touches none of the Writer's private state.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from pathlib import Path
 from typing import Any
 
+from jinja2 import Template
 from pelican import signals
+from pelican.utils import get_relative_path, path_to_url
 from pelican.writers import FileOverwriteFailedError, Writer
 
 from pipeline._durable import replace_atomically
@@ -25,17 +34,6 @@ MANIFEST = ".papertrail/files.json"  # every file the last finished build produc
 
 class UnsafePathError(ValueError):
     """A path to write that resolves outside the output folder."""
-
-
-class _Pending(io.StringIO):
-    def __init__(self, path: Path, writer: SkipUnchangedWriter) -> None:
-        super().__init__()
-        self.path, self.writer = path, writer
-
-    def close(self) -> None:
-        if not self.closed:
-            self.writer.put(self.path, self.getvalue().encode("utf-8"))
-        super().close()
 
 
 def stamp(path: Path) -> list[int] | None:
@@ -65,9 +63,13 @@ def read_record(path: Path) -> dict[str, Any]:
     return record if isinstance(record, dict) else {}
 
 
-class SkipUnchangedWriter(Writer):  # type: ignore[misc]  # pelican ships no type information
-    def __init__(self, output_path: str, settings: dict[str, Any] | None = None) -> None:
-        super().__init__(output_path, settings=settings)
+class SkipUnchangedWriter:
+    """Every file of a build, Pelican's pages and ours, is written through one of these
+    (and a forked worker's copy: see _workers)."""
+
+    def __init__(self, output_path: str) -> None:
+        self.output_path = output_path
+        self.produced: set[str] = set()  # every file this build produced, written or not
         self.written = 0
         self.unchanged = 0
         self._root = os.path.realpath(output_path)
@@ -76,11 +78,23 @@ class SkipUnchangedWriter(Writer):  # type: ignore[misc]  # pelican ships no typ
         self._journal_fd: int | None = None
         self._journal_pid = 0
 
-    def _open_w(self, filename: str, encoding: str, override: bool = False) -> _Pending:
-        if filename in self._written_files and not override:
-            raise FileOverwriteFailedError(f'"{filename}" was already written in this build')
-        self._written_files.add(filename)
-        return _Pending(Path(filename), self)
+    def render(self, name: str, template: Template, context: dict[str, Any],
+               override: bool = False) -> str:
+        """Write `name` (under the output folder) from a template; returns its path."""
+        path = os.path.abspath(os.path.join(self.output_path, name))
+        self._once(path, override)
+        self.put(Path(path), template.render(context).encode("utf-8"))
+        return path
+
+    def write_text(self, name: str, text: str) -> None:
+        """A non-template file (JSON, XML, text) under the output folder."""
+        path = os.path.join(self.output_path, name)
+        self._once(path)
+        self.put(Path(path), text.encode("utf-8"))
+
+    def _once(self, path: str, override: bool = False) -> None:
+        if path in self.produced and not override:
+            raise FileOverwriteFailedError(f'"{path}" was already written in this build')
 
     def check(self, path: Path) -> None:
         """Refuse a path outside the output folder (`..` in it, or a folder on the way that
@@ -95,7 +109,7 @@ class SkipUnchangedWriter(Writer):  # type: ignore[misc]  # pelican ships no typ
         """Write `data` at `path` unless the file already holds exactly these bytes;
         `atomic` for the build's own records (see replace_atomically)."""
         self.check(path)
-        self._written_files.add(str(path))
+        self.produced.add(str(path))
         try:
             if path.stat().st_size == len(data) and path.read_bytes() == data:
                 self.unchanged += 1
@@ -136,29 +150,55 @@ class SkipUnchangedWriter(Writer):  # type: ignore[misc]  # pelican ships no typ
     def keep(self, path: Path) -> None:
         """Count a file this build produces without rendering it again (its inputs are
         unchanged), so it is not removed as stale."""
-        self._written_files.add(str(path))
+        self.produced.add(str(path))
         self.unchanged += 1
 
     def restart(self, kept: set[str]) -> None:
         """Forget what this build produced since `kept` (what it had produced before), for a
         second pass over the same output (see _budget): files stay on disk, and those the
         pass does not produce again are removed as stale when the build ends."""
-        self._written_files = set(kept)
+        self.produced = set(kept)
         self.unchanged = 0
 
     def files(self) -> set[str]:
         """Every file this build produced, written or left unchanged."""
-        return set(self._written_files)
+        return set(self.produced)
 
-    def write_text(self, name: str, text: str) -> None:
-        """A non-template file (JSON, XML, text) under the output folder."""
-        path = os.path.join(self.output_path, name)
-        with self._open_w(path, "utf-8") as fh:
-            fh.write(text)
+
+class PelicanWriter(Writer):  # type: ignore[misc]  # pelican ships no type information
+    """Pelican's Writer for Pelican's own pages, writing through `ours` (which the
+    generators write through too: see PaperTrailGenerator.generate_output)."""
+
+    def __init__(self, output_path: str, settings: dict[str, Any] | None = None) -> None:
+        super().__init__(output_path, settings=settings)
+        self.ours = SkipUnchangedWriter(output_path)
+
+    def write_file(self, name: str, template: Template, context: dict[str, Any],
+                   relative_urls: bool = False, paginated: dict[str, Any] | None = None,
+                   template_name: str | None = None, override_output: bool = False,
+                   url: str | None = None, **kwargs: Any) -> None:
+        """A page rendered with the context Pelican's write_file gives it (pelican 4's
+        writers.py), then written by `ours`. Pelican's paginated lists are off in our
+        settings (pipeline.site renders the lists), so none comes here to paginate."""
+        if not name:
+            return  # a page kind the settings turn off (its *_SAVE_AS is "")
+        if template_name in self.settings.get("PAGINATED_TEMPLATES", {}):
+            raise ValueError(f"{name}: Pelican's paginated {template_name} pages are off "
+                             "(pipeline.site.settings); pipeline.site renders the lists")
+        local = context.copy()
+        local["localsiteurl"] = local.get("localsiteurl")
+        if relative_urls:
+            local["SITEURL"] = local["localsiteurl"] = path_to_url(get_relative_path(name))
+        local["output_file"] = name
+        local.update(kwargs)
+        if local["localsiteurl"]:  # a page's content resolves its {filename} links from it
+            context["localsiteurl"] = local["localsiteurl"]
+        path = self.ours.render(name, template, local, override=override_output)
+        signals.content_written.send(path, context=local)
 
 
 def _writer_class(pelican: object) -> type:
-    return SkipUnchangedWriter
+    return PelicanWriter
 
 
 def register() -> None:

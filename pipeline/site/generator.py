@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from jinja2 import Environment
 from pelican.generators import Generator
 
 import pipeline.site._workers as _workers
@@ -20,7 +21,7 @@ import pipeline.site.data as data
 from pipeline.config import Config
 from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
-from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site._writer import PelicanWriter, SkipUnchangedWriter
 from pipeline.site.output import Cards, Output
 from pipeline.site.pages import (
     accepted,
@@ -52,43 +53,57 @@ _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf
 
 
 class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no type information
-    """Registered through the get_generators signal (see pipeline.site.register)."""
+    """Registered through the get_generators signal (see pipeline.site.register). Pelican
+    runs every generator's generate_context, then every generate_output with the writer
+    the get_writer signal supplied (pipeline.site._writer)."""
 
-    def generate_output(self, writer: SkipUnchangedWriter) -> None:
+    site: data.SiteData | None = None
+
+    def generate_context(self) -> None:
+        """The store, read once (one commit whole), as the SiteData every page renders
+        from."""
         cfg: Config = self.settings["PAPERTRAIL_CONFIG"]  # see pipeline.site.settings
         # The library is millions of objects and no cycles: the cyclic collector would
         # walk it again and again as it grows (a quarter of the load at 200k papers), and
         # in worker processes its walks would copy every page they share with this one.
-        # So it is left out of every collection while the build lasts (frozen).
+        # So it is left out of every collection until generate_output ends (frozen).
         gc.disable()
         try:
             store = Store(cfg.store_path)
             with store.snapshot():  # one commit whole, whatever a writer commits meanwhile
                 lib = load(cfg, store, self.settings.get("PAPERTRAIL_NOW"))
-            site = data.compute(cfg, lib, Path(self.theme))
+            self.site = data.compute(cfg, lib, Path(self.theme))
             gc.freeze()
         finally:
             gc.enable()
+
+    def generate_output(self, writer: PelicanWriter) -> None:
+        """Every page of ours, written through the writer Pelican's pages were written
+        through, so one record holds the whole build."""
+        site, self.site = self.site, None  # freed when the pages are written
+        assert site is not None  # Pelican.run calls every generate_context first
         try:
-            self._render(site, writer)
+            render_fitting(site, writer.ours, self.env)
         finally:
             gc.unfreeze()
 
-    def _render(self, site: data.SiteData, writer: SkipUnchangedWriter) -> None:
-        """Pass after pass until the site fits under [site] max_site_mb. Pages render from
-        has_page and light as the papers hold them when they render, so a pass needs no
-        SiteData of its own; the estimate of the pages' bytes (from a sample that does not
-        depend on where the boundaries are), the cards, the paper pages and the search
-        index carry over (Carried)."""
-        others = writer.files()  # Pelican's own pages (about), made before this generator
-        cards: Cards = {}
-        carried = Carried()
-        out = Output(site, writer, self.env, cards)
-        pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
-        pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
-        while not (render_site(out, pages, carried) and pages.fit(writer)):
-            writer.restart(others)
-            out = Output(site, writer, self.env, cards)
+
+def render_fitting(site: data.SiteData, writer: SkipUnchangedWriter, env: Environment
+                   ) -> None:
+    """Pass after pass until the site fits under [site] max_site_mb. Pages render from
+    has_page and light as the papers hold them when they render, so a pass needs no
+    SiteData of its own; the estimate of the pages' bytes (from a sample that does not
+    depend on where the boundaries are), the cards, the paper pages and the search
+    index carry over (Carried)."""
+    others = writer.files()  # Pelican's own pages (about), made before this generator
+    cards: Cards = {}
+    carried = Carried()
+    out = Output(site, writer, env, cards)
+    pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
+    pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
+    while not (render_site(out, pages, carried) and pages.fit(writer)):
+        writer.restart(others)
+        out = Output(site, writer, env, cards)
 
 
 @dataclass

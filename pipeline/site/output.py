@@ -57,7 +57,7 @@ class Output:
         returns the file's site path."""
         name = path + "index.html" if path.endswith("/") or not path else path
         context = self.context("../" * name.count("/"), tuple(feeds), **ctx)
-        self.writer.write_file(name, self.template(template), context)
+        self.writer.render(name, self.template(template), context)
         return name
 
     def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict[str, Any]:

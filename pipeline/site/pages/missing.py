@@ -15,5 +15,5 @@ def render(site: SiteData, out: Output) -> list[str]:
     site's root on its host: base_url's path ("/" for the demo, "/<repo>/" on Pages)."""
     root = urlsplit(site.cfg.site.base_url).path.rstrip("/") + "/"
     context = out.context(root, title=site.strings["missing_title"])
-    out.writer.write_file("404.html", out.template("missing"), context)
+    out.writer.render("404.html", out.template("missing"), context)
     return []
