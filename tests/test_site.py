@@ -869,8 +869,8 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
     cfg = make_config(tmp_path)
     cfg = dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **settings))
     s = i18n.strings("zh-CN")
-    said = _why_no_digest(cfg, s, ai_related=True, in_topics=False, attempts=attempts)
-    assert said == s[key].format(n="100", attempts=attempts)
+    why = _why_no_digest(cfg, ai_related=True, in_topics=False, attempts=attempts)
+    assert why.said(s) == s[key].format(n="100", attempts=attempts)
 
 
 def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -22,7 +22,7 @@ from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._follows import Followed
 from pipeline.site._follows import match as match_follows
 from pipeline.site._safe import clean
-from pipeline.site._views import CLOCKS, Library, Paper
+from pipeline.site._views import CLOCKS, Library, Pages, Paper
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
 Top = list[tuple[Paper, rank.Ranked]]  # 今日精选: best first
@@ -35,7 +35,7 @@ class Topic:
     name: str  # in the site's language
     description: str
     members: list[Paper]  # newest update first
-    reasons: dict[str, str]  # arxiv_id → why the paper matched
+    reasons: dict[str, str]  # arxiv_id → why the paper matched, as stored (| reason)
 
 
 @dataclass(frozen=True)
@@ -72,11 +72,14 @@ class SiteData:
     accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
     local: LocalTime
     top: Top  # 今日精选 of the last announcement (pipeline.rank)
+    # Which pages are light or left out under [site] max_site_mb: each pass of the build
+    # renders a SiteData with its own (generator, _budget).
+    pages: Pages = field(default_factory=Pages)
 
     @property
     def paged(self) -> list[Paper]:
         """The papers with a page of their own."""
-        return [p for p in self.lib.papers if p.has_page]
+        return [p for p in self.lib.papers if self.pages.has(p)]
 
     @property
     def digested(self) -> list[Paper]:

@@ -8,6 +8,8 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
+from jinja2 import pass_context
+from jinja2.runtime import Context
 from pelican.settings import read_settings
 
 import pipeline.site.i18n as i18n
@@ -16,14 +18,21 @@ from pipeline.config import Config
 from pipeline.site._brand import brand, titled
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._html import bdi, meta_tags
+from pipeline.site._safe import clean
 from pipeline.site._tex import render_tex
 from pipeline.site._views import DIGEST_FIELDS
+from pipeline.sources import facts as source_facts
 
 REPO = Path(__file__).resolve().parents[2]
 THEME = REPO / "theme"
 
 # The stock taxonomies, direct templates and feeds are off (their author/tag step is
 # quadratic at 20k papers); pipeline.site renders ours. Papers never become articles.
+@pass_context
+def _reason(context: Context, text: str) -> str:
+    return i18n.reason(context["lang"], text)
+
+
 _FIXED: dict[str, object] = {
     "RELATIVE_URLS": True, "PATH": str(REPO / "content"),
     "THEME": str(THEME), "THEME_STATIC_DIR": "theme",
@@ -40,7 +49,9 @@ _FIXED: dict[str, object] = {
     # a model's text (digests), linking only the paper's own URLs;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
-    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled},
+    # `p.ai_reason | reason`: a stored reason in the page's language.
+    "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled,
+                      "reason": _reason},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",
@@ -87,6 +98,9 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),
                           "digest_fields": DIGEST_FIELDS,
+                          # a source's fact's label (`Source.facts`), by its column
+                          "fact_labels": {f.column: clean(f.label[cfg.site.language])
+                                          for f in source_facts()},
                           "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
                                     for kind in SITE_FEEDS]},
     }

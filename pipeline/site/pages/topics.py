@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pipeline.site import i18n
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
 
@@ -11,8 +12,9 @@ def render(site: SiteData, out: Output) -> list[str]:
     specs = {spec.slug: spec for spec in site.feeds}
     for topic in site.topics:
         spec = specs[f"topic/{topic.slug}"]
+        why = {i: i18n.reason(site.lang, reason) for i, reason in topic.reasons.items()}
         written += out.listing(f"topic/{topic.slug}/", spec.title, topic.members,
-                               intro=topic.description, feeds=[spec], notes=topic.reasons,
+                               intro=topic.description, feeds=[spec], notes=why,
                                nav="topics", feed=spec, brief=specs[f"brief/{spec.slug}"],
                                follow=("topic", topic.slug, topic.name))
     entries = [(f"topic/{t.slug}/", t.name, len(t.members)) for t in site.topics]
