@@ -373,8 +373,9 @@ def _read(store: Store, name: str) -> pd.DataFrame:
 
 
 def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
-    """The library: the papers table makes the papers, and each step of ATTACH adds what
-    one more table holds. Every paper is made once, from all of it: none changes after."""
+    """The library: the papers table makes the papers' fields, and each step of ATTACH
+    adds what one more table holds. Every paper is made once, from all of it: none changes
+    after."""
     tz = ZoneInfo(cfg.site.timezone)
     frames = _frames(cfg, store)
     now = now or clock(frames["runs"])
@@ -382,8 +383,10 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     tables = Tables(cfg, store, frames, tz, now,
                     _history.readings(store, _wanted(cfg, frames, papers, now, tz)))
     for attach in ATTACH:
-        added = attach(tables, papers)
-        papers = {**papers, **{i: {**papers[i], **fields} for i, fields in added.items()}}
+        # Folded into load's own dicts, before any Paper is made: a new dict a paper at
+        # each step cost 0.9 s of CPU a step that adds to every paper, at 200,000 (0.1 s).
+        for arxiv_id, fields in attach(tables, papers).items():
+            papers[arxiv_id].update(fields)
     made = [Paper(**fields) for fields in papers.values()]
     return Library(made, {p.arxiv_id: p for p in made}, frames, tz, now, tables.readings)
 
