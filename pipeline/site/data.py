@@ -11,6 +11,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
@@ -223,7 +224,7 @@ def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[
                   members[t.slug], reasons[t.slug]) for t in cfg.topics]
 
 
-Group = tuple[str, str, list[Paper]]  # (kind: "topic" or "category", name, papers)
+Group = tuple[Literal["topic", "category"], str, list[Paper]]  # (kind, name, papers)
 
 
 def rest(site: SiteData, papers: Iterable[Paper], top: Top) -> list[Group]:
