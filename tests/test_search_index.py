@@ -169,7 +169,7 @@ def test_every_papers_similar_list_is_found_by_its_id_page_or_not():
     docs = [paper(i) for i in range(1000)]
     for i, p in enumerate(docs):
         p.similar = [docs[(i + k) % 1000].arxiv_id for k in (1, 5, 2)]
-        p.has_page = i % 2 == 0
+        p.pageable = i % 2 == 0
     docs[7].similar = []
     docs[8].similar = [docs[9].arxiv_id, "2606.99999", docs[3].arxiv_id]  # one has gone
     index = _search.build_index(docs[::-1], T0)  # any order in, doc numbers by first_seen

@@ -33,7 +33,7 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _html, _search, _workers, i18n, settings
+from pipeline.site import _html, _search, _views, _workers, i18n, settings
 from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.sources import SOURCES
@@ -840,8 +840,8 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
     cfg = make_config(tmp_path)
     cfg = dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **settings))
     s = i18n.strings("zh-CN")
-    said = _why_no_digest(cfg, s, ai_related=True, in_topics=False, attempts=attempts)
-    assert said == s[key].format(n="100", attempts=attempts)
+    why = _why_no_digest(cfg, ai_related=True, in_topics=False, attempts=attempts)
+    assert why.said(s) == s[key].format(n="100", attempts=attempts)
 
 
 def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
@@ -1115,3 +1115,50 @@ def test_a_renamed_topic_shows_its_new_name_on_every_paper_page_rebuilt_in_place
         for page in (cfg.output_path / "paper").glob("*.html")]
     shown = [n for n in names if n]
     assert len(shown) > 5 and all(n == ["扩散生成"] for n in shown)
+
+
+def test_each_attach_step_adds_fields_and_changes_nothing_it_was_given(tmp_path):
+    """The library is made by steps, one per table: each returns the fields it adds to
+    the papers it has something for, leaving the papers so far as they were."""
+    import copy
+    from zoneinfo import ZoneInfo
+
+    from pipeline.site import _history
+
+    cfg = make_config(tmp_path)
+    store = run_pipeline(cfg, DAYS[:3])
+    frames = _views._frames(cfg, store)
+    now = _views.clock(frames["runs"])
+    tz = ZoneInfo(cfg.site.timezone)
+    papers = _views._papers(cfg, frames["papers"], now)
+    tables = _views.Tables(cfg, store, frames, tz, now, _history.readings(
+        store, _views._wanted(cfg, frames, papers, now, tz)))
+    fields = {f.name for f in dataclasses.fields(_views.Paper)}
+    added = set()
+    for attach in _views.ATTACH:
+        given = copy.deepcopy(papers)
+        new = attach(tables, papers)
+        assert papers == given, attach.__name__
+        assert new.keys() <= papers.keys() and all(f.keys() <= fields for f in new.values())
+        added |= {name for f in new.values() for name in f}
+        papers = {**papers, **{i: {**papers[i], **f} for i, f in new.items()}}
+    assert {"versions", "digest_why"} <= added  # this store: no digest, HF or similar yet
+    with store.snapshot():
+        lib = _views.load(cfg, store, now)
+    assert [vars(p) for p in lib.papers] == [vars(_views.Paper(**f)) for f in papers.values()]
+
+
+def test_reasons_are_kept_as_stored_and_said_in_the_pages_language(tmp_path):
+    cfg = make_config(tmp_path, language="en")
+    store = run_pipeline(cfg, DAYS[:2])
+    with store.snapshot():
+        lib = _views.load(cfg, store)
+    stored = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
+    topical = next(p for p in lib.papers if p.topics)
+    assert [r for _, r in topical.topics] == stored[topical.arxiv_id]["topic_reasons"]
+    env = jinja2.Environment(autoescape=True)
+    env.filters.update(settings.plain(cfg)["JINJA_FILTERS"])
+    said = env.from_string("{{ r | reason }}")
+    text = "keyword 'diffusion' in abstract; category cs.CV"
+    assert said.render(r=text, lang="zh-CN") == "摘要含“diffusion”；分类 cs.CV"
+    assert said.render(r=text, lang="en") == text

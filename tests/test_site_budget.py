@@ -6,6 +6,7 @@ when pages are light, and from when on papers have one."""
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import gc
 import gzip
 import json
@@ -20,12 +21,14 @@ from zoneinfo import ZoneInfo
 
 import pytest
 from click.testing import CliRunner
+from markupsafe import Markup
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.site import _search, generator
-from pipeline.site._budget import HEADROOM, PaperPages
+from pipeline.site._budget import HEADROOM, PaperPages, order
+from pipeline.site._views import PageKind, Pages, Paper
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import serve
@@ -496,3 +499,24 @@ def test_no_page_is_left_out_while_the_limit_has_room_for_it(store_of_a_day, sha
     room = limit * (1 - HEADROOM) - size
     assert report.left_out > 0 and size <= limit
     assert room < 2 * each
+
+
+
+def test_moving_the_boundary_makes_new_pages_and_changes_no_paper(tmp_path):
+    """keep_from draws light and left-out pages as a new Pages value, which renderers read
+    from the SiteData of their pass; the papers stay as they were made."""
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    papers = [Paper(f"2606.{i:05d}", 1, "t", Markup("t"), "a", [], ["cs.AI"], "cs.AI",
+                    None, None, None, *[t0 + dt.timedelta(hours=i)] * 4, False, None, [],
+                    pageable=i != 5) for i in range(10)]
+    made = [dict(vars(p)) for p in papers]
+    pages = PaperPages.of(papers, _config(tmp_path), "salt")
+    before = pages.pages
+    assert before == Pages() and len(pages.full) == 9
+    pages.keep_from(order(papers[4]), order(papers[2]))  # light before 4, none before 2
+    assert pages.pages is not before and before == Pages()
+    assert [pages.pages.kind(p) for p in papers] == [
+        *[PageKind.NONE] * 2, *[PageKind.LIGHT] * 2, PageKind.FULL, PageKind.NONE,
+        *[PageKind.FULL] * 4]
+    assert (len(pages.light), pages.left_out, len(pages.full)) == (2, 2, 5)
+    assert [vars(p) for p in papers] == made

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from pipeline.config import Config, ConfigError
 from pipeline.site._search import minutes
-from pipeline.site._views import Paper
+from pipeline.site._views import PageKind, Pages, Paper
 from pipeline.site._writer import SkipUnchangedWriter, manifest_bytes, read_record
 from pipeline.site.pages.paper import SHARDS, Shards, shard
 
@@ -64,10 +64,10 @@ def order(p: Paper) -> Rank:
     return minutes(p.updated), p.arxiv_id
 
 
-def pages_from(papers: Sequence[Paper]) -> Rank | None:
-    """The oldest paper with a page, None when none has: the search manifest's pages_from,
-    from which on a paper that may have a page has one."""
-    return min((order(p) for p in papers if p.has_page), default=None)
+def pages_from(paged: Sequence[Paper]) -> Rank | None:
+    """The oldest of the papers with a page, None when none has: the search manifest's
+    pages_from, from which on a paper that may have a page has one."""
+    return min(map(order, paged), default=None)
 
 
 def _recorded(path: str) -> int:
@@ -98,6 +98,7 @@ class PaperPages:
     all_light: float = 0.0
     more: list[int] = field(default_factory=list)
     ranges: Shards = field(default_factory=dict)  # every paper by its shard, by id
+    pages: Pages = field(default_factory=Pages)  # light and left out, anew by keep_from()
     _brought_back: int = 0  # passes that gave back pages left out, from the measure
 
     @classmethod
@@ -123,22 +124,23 @@ class PaperPages:
 
     @property
     def full(self) -> list[Paper]:
-        return [p for p in self.eligible if p.has_page and not p.light]
+        return [p for p in self.eligible if self.pages.kind(p) is PageKind.FULL]
 
     @property
     def light(self) -> list[Paper]:
-        return [p for p in self.eligible if p.light]
+        return [p for p in self.eligible if self.pages.kind(p) is PageKind.LIGHT]
 
     @property
     def left_out(self) -> int:
-        return sum(not p.has_page for p in self.eligible)
+        return len(self.pages.left_out)
 
     def keep_from(self, first: Rank | None, paged: Rank | None = None) -> None:
         """Pages from `paged` on (all when None), full from `first` on (all when None)."""
         self.first, self.paged = first, paged
-        for p in self.eligible:
-            p.has_page = paged is None or order(p) >= paged
-            p.light = p.has_page and first is not None and order(p) < first
+        left_out = {p.arxiv_id for p in self.eligible if paged is not None and order(p) < paged}
+        self.pages = Pages(frozenset(p.arxiv_id for p in self.eligible if first is not None
+                                     and order(p) < first and p.arxiv_id not in left_out),
+                           frozenset(left_out))
 
     def _turn(self, cut: int, drop: int = 0) -> None:
         """The oldest `cut` of the full pages turn light, and the oldest `drop` of the pages
@@ -158,7 +160,7 @@ class PaperPages:
     def shards(self) -> Shards:
         """The shards a light page needs: each holds every paper of its range."""
         return {name: papers for name, papers in self.ranges.items()
-                if any(p.light for p in papers)}
+                if any(self.pages.kind(p) is PageKind.LIGHT for p in papers)}
 
     def per_shard(self) -> int:
         """How many papers a shard holds on average."""
@@ -245,7 +247,7 @@ class PaperPages:
         while cut < len(full) and need > 0:
             need -= saved[cut]
             cut += 1
-        paged = [p for p in self.eligible if p.has_page]
+        paged = [p for p in self.eligible if self.pages.has(p)]
         drop = len(self.eligible) - len(paged) + max(0, math.ceil(need / each))
         if drop >= len(self.eligible):
             self._too_large(size - sum(saved) - each * len(paged))

@@ -10,9 +10,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import itertools
-from collections.abc import Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, cast
+from enum import StrEnum
+from typing import Any, Final, Literal, cast
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
@@ -29,7 +30,7 @@ from pipeline._venue import Venue, venue
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
 from pipeline.reasons import Why
-from pipeline.site import _history, i18n
+from pipeline.site import _history
 from pipeline.site._diff import changed, word_diff
 from pipeline.site._feeds import recent
 from pipeline.site._note import Part, Side, note, note_text
@@ -44,6 +45,7 @@ CLOCKS = ("updated", "first_seen", "published")
 EXCERPT_CHARS = 160
 DIGEST_FIELDS = tuple(digest_prompt.FIELDS)  # as the digest step asks the model for them
 DIFF_CONTEXT = 12  # words kept on each side of a change to an abstract
+OK: Final = "ok"  # a digest's or change note's stored status when it was written
 
 
 @dataclass
@@ -128,6 +130,23 @@ class Version:
                          None if i == 0 else DIFF_CONTEXT)
 
 
+NoDigestWhy = Literal["off", "ai", "topics", "retrying", "failed", "queued"]
+
+
+@dataclass(frozen=True)
+class NoDigest:
+    """Why a paper has no digest: the [digest] settings, or its attempts so far."""
+
+    why: NoDigestWhy
+    attempts: int = 0
+    per_run: int = 0  # [digest] max_per_run, for "queued"
+
+    def said(self, s: Mapping[str, str]) -> str:
+        """What a reader is told instead of a digest, in the language of `s`."""
+        return s[f"digest_why_{self.why}"].format(attempts=self.attempts,
+                                                  n=f"{self.per_run:,}")
+
+
 @dataclass
 class Paper:
     arxiv_id: str
@@ -148,25 +167,23 @@ class Paper:
     ai_related: bool
     ai_reason: Why  # empty when not AI-related; said in the site's language at render
     topics: list[tuple[str, Why]]  # (slug, why)
-    hf_upvotes: int | None
-    hf_repo: str | None
-    hf_day: dt.date | None
+    hf_upvotes: int | None = None
+    hf_repo: str | None = None
+    hf_day: dt.date | None = None
     hf_stars: int | None = None  # the code repository's, as Hugging Face reports them
     hf_project: str | None = None  # the project page Hugging Face links
-    facts: tuple[tuple[str, str], ...] = ()  # (label, text) that sources add (`Source.facts`)
+    # (column, text) that sources add (`Source.facts`), labelled by a page (`fact_labels`)
+    facts: tuple[tuple[str, str], ...] = ()
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_version: int | None = None  # the version it was written for
     digest_created: dt.datetime | None = None
-    digest_why: str | None = None  # why there is no digest, for a reader
+    digest_why: NoDigest | None = None  # why there is no digest
     versions: list[Version] = field(default_factory=list)
     # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
-    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb (_budget) its
-    # page may be light (its article in a shard the page's script fetches), and when even
-    # light pages do not all fit, the oldest have none (has_page).
+    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb its page may be
+    # light, or left out (Pages).
     pageable: bool = True
-    has_page: bool = True
-    light: bool = False
     venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
@@ -264,6 +281,33 @@ class Paper:
         return repo if repo.startswith(("https://github.com/", "https://gitlab.com/")) else None
 
 
+class PageKind(StrEnum):
+    """What a paper has at its address, paper/<id>.html (pages.paper)."""
+
+    FULL = "full"
+    LIGHT = "light"  # its article in a shard the page's script fetches
+    NONE = "none"  # not pageable, or left out: its links go to arXiv
+
+
+@dataclass(frozen=True)
+class Pages:
+    """Which pages [site] max_site_mb (_budget) makes light, the oldest, and which it leaves
+    out when even light pages do not all fit: a new value at each pass of the build, which
+    renderers read from the SiteData. By default every pageable paper's page is full."""
+
+    light: frozenset[str] = frozenset()
+    left_out: frozenset[str] = frozenset()
+
+    def kind(self, p: Paper) -> PageKind:
+        if not p.pageable or p.arxiv_id in self.left_out:
+            return PageKind.NONE
+        return PageKind.LIGHT if p.arxiv_id in self.light else PageKind.FULL
+
+    def has(self, p: Paper) -> bool:
+        """Whether `p` has a page of its own, full or light."""
+        return self.kind(p) is not PageKind.NONE
+
+
 @dataclass
 class Library:
     """Everything a build needs, loaded once from the store."""
@@ -329,130 +373,229 @@ def _read(store: Store, name: str) -> pd.DataFrame:
 
 
 def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
+    """The library: the papers table makes the papers' fields, and each step of ATTACH
+    adds what one more table holds. Every paper is made once, from all of it: none changes
+    after."""
     tz = ZoneInfo(cfg.site.timezone)
-    # Only the fork's scope: what it does not select is neither shown nor counted.
-    papers_df = _decodable(scope.within(cfg, store.library())).to_pandas()
-    kept = papers_df["arxiv_id"]
-    versions_df = _read(store, "versions")
-    versions_df = versions_df[versions_df["arxiv_id"].isin(kept)]
-    digests_df = _read(store, "digests")
-    digests_df = digests_df[digests_df["arxiv_id"].isin(kept)]
-    runs_df = _clean_strings(_read(store, "runs"))
-    now = now or clock(runs_df)
+    frames = _frames(cfg, store)
+    now = now or clock(frames["runs"])
+    papers = _papers(cfg, frames["papers"], now)
+    tables = Tables(cfg, store, frames, tz, now,
+                    _history.readings(store, _wanted(cfg, frames, papers, now, tz)))
+    for attach in ATTACH:
+        # Folded into load's own dicts, before any Paper is made: a new dict a paper at
+        # each step cost 0.9 s of CPU a step that adds to every paper, at 200,000 (0.1 s).
+        for arxiv_id, fields in attach(tables, papers).items():
+            papers[arxiv_id].update(fields)
+    made = [Paper(**fields) for fields in papers.values()]
+    return Library(made, {p.arxiv_id: p for p in made}, frames, tz, now, tables.readings)
+
+
+Fields = dict[str, Any]  # a paper's fields by name, as Paper takes them (it checks the names)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the attach steps read: the config, the store at one commit and the tables read
+    once for all (the papers in the fork's scope, versions, digests, runs, announcements),
+    the site's clock, and what arXiv said of the papers whose pages show their history."""
+
+    cfg: Config
+    store: Store
+    frames: dict[str, pd.DataFrame]
+    tz: ZoneInfo
+    now: dt.datetime
+    readings: dict[str, list[Reading]]
+
+
+# A step: from what it reads and the papers so far (their fields, by id) to the fields it
+# adds or replaces, for the papers it has something for. Never changes what it is given.
+Attach = Callable[[Tables, Mapping[str, Fields]], dict[str, Fields]]
+
+
+def _frames(cfg: Config, store: Store) -> dict[str, pd.DataFrame]:
+    """The tables read once: the papers in the fork's scope (what it does not select is
+    neither shown nor counted), their versions and digests, the runs and announcements."""
+    papers = _decodable(scope.within(cfg, store.library())).to_pandas()
+    kept = papers["arxiv_id"]
+    versions, digests = (_read(store, name) for name in ("versions", "digests"))
+    return {"papers": papers, "versions": versions[versions["arxiv_id"].isin(kept)],
+            "digests": digests[digests["arxiv_id"].isin(kept)],
+            "runs": _clean_strings(_read(store, "runs")),
+            "announcements": _read(store, "announcements")}
+
+
+def _papers(cfg: Config, df: pd.DataFrame, now: dt.datetime) -> dict[str, Fields]:
+    """The papers table's own columns, by id. Reasons stay as stored: a page says them in
+    its language (`| reason`)."""
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
-
-    digest_by_id = _latest_digests(digests_df, cfg.digest_language)
-    failed_digests = _failed_digests(digests_df, cfg.digest_language)
-    strings = i18n.strings(cfg.site.language)
-    shown = [(clean(f.label[cfg.site.language]), f.column) for f in source_facts()]
-    versions_by_id: dict[str, list[dict[str, Any]]] = {}
-    ordered = versions_df.sort_values(["arxiv_id", "version"], kind="stable")
-    for row in _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
-                                  "first_seen")):
-        versions_by_id.setdefault(row["arxiv_id"], []).append(row)
-
-    def local(t: dt.datetime) -> str:
-        return t.astimezone(tz).strftime("%Y-%m-%d %H:%M")
-
-    out: list[Paper] = []
-    for row in _records(papers_df, (*_PAPER_COLUMNS, *dict.fromkeys(c for _, c in shown))):
-        topics = list(zip(row["topics"] if row["topics"] is not None else [],
-                          row["topic_reasons"] if row["topic_reasons"] is not None else [],
-                          strict=False))
-        d = digest_by_id.get(row["arxiv_id"])
+    out: dict[str, Fields] = {}
+    for row in _records(df, _PAPER_COLUMNS):
         arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
-        pageable = row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id)
-        paper = Paper(
-            arxiv_id=arxiv_id, version=int(row["version"]), title=title,
-            title_html=render_tex(title), abstract_text=clean(row["abstract"]),
-            authors=[clean(a) for a in row["authors"]],
-            categories=[clean(c) for c in row["categories"]],
-            primary=clean(row["primary_category"]), comment=_str_or_none(row["comment"]),
-            journal_ref=_str_or_none(row["journal_ref"]), doi=_str_or_none(row["doi"]),
-            published=row["published"].to_pydatetime(), updated=row["updated"].to_pydatetime(),
-            first_seen=row["first_seen"].to_pydatetime(),
-            version_seen_at=row["version_seen_at"].to_pydatetime(),
-            ai_related=bool(_opt(row["ai_related"]) or False),
-            ai_reason=reasons.read(_str_or_none(row["ai_reason"])),
-            topics=[(clean(str(s)), reasons.read(clean(str(r)))) for s, r in topics],
-            hf_upvotes=None if pd.isna(row["hf_upvotes"]) else int(row["hf_upvotes"]),
-            hf_repo=_str_or_none(row["hf_repo"]),
-            hf_day=None if pd.isna(row["hf_day"]) else row["hf_day"],
-            hf_stars=None if pd.isna(row["hf_stars"]) else int(row["hf_stars"]),
-            hf_project=_http_or_none(row["hf_project_page"]),
-            facts=tuple((label, _fact_text(row[column])) for label, column in shown
-                        if _opt(row[column]) is not None),
-            digest={k: _str_or_none(d[k]) for k in DIGEST_FIELDS} if d else None,
-            digest_model=_str_or_none(d["model"]) if d else None,
-            digest_version=int(d["version"]) if d else None,
-            digest_created=d["created"].to_pydatetime() if d else None,
-            digest_why=None if d else _why_no_digest(
-                cfg, strings, bool(_opt(row["ai_related"])), bool(topics),
-                failed_digests.get(row["arxiv_id"])),
-            pageable=pageable, has_page=pageable,
-        )
-        history = versions_by_id.get(row["arxiv_id"], [])
-        previous = None
-        for v in history:
-            texts = (clean(v["title"]), clean(v["abstract"]))
-            paper.versions.append(Version(
-                int(v["version"]), local(v["updated"].to_pydatetime()),
-                local(v["first_seen"].to_pydatetime()),
-                texts=texts if previous else None, previous=previous))
-            previous = texts
-        out.append(paper)
-    frames = {"papers": papers_df, "versions": versions_df, "digests": digests_df,
-              "runs": runs_df, "announcements": _read(store, "announcements")}
-    wanted = _revised_lately(cfg, versions_df, papers_df, now, tz)
-    wanted |= {i for f in cfg.follows for i in f.watch}
-    revised = [p for p in out if p.has_page and len(p.versions) > 1]
-    for p in out:
-        p.venue = venue(p.comment, p.journal_ref, p.doi)
-    accepted = [p for p in out if p.venue]
-    by_id = {p.arxiv_id: p for p in out}
-    readings = _history.readings(store, wanted | {p.arxiv_id for p in revised}
-                                 | {p.arxiv_id for p in accepted})
-    for arxiv_id, told in readings.items():  # what changed with each version, for notes
-        if (revised_paper := by_id.get(arxiv_id)) is not None:
-            for version in revised_paper.versions[1:]:
-                version.before, version.after = around(told, version.version)
-    for (arxiv_id, since, until), text in _model_notes(store, cfg.digest_language).items():
-        noted = by_id.get(arxiv_id)
-        for a, b in itertools.pairwise(noted.versions if noted else []):
-            if (a.version, b.version) == (since, until):
-                b.model_note = text
-    for arxiv_id, neighbours in _similar(store, by_id):
-        by_id[arxiv_id].similar = neighbours
-    for p in accepted:  # a store without its snapshots knows no more than the latest
-        p.venue_version, p.venue_seen = _history.first_venue(
-            readings.get(p.arxiv_id, [])) or (p.version, p.version_seen_at)
-    return Library(out, by_id, frames, tz, now, readings)
-
-
-def _model_notes(store: Store, language: str) -> dict[tuple[str, int, int], str]:
-    """The model's change note of each revision, in the site's language, by (paper, version
-    before, version): the newest written, whatever model or prompt wrote it."""
-    table = store.read("notes", ["arxiv_id", "from_version", "version", "language", "status",
-                                 "note", "created"])
-    # stubs: compute functions take Python scalars
-    table = table.filter(pc.and_(pc.equal(table["status"], "ok"),  # type: ignore[arg-type, call-overload]
-                                 # stubs: compute functions take Python scalars
-                                 pc.equal(table["language"], language)))  # type: ignore[call-overload]
-    out = {}
-    for row in table.sort_by("created").to_pylist():  # the newest last, so it wins
-        if row["note"]:
-            out[row["arxiv_id"], row["from_version"], row["version"]] = clean(row["note"])
+        comment, journal_ref, doi = (_str_or_none(row[c]) for c in ("comment", "journal_ref",
+                                                                     "doi"))
+        out[arxiv_id] = {
+            "arxiv_id": arxiv_id, "version": int(row["version"]), "title": title,
+            "title_html": render_tex(title), "abstract_text": clean(row["abstract"]),
+            "authors": [clean(a) for a in row["authors"]],
+            "categories": [clean(c) for c in row["categories"]],
+            "primary": clean(row["primary_category"]), "comment": comment,
+            "journal_ref": journal_ref, "doi": doi,
+            **{key: row[key].to_pydatetime() for key in _TIMES},
+            "ai_related": bool(_opt(row["ai_related"]) or False),
+            "ai_reason": reasons.read(_str_or_none(row["ai_reason"])),
+            "topics": [(clean(str(s)), reasons.read(clean(str(r)))) for s, r in zip(
+                _list(row["topics"]), _list(row["topic_reasons"]), strict=False)],
+            "pageable": row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
+            "venue": venue(comment, journal_ref, doi)}
     return out
 
 
-def _similar(store: Store, by_id: dict[str, Paper]) -> Iterator[tuple[str, list[str]]]:
-    """The stored similar papers of each paper in the library, those still in it."""
-    table = store.read("similar", ["arxiv_id", "neighbours"])
-    for arxiv_id, neighbours in zip(table["arxiv_id"].to_pylist(),
+def _wanted(cfg: Config, frames: dict[str, pd.DataFrame], papers: Mapping[str, Fields],
+            now: dt.datetime, tz: ZoneInfo) -> set[str]:
+    """The papers whose readings pages show: the watched, the revisions the feeds show,
+    the revised papers with a page and the accepted ones."""
+    counts = frames["versions"]["arxiv_id"].value_counts()
+    revised = {clean(i) for i in counts[counts > 1].index}
+    return (_revised_lately(cfg, frames["versions"], frames["papers"], now, tz)
+            | {i for f in cfg.follows for i in f.watch}
+            | {i for i, p in papers.items() if (p["pageable"] and i in revised) or p["venue"]})
+
+
+def _hf(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """Hugging Face's table (Store.library() joins it to papers): the board's upvotes and
+    day, the code repository's stars and the links it reports."""
+    out: dict[str, Fields] = {}
+    for row in _records(tables.frames["papers"], _HF_COLUMNS):
+        fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
+                  "hf_repo": _str_or_none(row["hf_repo"]),
+                  "hf_day": None if pd.isna(row["hf_day"]) else row["hf_day"],
+                  "hf_stars": _int_or_none(row["hf_stars"]),
+                  "hf_project": _http_or_none(row["hf_project_page"])}
+        if any(v is not None for v in fields.values()):
+            out[clean(row["arxiv_id"])] = fields
+    return out
+
+
+def _facts(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """What the sources' own tables add to a paper's page (`Source.facts`), as (column,
+    text): a page labels each in its language (the `fact_labels` global)."""
+    columns = tuple(dict.fromkeys(f.column for f in source_facts()))
+    out: dict[str, Fields] = {}
+    for row in _records(tables.frames["papers"], ("arxiv_id", *columns)):
+        facts = tuple((c, _fact_text(row[c])) for c in columns if _opt(row[c]) is not None)
+        if facts:
+            out[clean(row["arxiv_id"])] = {"facts": facts}
+    return out
+
+
+def _versions(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The versions table: each paper's timeline, oldest first, a revision with its text
+    and the version before's (diffed when its page renders)."""
+    def local(t: pd.Timestamp) -> str:
+        return t.to_pydatetime().astimezone(tables.tz).strftime("%Y-%m-%d %H:%M")
+
+    ordered = tables.frames["versions"].sort_values(["arxiv_id", "version"], kind="stable")
+    out: dict[str, Fields] = {}
+    rows = _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
+                              "first_seen"))
+    for arxiv_id, history in itertools.groupby(rows, key=lambda v: v["arxiv_id"]):
+        versions, previous = [], None
+        for v in history:
+            texts = (clean(v["title"]), clean(v["abstract"]))
+            versions.append(Version(int(v["version"]), local(v["updated"]),
+                                    local(v["first_seen"]),
+                                    texts=texts if previous else None, previous=previous))
+            previous = texts
+        if (key := clean(arxiv_id)) in papers:
+            out[key] = {"versions": versions}
+    return out
+
+
+def _readings(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The snapshots (Library.readings): what arXiv showed before and with each revision,
+    for its note, and when a venue that took the paper was first read (a store without its
+    snapshots knows no more than the latest version)."""
+    out: dict[str, Fields] = {}
+    for arxiv_id, p in papers.items():
+        told = tables.readings.get(arxiv_id)
+        fields: Fields = {}
+        if told is not None:
+            versions = p.get("versions", [])
+            fields["versions"] = [*versions[:1], *(_told(v, told) for v in versions[1:])]
+        if p["venue"]:
+            fields["venue_version"], fields["venue_seen"] = _history.first_venue(
+                told or []) or (p["version"], p["version_seen_at"])
+        if fields:
+            out[arxiv_id] = fields
+    return out
+
+
+def _told(version: Version, told: list[Reading]) -> Version:
+    """`version` with what arXiv showed with the version before, last, and with it, first."""
+    before, after = around(told, version.version)
+    return dataclasses.replace(version, before=before, after=after)
+
+
+def _notes(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The notes table: the model's change note of each revision, in the site's language
+    (the newest written, whatever model or prompt wrote it)."""
+    table = tables.store.read("notes", ["arxiv_id", "from_version", "version", "language",
+                                        "status", "note", "created"])
+    # stubs: compute functions take Python scalars
+    table = table.filter(pc.and_(pc.equal(table["status"], OK),  # type: ignore[arg-type, call-overload]
+                                 # stubs: compute functions take Python scalars
+                                 pc.equal(table["language"], tables.cfg.digest_language)))  # type: ignore[call-overload]
+    noted: dict[str, dict[tuple[int, int], str]] = {}
+    for row in table.sort_by("created").to_pylist():  # the newest last, so it wins
+        if row["note"] and row["arxiv_id"] in papers:
+            noted.setdefault(row["arxiv_id"], {})[row["from_version"], row["version"]] = \
+                clean(row["note"])
+    out: dict[str, Fields] = {}
+    for arxiv_id, notes in noted.items():
+        versions = papers[arxiv_id].get("versions", [])
+        out[arxiv_id] = {"versions": [*versions[:1], *(
+            dataclasses.replace(b, model_note=notes[a.version, b.version])
+            if (a.version, b.version) in notes else b
+            for a, b in itertools.pairwise(versions))]}
+    return out
+
+
+def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The digests table: each paper's latest digest in the digests' language, or why it
+    has none (a NoDigest, said in the page's language)."""
+    cfg, digests = tables.cfg, tables.frames["digests"]
+    latest = _latest_digests(digests, cfg.digest_language)
+    failed = _failed_digests(digests, cfg.digest_language)
+    out: dict[str, Fields] = {}
+    for arxiv_id, p in papers.items():
+        d = latest.get(arxiv_id)
+        out[arxiv_id] = {
+            "digest": {k: _str_or_none(d[k]) for k in DIGEST_FIELDS},
+            "digest_model": _str_or_none(d["model"]), "digest_version": int(d["version"]),
+            "digest_created": d["created"].to_pydatetime(),
+        } if d else {"digest_why": _why_no_digest(cfg, p["ai_related"], bool(p["topics"]),
+                                                  failed.get(arxiv_id))}
+    return out
+
+
+def _similar(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The similar table: each paper's similar papers still in the library, most similar
+    first."""
+    table = tables.store.read("similar", ["arxiv_id", "neighbours"])
+    out: dict[str, Fields] = {}
+    for arxiv_id, neighbours in zip(cast(list[str], table["arxiv_id"].to_pylist()),
                                     cast(list[list[str]], table["neighbours"].to_pylist()),
                                     strict=True):
-        if arxiv_id in by_id:  # the library's own id strings: 200,000 lists share them
-            yield arxiv_id, [by_id[n].arxiv_id for n in neighbours if n in by_id]
+        if arxiv_id in papers:  # the library's own id strings: 200,000 lists share them
+            out[arxiv_id] = {"similar": [papers[n]["arxiv_id"] for n in neighbours
+                                         if n in papers]}
+    return out
+
+
+# One step per table, in order: a step may read what an earlier one attached (the readings
+# and the notes change the versions).
+ATTACH: tuple[Attach, ...] = (_hf, _facts, _versions, _readings, _notes, _digests, _similar)
 
 
 def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
@@ -464,11 +607,11 @@ def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
                                  cfg.site.feed_days, tz)}
 
 
+_TIMES = ("published", "updated", "first_seen", "version_seen_at")
 _PAPER_COLUMNS = ("arxiv_id", "version", "title", "abstract", "authors", "categories",
-                  "primary_category", "comment", "journal_ref", "doi", "published", "updated",
-                  "first_seen", "version_seen_at", "ai_related", "ai_reason", "topics",
-                  "topic_reasons", "hf_upvotes", "hf_repo", "hf_day", "hf_stars",
-                  "hf_project_page")
+                  "primary_category", "comment", "journal_ref", "doi", *_TIMES,
+                  "ai_related", "ai_reason", "topics", "topic_reasons")
+_HF_COLUMNS = ("arxiv_id", "hf_upvotes", "hf_repo", "hf_day", "hf_stars", "hf_project_page")
 
 
 def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
@@ -488,6 +631,14 @@ def _fact_text(value: object) -> str:
     return clean(str(value))
 
 
+def _list(value: Iterable[Any] | None) -> list[Any]:
+    return [] if value is None else list(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
 def _str_or_none(value: object) -> str | None:
     return clean_opt(_opt(value))  # type: ignore[arg-type]
 
@@ -498,20 +649,19 @@ def _http_or_none(value: object) -> str | None:
     return url if url and url.startswith(("https://", "http://")) else None
 
 
-def _why_no_digest(cfg: Config, s: dict[str, str], ai_related: bool, in_topics: bool,
-                   attempts: int | None) -> str:
-    """What a reader is told instead of a digest: never silence."""
+def _why_no_digest(cfg: Config, ai_related: bool, in_topics: bool, attempts: int | None
+                   ) -> NoDigest:
+    """Why a paper has no digest, for a reader: never silence."""
     d = cfg.digest
     if not d.enabled:
-        return s["digest_why_off"]
+        return NoDigest("off")
     if d.selection == "ai" and not ai_related:
-        return s["digest_why_ai"]
+        return NoDigest("ai")
     if d.selection == "topics" and not in_topics:
-        return s["digest_why_topics"]
+        return NoDigest("topics")
     if attempts:
-        key = "digest_why_failed" if attempts >= d.max_attempts else "digest_why_retrying"
-        return s[key].format(attempts=attempts)
-    return s["digest_why_queued"].format(n=f"{d.max_per_run:,}")
+        return NoDigest("failed" if attempts >= d.max_attempts else "retrying", attempts)
+    return NoDigest("queued", per_run=d.max_per_run)
 
 
 def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
@@ -521,14 +671,14 @@ def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
     rows = digests[digests["language"] == language]
     rows = rows.sort_values(["arxiv_id", "version", "created"], kind="stable")
     last = rows.drop_duplicates("arxiv_id", keep="last")
-    last = last[last["status"] != "ok"]
+    last = last[last["status"] != OK]
     return dict(zip(last["arxiv_id"], last["attempts"].fillna(0).astype(int), strict=True))
 
 
 def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict[Hashable, Any]]:
     if digests.empty:
         return {}
-    ok = digests[(digests["status"] == "ok") & (digests["language"] == language)
+    ok = digests[(digests["status"] == OK) & (digests["language"] == language)
                  & ~digests["superseded"].fillna(False).astype(bool)]
     ok = ok.sort_values(["arxiv_id", "version", "created"], kind="stable")
     return {r["arxiv_id"]: r for r in ok.drop_duplicates("arxiv_id", keep="last")

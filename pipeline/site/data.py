@@ -9,8 +9,9 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
@@ -23,7 +24,7 @@ from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._follows import Followed
 from pipeline.site._follows import match as match_follows
 from pipeline.site._safe import clean
-from pipeline.site._views import CLOCKS, Library, Paper
+from pipeline.site._views import CLOCKS, Library, Pages, Paper
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
 Top = list[tuple[Paper, rank.Ranked]]  # 今日精选: best first
@@ -73,11 +74,14 @@ class SiteData:
     accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
     local: LocalTime
     top: Top  # 今日精选 of the last announcement (pipeline.rank)
+    # Which pages are light or left out under [site] max_site_mb: each pass of the build
+    # renders a SiteData with its own (generator, _budget).
+    pages: Pages = field(default_factory=Pages)
 
     @property
     def paged(self) -> list[Paper]:
         """The papers with a page of their own."""
-        return [p for p in self.lib.papers if p.has_page]
+        return [p for p in self.lib.papers if self.pages.has(p)]
 
     @property
     def digested(self) -> list[Paper]:
@@ -222,7 +226,7 @@ def _topics(cfg: Config, names: dict[str, str], by_update: list[Paper]) -> list[
                   members[t.slug], reasons[t.slug]) for t in cfg.topics]
 
 
-Group = tuple[str, str, list[Paper]]  # (kind: "topic" or "category", name, papers)
+Group = tuple[Literal["topic", "category"], str, list[Paper]]  # (kind, name, papers)
 
 
 def rest(site: SiteData, papers: Iterable[Paper], top: Top) -> list[Group]:

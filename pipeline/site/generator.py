@@ -22,7 +22,7 @@ from pipeline.config import Config
 from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
 from pipeline.site._writer import PelicanWriter, SkipUnchangedWriter
-from pipeline.site.output import Cards, Output
+from pipeline.site.output import Output
 from pipeline.site.pages import (
     accepted,
     briefs,
@@ -88,22 +88,21 @@ class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no 
             gc.unfreeze()
 
 
+
 def render_fitting(site: data.SiteData, writer: SkipUnchangedWriter, env: Environment
                    ) -> None:
-    """Pass after pass until the site fits under [site] max_site_mb. Pages render from
-    has_page and light as the papers hold them when they render, so a pass needs no
-    SiteData of its own; the estimate of the pages' bytes (from a sample that does not
-    depend on where the boundaries are), the cards, the paper pages and the search
-    index carry over (Carried)."""
+    """Pass after pass until the site fits under [site] max_site_mb, each rendering a
+    SiteData with the pass's Pages (which are light, which left out); the estimate of the
+    pages' bytes (from a sample that does not depend on where the boundaries are), the
+    cards, the paper pages and the search index carry over (Carried)."""
     others = writer.files()  # Pelican's own pages (about), made before this generator
-    cards: Cards = {}
     carried = Carried()
-    out = Output(site, writer, env, cards)
+    out = Output(site, writer, env, {})
     pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
     pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
-    while not (render_site(out, pages, carried) and pages.fit(writer)):
+    while not (render_site(out.with_pages(pages.pages), pages, carried)
+               and pages.fit(writer)):
         writer.restart(others)
-        out = Output(site, writer, env, cards)
 
 
 @dataclass
@@ -158,6 +157,8 @@ def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
         # light, and a shard's bytes do not depend on which of its papers are. What
         # another pass does not make again is removed as stale when the build ends.
         pages.give_way(out.writer)
+        out = out.with_pages(pages.pages)
+        site = out.site
         for fn, args in paper.tasks(site, out, pages.full[::-1], carried.pages, pages.salt,
                                     pages.shards()):
             if not workers.running():

@@ -3,6 +3,7 @@ reused, paginated lists; every page kind in pipeline.site.pages writes through i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,7 @@ from markupsafe import Markup, escape
 from pipeline.rank import Ranked
 from pipeline.reasons import Why
 from pipeline.site._feeds import FeedSpec
-from pipeline.site._views import Paper
+from pipeline.site._views import Pages, Paper
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.data import SiteData
 from pipeline.site.i18n import say, say_pick
@@ -47,6 +48,12 @@ class Output:
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
         self._chromes: dict[tuple[str, int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
         self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict[str, Any], str]] = {}
+
+    def with_pages(self, pages: Pages) -> Output:
+        """An Output for the site with these pages light and left out (a pass of the build
+        under [site] max_site_mb), sharing this one's writer and cards."""
+        return Output(dataclasses.replace(self.site, pages=pages), self.writer, self.env,
+                      self.cards)
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -143,9 +150,8 @@ class Output:
                                             full=full, when=when, revision=revision,
                                             heading=heading, href=href)
 
-    @staticmethod
-    def _href(paper: Paper) -> Markup:
-        return escape(_ROOT + paper.path if paper.has_page else paper.abs_url)
+    def _href(self, paper: Paper) -> Markup:
+        return escape(_ROOT + paper.path if self.site.pages.has(paper) else paper.abs_url)
 
     def _when(self, paper: Paper, clock: str) -> Markup:
         """What a card says of the time its list is sorted by: the clock's name and the

@@ -17,8 +17,10 @@ from pipeline.config import Config
 from pipeline.site._brand import brand, titled
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._html import bdi, meta_tags
+from pipeline.site._safe import clean
 from pipeline.site._tex import render_tex
 from pipeline.site._views import DIGEST_FIELDS
+from pipeline.sources import facts as source_facts
 
 REPO = Path(__file__).resolve().parents[2]
 THEME = REPO / "theme"
@@ -90,6 +92,9 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),
                           "digest_fields": DIGEST_FIELDS,
+                          # a source's fact's label (`Source.facts`), by its column
+                          "fact_labels": {f.column: clean(f.label[cfg.site.language])
+                                          for f in source_facts()},
                           "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
                                     for kind in SITE_FEEDS]},
     }

@@ -56,7 +56,7 @@ def _picks(site: SiteData, out: Output, path: str, title: str, top: Top,
     """A day's picks page: 今日精选 whole, then the rest of the day by topic and category."""
     root = "../" * path.count("/")
     return out.page(path, "top.html", title=title, top_cards=out.ranked_html(top, root),
-                    groups=rest(site, papers, top), nav="briefs")
+                    groups=rest(site, papers, top), pages=site.pages, nav="briefs")
 
 
 def _last_24h(site: SiteData) -> dict[str, list[Paper]]:

@@ -125,7 +125,7 @@ class _Entries:
         head = f"<p>{escape(self.s['feed_why'].format(why=said))}</p>" if why else ""
         return Entry(
             key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_tex(p.title),
-            link=p.path if p.has_page else p.abs_url, updated=when,
+            link=p.path if self.site.pages.has(p) else p.abs_url, updated=when,
             content=head + before + self._content(p.arxiv_id, self.prefix),
             authors=tuple(p.authors), categories=tuple(p.categories),
             related=(p.abs_url, p.pdf_url), day=self._day(when))
@@ -156,7 +156,7 @@ class _Entries:
             facts.append(f'{escape(s["feed_code"])}{c}<a href="{escape(p.repo_url)}">'
                          f"{escape(p.repo_url)}</a>")
         links = [f'<a href="{escape(u)}">{label}</a>' for u, label in (
-            (prefix + p.path if p.has_page else "", self.site.cfg.site.title),
+            (prefix + p.path if self.site.pages.has(p) else "", self.site.cfg.site.title),
             (p.abs_url, "arXiv"), (p.pdf_url, "PDF")) if u]
         parts.append("<p>" + "<br>".join(facts) + "</p><p>" + " · ".join(links) + "</p>")
         return "".join(parts)
@@ -258,7 +258,7 @@ class _Entries:
     def _day_list(self, papers: Iterable[Paper]) -> str:
         items = []
         for p in papers:
-            link = self.prefix + p.path if p.has_page else p.abs_url
+            link = self.prefix + p.path if self.site.pages.has(p) else p.abs_url
             tldr = (p.digest or {}).get("tldr")
             items.append(f'<li><a href="{escape(link)}">{escape(plain_tex(p.title))}</a>'
                          + (f" — {escape(plain_tex(tldr))}" if tldr else "") + "</li>")

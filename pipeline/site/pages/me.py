@@ -25,7 +25,7 @@ def render(site: SiteData, out: Output) -> list[str]:
     follows = [(f.name, [(label, ", ".join(getattr(f, key))) for key, label in kinds
                          if getattr(f, key)]) for f in site.cfg.follows]
     return [out.page("me/", "me.html", feeds=[spec] if spec else (), title=s["feed_me"],
-                     follows=follows, watched=followed.watched, events=events,
+                     follows=follows, watched=followed.watched, pages=site.pages, events=events,
                      cards=out.cards_html([p for p, _ in matches], "../",
                                           notes={p.arxiv_id: why for p, why in matches}),
                      count=len(matches), feed=spec, nav="follow")]

@@ -19,7 +19,7 @@ from typing import Any
 
 import pipeline
 from pipeline.site._feeds import FeedSpec
-from pipeline.site._views import Paper
+from pipeline.site._views import PageKind, Paper
 from pipeline.site._workers import Task
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
@@ -85,10 +85,10 @@ def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper
     keys: dict[str, PageKey] = {}
     for name, members in shards:
         for paper in members:
-            if paper.light:
+            if site.pages.kind(paper) is PageKind.LIGHT:
                 _fresh(out, paper.path, _key(salt, out, paper), old, keys,
                        functools.partial(_render_light, site, out, paper))
-        key = _hash("".join(_key(salt, out, p, light=False) for p in members))
+        key = _hash("".join(_key(salt, out, p, page=PageKind.FULL) for p in members))
         _fresh(out, name, key, old, keys, functools.partial(_render_shard, out, name, members))
     return keys
 
@@ -121,9 +121,10 @@ def _key(salt: str, out: Output, paper: Paper, **state: object) -> str:
     """The key of a page: what renders it (salt()) and its template's context, the one its
     render gets (_context), so nothing it shows can change and leave the key as it was.
     The paper in it by its fields: the page says whether it has similar papers, not which
-    (search.js lists them); it says whether it is light, so a page that turns light (or
+    (search.js lists them); with its kind (full, light), so a page that turns light (or
     back) is made again; `state` overrides a field its bytes do not depend on."""
-    seen = {**vars(paper), "similar": bool(paper.similar), **state}
+    seen = {**vars(paper), "similar": bool(paper.similar), "page": out.site.pages.kind(paper),
+            **state}
     return _hash(salt + out.context_text({**_context(out, paper), "p": seen}))
 
 

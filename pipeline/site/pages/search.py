@@ -63,7 +63,7 @@ def render_index(site: SiteData, out: Output, made: str | None = None) -> str:
         **manifest, "as_of": _search.minutes(site.lib.now),
         "timezone": site.cfg.site.timezone, "tz_label": site.tz_label,
         "published": site.strings["venue_published"],
-        "pages_from": pages_from(site.lib.papers),
+        "pages_from": pages_from(site.paged),
         "glossary": glossary(site.cfg.topics)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
                                    sort_keys=True).encode(), atomic=True)

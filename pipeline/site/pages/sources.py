@@ -12,6 +12,7 @@ import pandas as pd
 
 from pipeline import schedule, stats
 from pipeline.site._safe import clean
+from pipeline.site._views import PageKind
 from pipeline.site.data import SiteData, last_announcement
 from pipeline.site.output import Output
 
@@ -63,7 +64,7 @@ def _paper_pages(site: SiteData) -> str:
             date=site.local(min((p.updated for p in paged), default=None))[:10],
             without=f"{len(site.lib.papers) - len(paged):,}",
             days=site.cfg.site.paper_pages_days, mb=f"{site.cfg.site.max_site_mb:g}")
-    light = [p.updated for p in paged if p.light]
+    light = [p.updated for p in paged if site.pages.kind(p) is PageKind.LIGHT]
     if light:
         said += s["paper_pages_light"].format(n=f"{len(light):,}",
                                               date=site.local(max(light))[:10],
