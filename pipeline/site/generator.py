@@ -21,7 +21,7 @@ from pipeline.config import Config
 from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
 from pipeline.site._writer import SkipUnchangedWriter
-from pipeline.site.output import Cards, Output
+from pipeline.site.output import BuildCache, Output
 from pipeline.site.pages import (
     accepted,
     briefs,
@@ -78,17 +78,18 @@ class PaperTrailGenerator(Generator):
         """Pass after pass until the site fits under [site] max_site_mb. Pages render from
         has_page and light as the papers hold them when they render, so a pass needs no
         SiteData of its own; the estimate of the pages' bytes (from a sample that does not
-        depend on where the boundaries are), the cards, the paper pages and the search
-        index carry over (Carried)."""
+        depend on where the boundaries are), the paper pages and the search index carry
+        over (Carried), and the cards, the keys of the other pages and what is made once
+        a build (BuildCache)."""
         others = writer.files()  # Pelican's own pages (about), made before this generator
-        cards: Cards = {}
+        cache = BuildCache()
         carried = Carried()
-        out = Output(site, writer, self.env, cards)
+        out = Output(site, writer, self.env, cache)
         pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
         pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
         while not (render_site(out, pages, carried) and pages.fit(writer)):
             writer.restart(others)
-            out = Output(site, writer, self.env, cards)
+            out = Output(site, writer, self.env, cache)
 
 
 @dataclass
@@ -107,7 +108,9 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
                 ) -> list[str]:
     """Everything but the paper pages and the search index; returns the pages the sitemap
     lists. A later pass that only turned more pages light makes again only the sources
-    page, which says which are."""
+    page, which says which are; one that left pages out (or gave some back) renders the
+    rest again, but makes again only the pages and feeds whose links changed: the oldest
+    days' briefs and lists (Output.page, pages.feeds)."""
     writer = out.writer
     said = sources.render(site, out)
     if carried.rest is None or carried.rest[0] != pages.paged:
