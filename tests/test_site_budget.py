@@ -26,9 +26,10 @@ from markupsafe import Markup
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.site import _search, generator
+from pipeline.site import _recommend, _search, generator
 from pipeline.site._budget import HEADROOM, PaperPages, order
 from pipeline.site._views import PageKind, Pages, Paper
+from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import serve
@@ -520,3 +521,48 @@ def test_moving_the_boundary_makes_new_pages_and_changes_no_paper(tmp_path):
         *[PageKind.FULL] * 4]
     assert (len(pages.light), pages.left_out, len(pages.full)) == (2, 2, 5)
     assert [vars(p) for p in papers] == made
+
+
+def test_a_pass_that_leaves_pages_out_renders_again_only_what_links_them(
+        store_of_a_day, monkeypatch):
+    # Pages left out change the links of the lists, briefs and feeds that show their
+    # papers, and only of those: a later pass makes again only the pages whose links
+    # changed, and 为你推荐's vectors, which no boundary changes, once a build.
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    passes, vectors, rendered = [], [], Counter[str]()
+    render_site, build_vectors = generator.render_site, _recommend.build
+    render = SkipUnchangedWriter.render
+
+    def noted_pass(*args):
+        passes.append(1)
+        return render_site(*args)
+
+    def noted_vectors(*args, **kwargs):
+        vectors.append(1)
+        return build_vectors(*args, **kwargs)
+
+    def noted_page(self, name, *args, **kwargs):
+        rendered[name] += 1
+        return render(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(generator, "render_site", noted_pass)
+    monkeypatch.setattr(_recommend, "build", noted_vectors)
+    monkeypatch.setattr(SkipUnchangedWriter, "render", noted_page)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages * 0.8) / 1e6), "once")
+    report = build_at_last_run(cfg)
+
+    out = cfg.output_path
+    full, light = ({Path(p).stem for p in kind} for kind in _pages(out))
+    papers = Store(root / "data").read("papers").column("arxiv_id").to_pylist()
+    gone = set(papers) - full - light
+    assert report.left_out == len(gone) > 0 and len(passes) >= 2 and len(vectors) == 1
+    # A paper whose page a pass left out, or gave back light, is of these; the sources page
+    # (which says how many) and 404.html (not a list) render in every pass.
+    moved = gone | light
+    again = [name for name, n in rendered.items() if n > 1
+             and name not in ("sources/index.html", "404.html")]
+    assert 0 < len(again) < len(rendered) and rendered["search/index.html"] == 1
+    for name in again:
+        text = (out / name).read_text("utf-8")
+        assert any(i in text for i in moved), name

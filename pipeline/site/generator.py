@@ -22,7 +22,7 @@ from pipeline.config import Config
 from pipeline.site._budget import PaperPages, Rank
 from pipeline.site._views import load
 from pipeline.site._writer import PelicanWriter, SkipUnchangedWriter
-from pipeline.site.output import Output
+from pipeline.site.output import BuildCache, Output
 from pipeline.site.pages import (
     accepted,
     briefs,
@@ -94,10 +94,11 @@ def render_fitting(site: data.SiteData, writer: SkipUnchangedWriter, env: Enviro
     """Pass after pass until the site fits under [site] max_site_mb, each rendering a
     SiteData with the pass's Pages (which are light, which left out); the estimate of the
     pages' bytes (from a sample that does not depend on where the boundaries are), the
-    cards, the paper pages and the search index carry over (Carried)."""
+    paper pages and the search index carry over (Carried), and the cards, the keys of the
+    other pages and what is made once a build (BuildCache)."""
     others = writer.files()  # Pelican's own pages (about), made before this generator
     carried = Carried()
-    out = Output(site, writer, env, {})
+    out = Output(site, writer, env, BuildCache())
     pages = PaperPages.of(site.lib.papers, site.cfg, paper.salt(out))
     pages.estimate(paper.sizes(site, out, pages.sample(), pages.per_shard()))
     while not (render_site(out.with_pages(pages.pages), pages, carried)
@@ -121,7 +122,9 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
                 ) -> list[str]:
     """Everything but the paper pages and the search index; returns the pages the sitemap
     lists. A later pass that only turned more pages light makes again only the sources
-    page, which says which are."""
+    page, which says which are; one that left pages out (or gave some back) renders the
+    rest again, but makes again only the pages and feeds whose links changed: the oldest
+    days' briefs and lists (Output.page, pages.feeds)."""
     writer = out.writer
     said = sources.render(site, out)
     if carried.rest is None or carried.rest[0] != pages.paged:

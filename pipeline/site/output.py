@@ -4,12 +4,14 @@ reused, paginated lists; every page kind in pipeline.site.pages writes through i
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, Template
 from markupsafe import Markup, escape
+from pelican.utils import sanitised_join
 
 from pipeline.rank import Ranked
 from pipeline.reasons import Why
@@ -33,16 +35,32 @@ _HREF = "\ue000href\ue000"  # stands for where a card's title links: its page, o
 Cards = dict[tuple[str, int, bool], str]  # compact cards by (id, version, revision)
 
 
+class BuildCache:
+    """What a build's passes share (a build under [site] max_site_mb may make several, each
+    with other pages light or left out): the compact cards, whether a paper has a page going
+    in by substitution; the key of each page a pass rendered (page()), so the next renders
+    only the pages whose links changed; and what a renderer makes once a build whatever
+    pages there are (`once`: 为你推荐's vectors, the feeds' entry texts)."""
+
+    def __init__(self) -> None:
+        self.cards: Cards = {}
+        self.pages: dict[str, str] = {}
+        self.once: dict[str, Any] = {}
+
+
+def fingerprint(text: str) -> str:
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
 class Output:
     """One per process: a forked worker gets a copy, with its copy of the writer."""
 
     def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment,
-                 cards: Cards | None = None) -> None:
+                 cache: BuildCache | None = None) -> None:
         self.site, self.writer, self.env = site, writer, env
         self.root = Path(writer.output_path)
-        # Whether a paper has a page goes in by substitution too, so a second pass under
-        # [site] max_site_mb, with other pages kept, may share the first one's cards.
-        self.cards: Cards = {} if cards is None else cards
+        self.cache = BuildCache() if cache is None else cache
+        self.cards = self.cache.cards
         self.feed_specs = {spec.slug: spec for spec in site.feeds}  # every feed, by slug
         # Rendered once per depth and feed set, kept with this Output (a build under
         # [site] max_site_mb makes one per pass; a cache on the method kept them all).
@@ -51,9 +69,9 @@ class Output:
 
     def with_pages(self, pages: Pages) -> Output:
         """An Output for the site with these pages light and left out (a pass of the build
-        under [site] max_site_mb), sharing this one's writer and cards."""
+        under [site] max_site_mb), sharing this one's writer and BuildCache."""
         return Output(dataclasses.replace(self.site, pages=pages), self.writer, self.env,
-                      self.cards)
+                      self.cache)
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -64,7 +82,13 @@ class Output:
         returns the file's site path."""
         name = path + "index.html" if path.endswith("/") or not path else path
         context = self.context("../" * name.count("/"), tuple(feeds), **ctx)
-        self.writer.render(name, self.template(template), context)
+        made = fingerprint(template + self.context_text(context))
+        target = Path(sanitised_join(str(self.root), name))
+        if self.cache.pages.get(name) == made and target.exists():
+            self.writer.keep(target)  # an earlier pass of this build rendered it so
+        else:
+            self.writer.render(name, self.template(template), context)
+            self.cache.pages[name] = made
         return name
 
     def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict[str, Any]:

@@ -21,6 +21,7 @@ import datetime as dt
 import functools
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from markupsafe import escape
@@ -35,7 +36,7 @@ from pipeline.site._tex import plain_tex
 from pipeline.site._views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
 from pipeline.site.i18n import say, say_pick
-from pipeline.site.output import Output
+from pipeline.site.output import Output, fingerprint
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
 # The brief page of a day that a feed's left-out entries are on, by feed slug.
@@ -44,16 +45,25 @@ _T = TypeVar("_T")
 
 
 def render(site: SiteData, out: Output) -> list[str]:
-    """Feeds are not pages: the sitemap lists none."""
+    """Feeds are not pages: the sitemap lists none. A feed whose entries an earlier pass of
+    the build rendered the same (most: pages left out are the oldest) is kept."""
     cfg = site.cfg.site
     fs = _feeds.FeedSite(cfg.title, cfg.base_url, site.lang, site.lib.now)
-    make = _Entries(site, fs)
+    make = _Entries(site, fs, out.cache.once.setdefault("feed contents", {}))
+    max_bytes = int(cfg.feed_max_mb * 1_000_000)
     for spec in site.feeds:
-        atom, rss, _ = _feeds.render(spec, make.feed(spec.slug), fs,
-                                     max_bytes=int(cfg.feed_max_mb * 1_000_000),
+        entries = make.feed(spec.slug)
+        paths = [out.root / f"feeds/{spec.slug}.{kind}.xml" for kind in ("atom", "rss")]
+        made = fingerprint(repr((spec, fs, max_bytes, entries)))
+        if out.cache.pages.get(f"feeds/{spec.slug}") == made and all(map(Path.exists, paths)):
+            for path in paths:
+                out.writer.keep(path)
+            continue
+        atom, rss, _ = _feeds.render(spec, entries, fs, max_bytes=max_bytes,
                                      note=functools.partial(make.capped, spec))
-        out.writer.put(out.root / f"feeds/{spec.slug}.atom.xml", atom)
-        out.writer.put(out.root / f"feeds/{spec.slug}.rss.xml", rss)
+        out.writer.put(paths[0], atom)
+        out.writer.put(paths[1], rss)
+        out.cache.pages[f"feeds/{spec.slug}"] = made
     out.writer.write_text("feeds.opml", _feeds.opml(opml_folders(site), fs))
     return []
 
@@ -75,8 +85,10 @@ def opml_folders(site: SiteData) -> list[tuple[str, list[_feeds.FeedSpec]]]:
 class _Entries:
     """The entries of every feed; a paper's content is made once per link prefix."""
 
-    def __init__(self, site: SiteData, fs: _feeds.FeedSite) -> None:
+    def __init__(self, site: SiteData, fs: _feeds.FeedSite,
+                 contents: dict[tuple[str, str, bool], str]) -> None:
         self.site, self.fs, self.s = site, fs, site.strings
+        self.contents = contents  # by (id, link prefix, has a page): kept across passes
         self.days = by_day(site)
         self.slugs = {spec.slug for spec in site.feeds}
         self.prefix = ""  # how this feed's content links a site page (see FeedSite.url)
@@ -126,15 +138,22 @@ class _Entries:
         return Entry(
             key=f"paper/{p.arxiv_id}{suffix}", title=title or plain_tex(p.title),
             link=p.path if self.site.pages.has(p) else p.abs_url, updated=when,
-            content=head + before + self._content(p.arxiv_id, self.prefix),
+            content=head + before + self._content(p),
             authors=tuple(p.authors), categories=tuple(p.categories),
             related=(p.abs_url, p.pdf_url), day=self._day(when))
 
-    @functools.cache  # noqa: B019 (one per build; a paper is in several feeds)
-    def _content(self, arxiv_id: str, prefix: str) -> str:
+    def _content(self, paper: Paper) -> str:
+        """Made once a build per link prefix and page (a paper is in several feeds)."""
+        p = self.site.lib.by_id[paper.arxiv_id]
+        at = (p.arxiv_id, self.prefix, self.site.pages.has(p))
+        if at not in self.contents:
+            self.contents[at] = self._make_content(p, self.prefix)
+        return self.contents[at]
+
+    def _make_content(self, p: Paper, prefix: str) -> str:
         """The digest first (labelled machine-written, the model named), then the abstract
         with its math as Unicode, then what else is known."""
-        p, s = self.site.lib.by_id[arxiv_id], self.s
+        s = self.s
         c = escape(s["colon"])
         parts = []
         if p.digest:
