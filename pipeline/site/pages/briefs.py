@@ -55,8 +55,11 @@ def _picks(site: SiteData, out: Output, path: str, title: str, top: Top,
            papers: list[Paper]) -> str:
     """A day's picks page: 今日精选 whole, then the rest of the day by topic and category."""
     root = "../" * path.count("/")
+    groups = rest(site, papers, top)
+    # the ids with a page, not the pass's Pages: the page's key changes only with its links
+    paged = sorted(p.arxiv_id for _, _, shown in groups for p in shown if site.pages.has(p))
     return out.page(path, "top.html", title=title, top_cards=out.ranked_html(top, root),
-                    groups=rest(site, papers, top), pages=site.pages, nav="briefs")
+                    groups=groups, paged=frozenset(paged), nav="briefs")
 
 
 def _last_24h(site: SiteData) -> dict[str, list[Paper]]:

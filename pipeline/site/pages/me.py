@@ -24,8 +24,10 @@ def render(site: SiteData, out: Output) -> list[str]:
              ("watch", s["me_watched"]))
     follows = [(f.name, [(label, ", ".join(getattr(f, key))) for key, label in kinds
                          if getattr(f, key)]) for f in site.cfg.follows]
+    # the watched ids with a page, not the pass's Pages: the key changes only with its links
+    paged = frozenset(i for i, p in followed.watched if p is not None and site.pages.has(p))
     return [out.page("me/", "me.html", feeds=[spec] if spec else (), title=s["feed_me"],
-                     follows=follows, watched=followed.watched, pages=site.pages, events=events,
+                     follows=follows, watched=followed.watched, paged=paged, events=events,
                      cards=out.cards_html([p for p, _ in matches], "../",
                                           notes={p.arxiv_id: why for p, why in matches}),
                      count=len(matches), feed=spec, nav="follow")]
