@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 # axe-core for the accessibility tests: a file from the npm registry, injected into pages.
 AXE := tests/axe/node_modules/axe-core/axe.min.js
 
-.PHONY: demo test lint bench lock clean
+.PHONY: demo test test-fast lint bench lock clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -27,6 +27,11 @@ test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/pytest -q -n auto --dist loadfile
+
+## test-fast: the unit tier, under a minute: what drives no browser, kills no process and builds
+## no site (the markers in pyproject.toml; docs/TESTING.md)
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -n 2 -m "not browser and not crash and not slow"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

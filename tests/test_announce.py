@@ -23,7 +23,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()  # listing days, Monday to Friday
 # The feed switches to a day's listing at midnight US-Eastern (arxiv-feed): half an hour on.

@@ -17,7 +17,7 @@ from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.replay.arxiv import ArxivReplay, parse_query
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 YEAR = dt.timedelta(days=365)

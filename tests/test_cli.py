@@ -46,6 +46,12 @@ def test_every_command_is_documented_in_the_readme(name):
     assert re.search(rf"`papertrail {name}\b", README), f"README does not document {name}"
 
 
+@pytest.mark.parametrize("target", re.findall(r"^## ([a-z-]+):", (REPO / "Makefile").read_text(
+    encoding="utf-8"), re.M))
+def test_every_documented_make_target_is_named_in_the_readme(target):
+    assert f"`make {target}`" in README or f"$ make {target} " in README, target
+
+
 def test_the_readme_lists_the_commands_in_the_order_help_does():
     listed = re.findall(r"^- `papertrail ([a-z-]+)", README, re.M)
     assert list(dict.fromkeys(listed)) == cli.list_commands(None)

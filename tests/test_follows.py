@@ -21,7 +21,7 @@ from pipeline.replay.sample import Entry
 from pipeline.sources import _http
 from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 

@@ -19,7 +19,7 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import Fault, HFReplay, file_days
 from pipeline.sources import hf
 from pipeline.store import Store
-from tests.conftest import FIXTURES, fast_hf
+from tests.support.replays import FIXTURES, fast_hf
 
 HF_DIR = FIXTURES / "hf"
 FETCHED = dt.datetime(2026, 6, 27, tzinfo=dt.UTC)

@@ -15,7 +15,7 @@ from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.store import Store, StoreError, StoreLocked
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()
 

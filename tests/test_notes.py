@@ -27,7 +27,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, ingest_arxiv_paths
+from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 LAST_RUN = sample.run_at(sample.days()[-1])

@@ -22,7 +22,7 @@ from pipeline.replay.oai import OAI_LAG
 from pipeline.replay.sample import Entry
 from pipeline.sources.oai import sets_for, split_authors
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()
 T1 = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)

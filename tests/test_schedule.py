@@ -18,7 +18,7 @@ from pipeline import runs, schedule, summary
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, ingest_arxiv_paths
+from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 
 REPO = Path(__file__).resolve().parents[1]
 EASTERN = ZoneInfo("America/New_York")

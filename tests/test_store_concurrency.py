@@ -22,6 +22,8 @@ import sys
 import pyarrow as pa
 from pipeline.store import Store
 
+pytestmark = pytest.mark.slow  # commands run as real processes at once
+
 store = Store(sys.argv[1])
 papers = store.read("papers")
 column = papers.schema.get_field_index("ai_related")
