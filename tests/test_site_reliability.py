@@ -22,6 +22,8 @@ from pipeline.site._writer import SkipUnchangedWriter, UnsafePathError
 from pipeline.store import Store
 from tests.support.site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
 
+pytestmark = pytest.mark.slow  # builds sites, kills builds
+
 REPO = Path(__file__).resolve().parents[1]
 CONTROLS = "\x00\x01\x08\x0b\x0c\x0e\x1b\x1f\x7f\x80\x85\x9f\ufffe\uffff"
 BIDI = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
@@ -180,8 +182,6 @@ _WAITING_KILLER = """
 import datetime as dt, os, sys, time
 from pipeline import build, config
 from pipeline.site import _budget, _search, _writer
-
-pytestmark = pytest.mark.slow  # builds sites, kills builds
 
 cfg_path, now, at = sys.argv[1:]
 real, build_index = _writer.SkipUnchangedWriter.put, _search.build_index
