@@ -55,6 +55,7 @@ def _listed_on(day: str, category: str) -> list[Entry]:
             and category in e.categories]
 
 
+@pytest.mark.slow
 def test_a_paper_the_feed_lists_before_oai_pmh_has_it_is_on_the_site_after_the_run(
         three, replay, tmp_path):
     replay.oai_lag = dt.timedelta(hours=8)  # OAI-PMH late with the day

@@ -12,6 +12,8 @@ import json
 import re
 from collections import Counter
 
+import pytest
+
 from pipeline import ingest
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.replay.arxiv import ArxivReplay, parse_query
@@ -83,6 +85,7 @@ def ranges_read_whole(log: list[dict], shown: list[Entry]) -> list[tuple[str, st
     return out
 
 
+@pytest.mark.slow
 def test_a_year_of_all_cs_passing_the_cap_is_stored_whole_by_contiguous_ranges(base_config):
     cap, bound = 3000, 2500
     entries = papers(year(8000), revised_every=4)

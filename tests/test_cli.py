@@ -111,6 +111,7 @@ def test_every_config_key_is_documented(section, key):
     assert re.search(rf"^\| `{re.escape(key)}` \|", body, re.M), f"{section}.{key} undocumented"
 
 
+@pytest.mark.slow
 def test_ingest_then_status(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     runner = CliRunner()
@@ -159,6 +160,7 @@ def test_since_and_max_pages(tmp_path, replay):
     assert bad.exit_code == 2 and "not a date" in bad.output
 
 
+@pytest.mark.slow
 def test_rebuild_command(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     runner = CliRunner()
@@ -168,6 +170,7 @@ def test_rebuild_command(tmp_path, replay):
     assert f"{len(replay.visible())} papers" in result.output
 
 
+@pytest.mark.slow
 def test_demo_runs_offline(tmp_path):
     result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "demo"), "--no-serve"])
     assert result.exit_code == 0, result.output
@@ -181,6 +184,7 @@ def test_demo_runs_offline(tmp_path):
     assert (tmp_path / "demo" / "output" / "topic" / "llm-agents" / "index.html").exists()
 
 
+@pytest.mark.slow
 def test_the_demo_runs_with_the_config_named(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text('[site]\nlanguage = "en"\n[[topics]]\nslug = "grasping"\n'
@@ -194,6 +198,7 @@ def test_the_demo_runs_with_the_config_named(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_run_does_every_step_against_the_replays(tmp_path, replay, monkeypatch):
     from pipeline.replay.hf import HFReplay
     from pipeline.replay.openai import OpenAIReplay

@@ -23,6 +23,8 @@ from pipeline.store import Store
 from tests.support.replays import fast_arxiv
 from tests.support.stores import checkout, git
 
+pytestmark = pytest.mark.slow  # real git repositories, pushed and cloned, most with the pipeline
+
 DAYS = sample.days()
 
 

@@ -228,6 +228,7 @@ def test_persistent_failure_keeps_stored_data_and_records_it(replay, store_after
     assert "next run resumes from" in report.line()
 
 
+@pytest.mark.slow
 def test_failure_mid_run_is_partial_and_the_next_run_resumes(replay, store_after_first_day,
                                                              config):
     store = store_after_first_day
@@ -281,6 +282,7 @@ def test_corrupt_papers_file_is_reported_and_kept(replay, store_after_first_day,
     assert replay.log == []  # and no request was spent
 
 
+@pytest.mark.slow
 def test_rebuild_from_snapshots_yields_the_same_tables(replay, config, store):
     for day in DAYS:
         run_on(day, replay, config, store)

@@ -81,6 +81,7 @@ def sent(body: dict) -> dict:
     return json.loads(match.group(1))
 
 
+@pytest.mark.slow
 def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
     store = Store(cfg.store_path)
     changes = revisions(cfg, store, "all")
@@ -243,6 +244,7 @@ def site_with_model_notes(cfg, llm):
     return site, store, target
 
 
+@pytest.mark.slow
 def test_the_models_note_shows_on_the_page_in_the_feed_and_in_the_brief_as_text(
         site_with_model_notes):
     site, store, target = site_with_model_notes

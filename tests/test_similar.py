@@ -23,6 +23,8 @@ from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
 from tests.support.servers import serve
 
+pytestmark = pytest.mark.slow  # most tests make every similar list of the sample
+
 
 def _project(folder: Path, extra: str = "") -> Config:
     folder.mkdir(parents=True, exist_ok=True)
