@@ -115,6 +115,7 @@ def test_a_year_of_all_cs_passing_the_cap_is_stored_whole_by_contiguous_ranges(b
     assert store.watermark("arxiv") == max(e.updated for e in shown)
 
 
+@pytest.mark.slow
 def test_a_backfill_stopped_partway_moves_the_watermark_only_past_ranges_read_whole(
         base_config):
     entries = papers(year(2000))

@@ -128,6 +128,7 @@ def test_ingest_then_status(tmp_path, replay):
     assert "last success" in table.output and "arxiv" in table.output
 
 
+@pytest.mark.slow
 def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     replay.inject(*[Fault("503")] * 5)
@@ -149,6 +150,7 @@ def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):
     assert "papers.parquet" in result.output and "store error" in result.output
 
 
+@pytest.mark.slow
 def test_since_and_max_pages(tmp_path, replay):
     path = write_config(tmp_path, replay.url, "page_size = 100")
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--since", "2026-06-01",

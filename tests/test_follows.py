@@ -157,6 +157,7 @@ def test_a_run_whose_harvest_failed_asks_no_look_ups(tmp_path):
     assert sent == 3 and report.status == "failed" and "gave up after 2 retries" in report.error
 
 
+@pytest.mark.slow
 def test_requests_give_up_on_a_500_after_max_retries():
     cfg = config_mod.ArxivConfig(max_retries=3, backoff_seconds=0, max_backoff_seconds=0)
     requests = _http.Requests(cfg, deadline=float("inf"), name="test-500", limit="test")

@@ -248,6 +248,7 @@ def test_disabled_hf_is_recorded_as_skipped(config: Config, store: Store) -> Non
     assert store.runs("hf").iloc[-1]["status"] == "skipped"
 
 
+@pytest.mark.slow
 def test_rebuild_reproduces_the_tables_after_arxiv_and_hf_runs(
         hf_config: Config, store: Store, replay: ArxivReplay) -> None:
     cfg = _only_days(hf_config, backfill_days=1)

@@ -77,6 +77,7 @@ def test_fields_are_recorded_as_arxiv_serves_them(store_after_first_day):
     assert row["version"] == 1
 
 
+@pytest.mark.slow
 def test_v1_then_v2_is_one_paper_with_two_versions(replay, store_after_first_day, config):
     """The export API lists a paper by its first version's date today, so the v2 of an older
     paper comes through OAI-PMH, once arXiv's OAI-PMH has the day."""
@@ -113,6 +114,7 @@ def test_overlap_relisting_is_unchanged_and_writes_no_snapshot(replay, store_aft
     assert store.snapshots() == snaps_before
 
 
+@pytest.mark.slow
 def test_same_responses_twice_give_identical_tables(replay, config, tmp_path):
     def one_store(name):
         store = Store(tmp_path / name)

@@ -101,6 +101,7 @@ def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
     assert stored(cfg) == rows
 
 
+@pytest.mark.slow
 def test_the_model_is_sent_the_new_text_what_changed_and_the_comment_before_and_after(cfg, llm):
     store = Store(cfg.store_path)
     by_key = {(c.arxiv_id, c.version): c for c in revisions(cfg, store, "all")}

@@ -87,6 +87,7 @@ def _synthetic(n: int, start: dt.datetime, days: int) -> list[Entry]:
                   start + i * step) for i in range(n)]
 
 
+@pytest.mark.slow
 def test_a_106_day_outage_is_caught_up_in_one_run_without_the_api(base_config):
     start = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
     entries = _synthetic(12_500, start, 106)

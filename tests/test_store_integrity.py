@@ -394,6 +394,7 @@ def test_a_store_upgraded_by_a_newer_release_is_refused(tmp_path):
         Store(root).read("papers")
 
 
+@pytest.mark.slow
 def test_a_branch_the_last_release_saved_restores_upgraded_and_saves(tmp_path, remote, replay):
     expected = _saved_as_data_branch(tmp_path, remote, _partitioned_store)
 
