@@ -8,7 +8,7 @@ AXE := tests/axe/node_modules/axe-core/axe.min.js
 # ESLint for the site's JavaScript modules, pinned by tests/lint/package-lock.json.
 ESLINT := tests/lint/node_modules/.bin/eslint
 
-.PHONY: demo test lint bench lock clean
+.PHONY: demo test test-fast lint bench lock clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -36,6 +36,11 @@ test: $(STAMP) $(AXE) $(ESLINT)
 	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
 	node --experimental-detect-module --test tests/js/
 	$(BIN)/pytest -q -n auto --dist loadfile
+
+## test-fast: the unit tier, under a minute: what drives no browser, kills no process and builds
+## no site (the markers in pyproject.toml; docs/TESTING.md)
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -n 2 -m "not browser and not crash and not slow"
 
 lint: $(STAMP) $(ESLINT)
 	$(BIN)/ruff check .

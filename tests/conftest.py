@@ -1,20 +1,13 @@
-"""Shared fixtures: real local servers and real stores on disk, named for the state they give."""
+"""Shared fixtures: real local servers and real stores on disk, named for the state they give.
+What they are made of lives in tests/support/; this file holds fixtures and the hook that
+sorts tests into tiers (docs/TESTING.md)."""
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
-import datetime as dt
-import email
-import email.policy
-import functools
-import socket
 import subprocess
 import threading
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -24,12 +17,9 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
-from pipeline import ingest
-from pipeline._report import RunReport
 from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
-from pipeline.demo import PagesHandler
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
@@ -37,28 +27,28 @@ from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
+from tests.support.browser import ARGS, CHROMIUM
+from tests.support.replays import fast_arxiv, fast_hf
+from tests.support.servers import (
+    FEISHU_SECRET,
+    SMTP_PASSWORD,
+    SMTP_USER,
+    Mailbox,
+    Services,
+    Trickle,
+    free_port,
+)
+from tests.support.site import BuiltSite, build_in_english, build_sample_site
 
-# Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
-# fork's own CI has nothing outside its checkout.
-FIXTURES = Path(__file__).resolve().parent / "data"
+# A test is tiered by what it uses, so a new one lands in its tier without a thought:
+# `make test-fast` leaves out what drives chromium and what needs a built site.
+TIERS = {"browser": "browser", "zh_site": "slow", "en_site": "slow"}
 
 
-def fast_arxiv(cfg: Config, api_url: str, **changes: object) -> Config:
-    """The config pointed at a local server, without arXiv's 3 s politeness delay."""
-    fast: dict[str, object] = {"delay_seconds": 0.0, "backoff_seconds": 0.01,
-                               "max_backoff_seconds": 0.05, "timeout_seconds": 2.0}
-    base = api_url.removesuffix("/api/query")  # the replay serves all three
-    arxiv = dataclasses.replace(cfg.sources.arxiv, api_url=api_url, oai_url=f"{base}/oai",
-                                feed_url=f"{base}/rss/", **{**fast, **changes})
-    return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=arxiv))
-
-
-def ingest_arxiv_paths(cfg: Config, store: Store, now: dt.datetime) -> RunReport:
-    """What a scheduled run reads of arXiv: the export API (new papers), then OAI-PMH
-    (revisions and metadata changes); the API's report."""
-    report = ingest.ingest_arxiv(cfg, store, now=now)
-    ingest.ingest(cfg, store, "oai", now=now)
-    return report
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        for fixture in TIERS.keys() & set(getattr(item, "fixturenames", ())):
+            item.add_marker(TIERS[fixture])
 
 
 @pytest.fixture
@@ -96,14 +86,6 @@ def remote(tmp_path: Path) -> Path:
 # -- the Hugging Face replay, and the sample's papers as a table -----------------------------------
 
 
-def fast_hf(cfg: Config, endpoint: str, **changes: object) -> Config:
-    """The config pointed at a local HF replay, without delays and with quick backoff."""
-    fast = {"delay_seconds": 0.0, "backoff_seconds": 0.01, "max_backoff_seconds": 0.05,
-            "timeout_seconds": 2.0}
-    hf = dataclasses.replace(cfg.sources.hf, endpoint=endpoint, **{**fast, **changes})
-    return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, hf=hf))
-
-
 @pytest.fixture
 def hf_replay() -> Iterator[HFReplay]:
     """The HF daily-papers replay over the bundled sample days (2026-06-22 … 26)."""
@@ -124,36 +106,11 @@ def llm() -> Iterator[OpenAIReplay]:
         yield server
 
 
-class _Trickle(BaseHTTPRequestHandler):
-    """Answers every POST a byte at a time, 0.05 s apart: each read is quick, the whole
-    never ends. `part`: "headers" trickles from the status line, "body" after them."""
-
-    part = "body"
-
-    def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                b"Content-Length: 100000\r\n\r\n")
-        if self.part == "body":
-            self.wfile.write(head)
-            head = b""
-        try:
-            for byte in head + b" " * 100000:
-                self.wfile.write(bytes([byte]))
-                self.wfile.flush()
-                time.sleep(0.05)
-        except OSError:  # the client gave up
-            pass
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(params=["headers", "body"])
 def trickle(request: pytest.FixtureRequest) -> Iterator[str]:
     """A model server that trickles its answer (the status line and headers, or the body);
     yields its base URL."""
-    handler = type("Trickle", (_Trickle,), {"part": request.param})
+    handler = type("Trickle", (Trickle,), {"part": request.param})
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -176,29 +133,6 @@ def sample_papers() -> pa.Table:
 
 
 # -- a built site in a real browser: Debian's chromium via Playwright -----------------------------
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
-
-
-class _Quiet(PagesHandler):  # 404.html for what the site lacks, as GitHub Pages does
-    protocol_version = "HTTP/1.1"
-    disable_nagle_algorithm = True  # else each response waits out a delayed ACK
-
-
-@contextlib.contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """A built site served on 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_Quiet, directory=str(directory))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-
 
 @pytest.fixture(scope="module")
 def browser():
@@ -255,35 +189,6 @@ def page(browser):
 
 # -- the services `papertrail notify` sends to: real local servers ------------------------------
 
-FEISHU_SECRET = "feishu-signing-secret"
-SMTP_USER, SMTP_PASSWORD = "robot", "smtp-pa55"
-
-
-@dataclass
-class Mailbox:
-    """What the SMTP server accepted, as parsed messages."""
-
-    mails: list[email.message.EmailMessage] = dataclasses.field(default_factory=list)
-
-    async def handle_DATA(self, server, session, envelope):
-        self.mails.append(email.message_from_bytes(envelope.content,
-                                                   policy=email.policy.default))
-        return "250 OK"
-
-
-@dataclass(frozen=True)
-class Services:
-    chat: NotifyReplay
-    mailbox: Mailbox
-    smtp_port: int
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def certificate(tmp_path_factory) -> tuple[Path, Path]:
     """A self-signed certificate for 127.0.0.1, which the client is told to trust."""
@@ -319,3 +224,19 @@ def services(certificate, monkeypatch) -> Iterator[Services]:
             yield Services(chat, mailbox, port)
     finally:
         smtp.stop()
+
+
+# -- the sample's site, built once per session (per xdist worker) --------------------------------
+
+
+@pytest.fixture(scope="session")
+def zh_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The Chinese site of every sample day (tests/support/site.py). Shared: read only; a
+    test that changes the store or the output copies them first."""
+    return build_sample_site(tmp_path_factory.mktemp("zh-site"))
+
+
+@pytest.fixture(scope="session")
+def en_site(zh_site: BuiltSite, tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
+    """The same store's site in English. Shared: read only."""
+    return build_in_english(zh_site, tmp_path_factory.mktemp("en-site"))

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from pipeline.replay import sample
-from tests.conftest import serve
-from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
+from tests.support.servers import serve
+from tests.support.site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds the site in both languages
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=diffusion",

@@ -23,7 +23,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()  # listing days, Monday to Friday
 # The feed switches to a day's listing at midnight US-Eastern (arxiv-feed): half an hour on.
@@ -55,6 +55,7 @@ def _listed_on(day: str, category: str) -> list[Entry]:
             and category in e.categories]
 
 
+@pytest.mark.slow
 def test_a_paper_the_feed_lists_before_oai_pmh_has_it_is_on_the_site_after_the_run(
         three, replay, tmp_path):
     replay.oai_lag = dt.timedelta(hours=8)  # OAI-PMH late with the day

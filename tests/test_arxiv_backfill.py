@@ -12,12 +12,14 @@ import json
 import re
 from collections import Counter
 
+import pytest
+
 from pipeline import ingest
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.replay.arxiv import ArxivReplay, parse_query
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 YEAR = dt.timedelta(days=365)
@@ -83,6 +85,7 @@ def ranges_read_whole(log: list[dict], shown: list[Entry]) -> list[tuple[str, st
     return out
 
 
+@pytest.mark.slow
 def test_a_year_of_all_cs_passing_the_cap_is_stored_whole_by_contiguous_ranges(base_config):
     cap, bound = 3000, 2500
     entries = papers(year(8000), revised_every=4)
@@ -112,6 +115,7 @@ def test_a_year_of_all_cs_passing_the_cap_is_stored_whole_by_contiguous_ranges(b
     assert store.watermark("arxiv") == max(e.updated for e in shown)
 
 
+@pytest.mark.slow
 def test_a_backfill_stopped_partway_moves_the_watermark_only_past_ranges_read_whole(
         base_config):
     entries = papers(year(2000))

@@ -13,7 +13,7 @@ from pytest_httpserver import HTTPServer
 from pipeline.sources import arxiv as source
 from pipeline.sources._atom import Unreadable, parse_page
 from pipeline.sources._http import retry_after
-from tests.conftest import FIXTURES
+from tests.support.replays import FIXTURES
 
 API = FIXTURES / "arxiv-api"
 NOW = dt.datetime(2026, 7, 1, tzinfo=dt.UTC)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each bench script runs in full, at its smallest size
+
 REPO = Path(__file__).resolve().parents[1]
 BENCHES = sorted(p for p in (REPO / "bench").glob("*.py") if not p.name.startswith("_"))
 CHROMIUM = Path("/usr/bin/chromium")  # the search bench times queries in a real browser

@@ -46,6 +46,12 @@ def test_every_command_is_documented_in_the_readme(name):
     assert re.search(rf"`papertrail {name}\b", README), f"README does not document {name}"
 
 
+@pytest.mark.parametrize("target", re.findall(r"^## ([a-z-]+):", (REPO / "Makefile").read_text(
+    encoding="utf-8"), re.M))
+def test_every_documented_make_target_is_named_in_the_readme(target):
+    assert f"`make {target}`" in README or f"$ make {target} " in README, target
+
+
 def test_the_readme_lists_the_commands_in_the_order_help_does():
     listed = re.findall(r"^- `papertrail ([a-z-]+)", README, re.M)
     assert list(dict.fromkeys(listed)) == cli.list_commands(None)
@@ -105,6 +111,7 @@ def test_every_config_key_is_documented(section, key):
     assert re.search(rf"^\| `{re.escape(key)}` \|", body, re.M), f"{section}.{key} undocumented"
 
 
+@pytest.mark.slow
 def test_ingest_then_status(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     runner = CliRunner()
@@ -121,6 +128,7 @@ def test_ingest_then_status(tmp_path, replay):
     assert "last success" in table.output and "arxiv" in table.output
 
 
+@pytest.mark.slow
 def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     replay.inject(*[Fault("503")] * 5)
@@ -142,6 +150,7 @@ def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):
     assert "papers.parquet" in result.output and "store error" in result.output
 
 
+@pytest.mark.slow
 def test_since_and_max_pages(tmp_path, replay):
     path = write_config(tmp_path, replay.url, "page_size = 100")
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--since", "2026-06-01",
@@ -153,6 +162,7 @@ def test_since_and_max_pages(tmp_path, replay):
     assert bad.exit_code == 2 and "not a date" in bad.output
 
 
+@pytest.mark.slow
 def test_rebuild_command(tmp_path, replay):
     path = write_config(tmp_path, replay.url)
     runner = CliRunner()
@@ -162,6 +172,7 @@ def test_rebuild_command(tmp_path, replay):
     assert f"{len(replay.visible())} papers" in result.output
 
 
+@pytest.mark.slow
 def test_demo_runs_offline(tmp_path):
     result = CliRunner().invoke(cli, ["demo", "--dir", str(tmp_path / "demo"), "--no-serve"])
     assert result.exit_code == 0, result.output
@@ -175,6 +186,7 @@ def test_demo_runs_offline(tmp_path):
     assert (tmp_path / "demo" / "output" / "topic" / "llm-agents" / "index.html").exists()
 
 
+@pytest.mark.slow
 def test_the_demo_runs_with_the_config_named(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text('[site]\nlanguage = "en"\n[[topics]]\nslug = "grasping"\n'
@@ -188,6 +200,7 @@ def test_the_demo_runs_with_the_config_named(tmp_path):
 
 
 
+@pytest.mark.slow
 def test_run_does_every_step_against_the_replays(tmp_path, replay, monkeypatch):
     from pipeline.replay.hf import HFReplay
     from pipeline.replay.openai import OpenAIReplay

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
@@ -23,11 +22,12 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
-from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store
-from tests.conftest import ingest_arxiv_paths
 from tests.crashing import CRASHED, Outcome, run_cli
-from tests.test_store_integrity import PARTITIONED_STORE
+from tests.support.replays import ingest_arxiv_paths
+from tests.support.stores import PARTITIONED_STORE, git, same_state, store_state
+
+pytestmark = pytest.mark.crash  # every case kills a process: `make test-fast` skips them
 
 DAY1, DAY2, DAY3 = sample.days()[:3]
 T1 = sample.run_at(DAY1)
@@ -72,16 +72,11 @@ def _project(folder: Path, s: Servers) -> config_mod.Config:
     return config_mod.load(folder / "papertrail.toml")
 
 
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
 def _clone(folder: Path, s: Servers) -> config_mod.Config:
     """A checkout of the project whose origin is the bare repository beside it."""
     cfg = _project(folder, s)
-    _git(folder, "init", "--quiet")
-    _git(folder, "remote", "add", "origin", "../github.git")
+    git(folder, "init", "--quiet")
+    git(folder, "remote", "add", "origin", "../github.git")
     return cfg
 
 
@@ -121,7 +116,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _clone(branch / "fresh", servers)
     subprocess.run(["git", "init", "--quiet", "--bare", str(branch / "fork.git")], check=True)
     _clone(branch / "seeded", servers)
-    _git(branch / "seeded", "remote", "set-url", "origin", "../fork.git")
+    git(branch / "seeded", "remote", "set-url", "origin", "../fork.git")
     shutil.copytree(root / "day1" / "data", branch / "stale" / "data")
     _clone(branch / "stale", servers)
     # A store that holds nothing yet (but its manifest), for the announcement's first run
@@ -204,7 +199,7 @@ def _state(project: Path, case: Case | None = None) -> dict[str, object]:
     run durations aside, which differ between any two runs), every snapshot's rows in
     order; with a data branch, the same of the store it holds, and whether the store
     knows the branch's tip."""
-    state = _tables(project / "data")
+    state = store_state(project / "data")
     if case is not None and case.checkpoints:
         state["runs"] = state["runs"].drop_columns(_RUN_COUNTS)  # type: ignore[attr-defined]
     remote = project.parent / "github.git"
@@ -212,22 +207,11 @@ def _state(project: Path, case: Case | None = None) -> dict[str, object]:
         held = project.parent / "branch-state"
         shutil.rmtree(held, ignore_errors=True)
         databranch._extract(remote, "data", held)
-        state["branch"] = _tables(held)
+        state["branch"] = store_state(held)
         shutil.rmtree(held)
         tip = project / "data" / databranch.BASE_FILE
-        state["tip known"] = tip.exists() and tip.read_text().strip() == _git(
+        state["tip known"] = tip.exists() and tip.read_text().strip() == git(
             remote, "rev-parse", "data")
-    return state
-
-
-def _tables(root: Path) -> dict[str, object]:
-    store = Store(root)
-    runs = store.read("runs")
-    order = {run_id: f"#{i}" for i, run_id in enumerate(runs["run_id"].to_pylist())}
-    state: dict[str, object] = {name: store.read(name) for name in store_tables()}
-    state["runs"] = runs.drop_columns(["run_id", "finished"])
-    state["snapshots"] = [(s.source, s.day, order.get(s.run_id, "?"), store.read_snapshot(s))
-                          for s in store.snapshots()]
     return state
 
 
@@ -240,18 +224,6 @@ def _leftovers(project: Path) -> list[str]:
     return sorted(str(p) for p in (project / "data").rglob("*")
                   if p.is_file() and p.name not in (".lock", READERS, databranch.BASE_FILE)
                   and str(p) not in named)
-
-
-def _equal(a: object, b: object) -> bool:
-    if isinstance(a, pa.Table):
-        return isinstance(b, pa.Table) and a.equals(b)
-    if isinstance(a, dict):
-        return (isinstance(b, dict) and a.keys() == b.keys()
-                and all(_equal(a[k], b[k]) for k in a))
-    if isinstance(a, list | tuple):
-        return (isinstance(b, list | tuple) and len(a) == len(b)
-                and all(_equal(x, y) for x, y in zip(a, b, strict=True)))
-    return a == b
 
 
 def _matrix(name: str, how: str, tmp_path: Path, templates: dict[str, Path],
@@ -281,7 +253,7 @@ def _matrix(name: str, how: str, tmp_path: Path, templates: dict[str, Path],
         sound = not Store(project / "data").check()
         assert run(project).status == 0, (name, how, n)
         expected = once if n <= clean.commits[-1] else twice
-        rows.append((n, sound and _equal(_state(project, case), expected)
+        rows.append((n, sound and same_state(_state(project, case), expected)
                      and not _leftovers(project)))
         shutil.rmtree(tmp_path / f"{how}-{n}")
     return rows

@@ -14,31 +14,18 @@ import pyarrow as pa
 import pytest
 
 from pipeline import compact, databranch, ingest
-from pipeline import config as config_mod
 from pipeline._schemas import NOTES
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.sources import store_tables
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
+from tests.support.stores import checkout, git
+
+pytestmark = pytest.mark.slow  # real git repositories, pushed and cloned, most with the pipeline
 
 DAYS = sample.days()
-
-
-def _git(cwd: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
-                          text=True).stdout.strip()
-
-
-def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
-    """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
-    repo = tmp_path / name
-    repo.mkdir()
-    _git(repo, "init", "--quiet")
-    _git(repo, "remote", "add", "origin", str(remote))
-    (repo / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
-    return fast_arxiv(config_mod.load(repo / "papertrail.toml"), api_url)
 
 
 def run_once(cfg: Config, replay: ArxivReplay, day: str, *, save: bool = True
@@ -70,14 +57,14 @@ def test_two_runs_in_sequence_carry_the_data_forward(tmp_path, remote, replay):
     replay.as_of = sample.run_at(DAYS[1])
     ingest.ingest_arxiv(second, store2, now=replay.as_of)
     again = databranch.save(second, second.root, now=replay.as_of)
-    assert _git(remote, "rev-parse", "data") == again.commit
-    assert _git(remote, "rev-list", "--count", "data") == "2"
+    assert git(remote, "rev-parse", "data") == again.commit
+    assert git(remote, "rev-list", "--count", "data") == "2"
     assert store2.read("papers").num_rows > day1
     assert len(store2.runs("arxiv")) == 2  # the second run added to the first's ledger
 
     # Nothing changed since: no commit, no push.
     assert databranch.save(second, second.root, now=replay.as_of).commit is None
-    assert _git(remote, "rev-parse", "data") == again.commit
+    assert git(remote, "rev-parse", "data") == again.commit
 
 
 def test_a_concurrent_push_is_retried_and_both_changes_survive(tmp_path, remote, replay):
@@ -91,7 +78,7 @@ def test_a_concurrent_push_is_retried_and_both_changes_survive(tmp_path, remote,
 
     result = databranch.save(ours, ours.root, now=replay.as_of)
     assert result.merged and result.commit
-    assert _git(remote, "rev-parse", "data") == result.commit
+    assert git(remote, "rev-parse", "data") == result.commit
 
     final = checkout(tmp_path, "final", remote, replay.url)
     databranch.restore(final.root, final.store_path)
@@ -135,11 +122,11 @@ def test_save_squashes_after_n_commits_and_at_a_new_month(tmp_path, remote, repl
         ingest.ingest_arxiv(cfg, store, now=replay.as_of)
         result = databranch.save(cfg, cfg.root, squash_after=3, now=replay.as_of)
         assert result.squashed == (i == 3)
-    assert _git(remote, "rev-list", "--count", "data") == "1"
+    assert git(remote, "rev-list", "--count", "data") == "1"
     later = replay.as_of + dt.timedelta(days=40)  # next month: squash regardless of count
     ingest.ingest_arxiv(cfg, store, now=later)
     assert databranch.save(cfg, cfg.root, squash_after=3, now=later).squashed
-    assert _git(remote, "rev-list", "--count", "data") == "1"
+    assert git(remote, "rev-list", "--count", "data") == "1"
 
 
 def test_compaction_keeps_rebuild_exact(tmp_path, replay, base_config):
@@ -176,12 +163,12 @@ def test_a_fork_can_start_from_upstreams_data(tmp_path, remote, replay):
     subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
     fork = checkout(tmp_path, "fork", fork_remote, replay.url)
     seeded = databranch.restore(fork.root, fork.store_path, seed=str(remote))
-    assert seeded.commit == _git(remote, "rev-parse", "data")
+    assert seeded.commit == git(remote, "rev-parse", "data")
     upstream_papers = Store(fork.store_path).read("papers").num_rows
     assert upstream_papers > 0
     saved = databranch.save(fork, fork.root)
     assert saved.commit and not saved.merged  # the fork's own first data commit
-    assert _git(fork_remote, "rev-list", "--count", "data") == "1"
+    assert git(fork_remote, "rev-list", "--count", "data") == "1"
 
 
 def test_the_cli_runs_the_data_steps_and_reports_git_errors(tmp_path, remote, replay):
@@ -200,7 +187,7 @@ def test_the_cli_runs_the_data_steps_and_reports_git_errors(tmp_path, remote, re
     ingest.ingest_arxiv(cfg, Store(cfg.store_path), now=replay.as_of)
     saved = runner.invoke(cli, [*args, "save", "-m", "data - run 1"])
     assert saved.exit_code == 0 and "committed" in saved.output, saved.output
-    assert _git(remote, "log", "-1", "--format=%s", "data") == "data - run 1"
+    assert git(remote, "log", "-1", "--format=%s", "data") == "data - run 1"
     assert "no change" in runner.invoke(cli, [*args, "save"]).output
     summary = runner.invoke(cli, [*args, "summary"])
     assert "| arxiv | ok |" in summary.output and "All sources ok." in summary.output
@@ -301,15 +288,15 @@ def test_a_seed_branch_holding_a_link_is_refused_in_one_line(tmp_path, remote, r
     (made / "data" / "tables").mkdir(parents=True)
     (made / "data" / "tables" / "x.parquet").write_bytes(b"PAR1")
     (made / "data" / "link").symlink_to(target)
-    _git(made.parent, "init", "--quiet", "-b", "data", str(made))
-    _git(made, "add", "-A")
-    _git(made, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "seed")
-    _git(made, "push", "--quiet", str(seed), "data")
+    git(made.parent, "init", "--quiet", "-b", "data", str(made))
+    git(made, "add", "-A")
+    git(made, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "seed")
+    git(made, "push", "--quiet", str(seed), "data")
     cfg = checkout(tmp_path, "fork", remote, replay.url)
     result = CliRunner().invoke(cli, ["--config", str(cfg.path), "data", "restore",
                                       "--seed-from", str(seed)])
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
-    tip = _git(seed, "rev-parse", "data")[:12]
+    tip = git(seed, "rev-parse", "data")[:12]
     assert result.output == (f"papertrail: data branch: 'data/link' at {tip} is a link; a "
                              "store holds only files and folders: refused\n")
     assert Store(cfg.store_path).is_empty() and not (tmp_path / "outside").exists()
@@ -386,7 +373,7 @@ def test_a_large_file_the_manifest_does_not_name_is_never_read(tmp_path, remote,
     restore --seed-from` and `data save`'s fold-in take only the store's files, and their
     memory, git's included, stays what it is without the zeros."""
     run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
-    _git(remote, "config", "core.bigFileThreshold", BIG_FILE)
+    git(remote, "config", "core.bigFileThreshold", BIG_FILE)
     peaks = []
     for size in (1, JUNK):
         ours = checkout(tmp_path, f"ours-{size}", remote, replay.url)
@@ -399,7 +386,7 @@ def test_a_large_file_the_manifest_does_not_name_is_never_read(tmp_path, remote,
         else:
             fork_remote = tmp_path / f"fork-{size}.git"
             subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
-            _git(ours.root, "remote", "set-url", "origin", str(fork_remote))
+            git(ours.root, "remote", "set-url", "origin", str(fork_remote))
             code, out, peak = _papertrail_peak(ours, "data", "restore", "--seed-from",
                                                str(remote))
             assert code == 0 and f"from data @ {tip[:12]}" in out, out
@@ -411,7 +398,7 @@ def test_a_large_file_the_manifest_does_not_name_is_never_read(tmp_path, remote,
 
 
 def _manifest_naming(repo: Path, paths: list[str]) -> str:
-    manifest = json.loads(_git(repo, "show", "data:data/manifest.json"))
+    manifest = json.loads(git(repo, "show", "data:data/manifest.json"))
     manifest["snapshots"] += paths
     return json.dumps(manifest)
 

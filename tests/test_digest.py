@@ -25,7 +25,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import Fault, OpenAIReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 T0 = dt.datetime(2026, 6, 26, 12, tzinfo=dt.UTC)

@@ -25,9 +25,12 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.sample import Entry
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, serve
 from tests.feedcheck import atom_errors, opml_urls, rss_errors
-from tests.test_site import add_digest
+from tests.support.replays import fast_arxiv
+from tests.support.servers import serve
+from tests.support.site import add_digest
+
+pytestmark = pytest.mark.slow  # builds sites
 
 ATOM = {"a": "http://www.w3.org/2005/Atom"}
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)  # the first run: 1,200 papers at once

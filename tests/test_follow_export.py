@@ -11,8 +11,10 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline.site import i18n
-from tests.conftest import serve
-from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
+from tests.support.servers import serve
+from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds the site in both languages
 
 KEY = "papertrail.follows"
 # What a reader can type into the search box and follow: TOML must quote all of it.

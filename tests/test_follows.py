@@ -25,7 +25,7 @@ from pipeline.site.i18n import say, strings
 from pipeline.sources import _http
 from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 
@@ -161,6 +161,7 @@ def test_a_run_whose_harvest_failed_asks_no_look_ups(tmp_path):
     assert sent == 3 and report.status == "failed" and "gave up after 2 retries" in report.error
 
 
+@pytest.mark.slow
 def test_requests_give_up_on_a_500_after_max_retries():
     cfg = config_mod.ArxivConfig(max_retries=3, backoff_seconds=0, max_backoff_seconds=0)
     requests = _http.Requests(cfg, deadline=float("inf"), name="test-500", limit="test")

@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipeline import config as config_mod
 
 REPO = Path(__file__).resolve().parents[1]
@@ -48,7 +50,7 @@ CONFIG_SENSITIVE = [
     "tests/test_search_index.py::"
     "test_the_glossary_holds_the_topics_names_and_the_built_in_terms",
     "tests/test_cli.py::test_demo_runs_offline",
-    "tests/test_site_golden.py",
+    "tests/test_site_golden.py::test_the_demo_site_is_byte_identical_to_the_recorded_one",
 ]
 # The project's own file (not one a test writes into a folder of its own), or the Pelican
 # settings that read it.
@@ -73,6 +75,7 @@ def test_every_test_module_that_reads_the_shipped_config_is_run_with_another():
             if SHIPPED.search(p.read_text("utf-8"))] == []
 
 
+@pytest.mark.slow  # runs the demo, and the tests above, in a copy of the project
 def test_the_config_sensitive_tests_pass_with_a_narrow_config(tmp_path):
     fork = tmp_path / "fork"
     shutil.copytree(REPO, fork, ignore=_skip, symlinks=True)

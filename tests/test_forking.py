@@ -9,6 +9,7 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pipeline import config as config_mod
@@ -16,7 +17,9 @@ from pipeline import demo, schedule
 from pipeline.notify import notify
 from pipeline.replay import sample
 from pipeline.store import Store
-from tests.conftest import SMTP_PASSWORD, SMTP_USER
+from tests.support.servers import SMTP_PASSWORD, SMTP_USER
+
+pytestmark = pytest.mark.slow  # runs FORKING.md's pipeline end to end
 
 REPO = Path(__file__).resolve().parents[1]
 GUIDE = (REPO / "FORKING.md").read_text(encoding="utf-8")

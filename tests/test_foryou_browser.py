@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from pipeline.site import _recommend
-from tests.conftest import serve
-from tests.test_site import DAYS, XSS_ID, XSS_TITLE, build_at_last_run, make_config, run_pipeline
+from tests.support.servers import serve
+from tests.support.site import XSS_ID, XSS_TITLE
 
 READY = "() => document.getElementById('foryou-results').dataset.ready === '1'"
 
@@ -33,19 +33,12 @@ def built_window(out) -> tuple[dict, _recommend.Window]:
     return meta, window
 
 
-def build_site(root, language: str):
-    cfg = make_config(root, language)
-    store = run_pipeline(cfg, DAYS)
-    build_at_last_run(cfg)
-    return cfg, {p["arxiv_id"]: p for p in store.library().to_pylist()}
-
-
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    cfg, papers = build_site(tmp_path_factory.mktemp("foryou-site"), "zh-CN")
-    meta, window = built_window(cfg.output_path)
-    with serve(cfg.output_path) as url:
-        yield {"url": url, "out": cfg.output_path, "papers": papers, "meta": meta,
+def site(zh_site):
+    papers = {p["arxiv_id"]: p for p in zh_site.store.library().to_pylist()}
+    meta, window = built_window(zh_site.out)
+    with serve(zh_site.out) as url:
+        yield {"url": url, "out": zh_site.out, "papers": papers, "meta": meta,
                "window": window}
 
 
@@ -229,10 +222,10 @@ def test_hostile_titles_stay_text(page, site, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def english_site(tmp_path_factory):
-    cfg, papers = build_site(tmp_path_factory.mktemp("foryou-en"), "en")
-    meta, _ = built_window(cfg.output_path)
-    with serve(cfg.output_path) as url:
+def english_site(en_site):
+    papers = {p["arxiv_id"]: p for p in en_site.store.library().to_pylist()}
+    meta, _ = built_window(en_site.out)
+    with serve(en_site.out) as url:
         yield url, [i for i in meta["ids"] if "<" not in papers[i]["title"]]
 
 

@@ -19,7 +19,7 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import Fault, HFReplay, file_days
 from pipeline.sources import hf
 from pipeline.store import Store
-from tests.conftest import FIXTURES, fast_hf
+from tests.support.replays import FIXTURES, fast_hf
 
 HF_DIR = FIXTURES / "hf"
 FETCHED = dt.datetime(2026, 6, 27, tzinfo=dt.UTC)
@@ -248,6 +248,7 @@ def test_disabled_hf_is_recorded_as_skipped(config: Config, store: Store) -> Non
     assert store.runs("hf").iloc[-1]["status"] == "skipped"
 
 
+@pytest.mark.slow
 def test_rebuild_reproduces_the_tables_after_arxiv_and_hf_runs(
         hf_config: Config, store: Store, replay: ArxivReplay) -> None:
     cfg = _only_days(hf_config, backfill_days=1)

@@ -15,7 +15,7 @@ from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.store import Store, StoreError, StoreLocked
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()
 
@@ -77,6 +77,7 @@ def test_fields_are_recorded_as_arxiv_serves_them(store_after_first_day):
     assert row["version"] == 1
 
 
+@pytest.mark.slow
 def test_v1_then_v2_is_one_paper_with_two_versions(replay, store_after_first_day, config):
     """The export API lists a paper by its first version's date today, so the v2 of an older
     paper comes through OAI-PMH, once arXiv's OAI-PMH has the day."""
@@ -113,6 +114,7 @@ def test_overlap_relisting_is_unchanged_and_writes_no_snapshot(replay, store_aft
     assert store.snapshots() == snaps_before
 
 
+@pytest.mark.slow
 def test_same_responses_twice_give_identical_tables(replay, config, tmp_path):
     def one_store(name):
         store = Store(tmp_path / name)
@@ -228,6 +230,7 @@ def test_persistent_failure_keeps_stored_data_and_records_it(replay, store_after
     assert "next run resumes from" in report.line()
 
 
+@pytest.mark.slow
 def test_failure_mid_run_is_partial_and_the_next_run_resumes(replay, store_after_first_day,
                                                              config):
     store = store_after_first_day
@@ -281,6 +284,7 @@ def test_corrupt_papers_file_is_reported_and_kept(replay, store_after_first_day,
     assert replay.log == []  # and no request was spent
 
 
+@pytest.mark.slow
 def test_rebuild_from_snapshots_yields_the_same_tables(replay, config, store):
     for day in DAYS:
         run_on(day, replay, config, store)

@@ -27,7 +27,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, ingest_arxiv_paths
+from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 LAST_RUN = sample.run_at(sample.days()[-1])
@@ -83,6 +83,7 @@ def sent(body: dict) -> dict:
     return json.loads(match.group(1))
 
 
+@pytest.mark.slow
 def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
     store = Store(cfg.store_path)
     changes = revisions(cfg, store, "all")
@@ -102,6 +103,7 @@ def test_each_revision_gets_one_note_and_a_second_run_asks_for_none(cfg, llm):
     assert stored(cfg) == rows
 
 
+@pytest.mark.slow
 def test_the_model_is_sent_the_new_text_what_changed_and_the_comment_before_and_after(cfg, llm):
     store = Store(cfg.store_path)
     by_key = {(c.arxiv_id, c.version): c for c in revisions(cfg, store, "all")}
@@ -245,6 +247,7 @@ def site_with_model_notes(cfg, llm):
     return site, store, target
 
 
+@pytest.mark.slow
 def test_the_models_note_shows_on_the_page_in_the_feed_and_in_the_brief_as_text(
         site_with_model_notes):
     site, store, target = site_with_model_notes

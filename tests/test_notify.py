@@ -24,13 +24,13 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.notify import Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
-from tests.conftest import (
+from tests.support.replays import fast_arxiv
+from tests.support.servers import (
     FEISHU_SECRET,
     SMTP_PASSWORD,
     SMTP_USER,
     Mailbox,
     Services,
-    fast_arxiv,
     free_port,
 )
 

@@ -22,7 +22,7 @@ from pipeline.replay.oai import OAI_LAG
 from pipeline.replay.sample import Entry
 from pipeline.sources.oai import sets_for, split_authors
 from pipeline.store import Store
-from tests.conftest import fast_arxiv
+from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()
 T1 = sample.announced_at(DAYS[0]) + dt.timedelta(hours=1)
@@ -87,6 +87,7 @@ def _synthetic(n: int, start: dt.datetime, days: int) -> list[Entry]:
                   start + i * step) for i in range(n)]
 
 
+@pytest.mark.slow
 def test_a_106_day_outage_is_caught_up_in_one_run_without_the_api(base_config):
     start = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
     entries = _synthetic(12_500, start, 106)

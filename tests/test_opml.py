@@ -10,7 +10,9 @@ from lxml import etree
 
 from pipeline import config as config_mod
 from pipeline.site import i18n
-from tests.test_site import DAYS, build_at_last_run, run_pipeline
+from tests.support.site import DAYS, build_at_last_run, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds a site
 
 BASE = "https://example.org/radar/"
 SCOPE = ("cs.CL", "cs.RO")

@@ -16,7 +16,7 @@ from pipeline.config import Follow, RankConfig
 from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
 from pipeline.store import Store
 from tests.feedcheck import atom_errors, rss_errors
-from tests.test_site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
+from tests.support.site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 W = RankConfig()
 STAR = rank.Signals("2606.00001", upvotes=45, venue="ICML 2026")
@@ -94,6 +94,7 @@ def site_built(tmp_path_factory):
     return cfg
 
 
+@pytest.mark.slow  # builds the site
 def test_the_digest_queue_and_the_site_rank_alike(site_built):
     """One ranking, two readers: the queue's head is the picks page's order."""
     store = Store(site_built.store_path)
@@ -106,6 +107,7 @@ def test_the_digest_queue_and_the_site_rank_alike(site_built):
     assert "最近一次发布的今日精选前 50 篇中，1 篇已有 AI 导读。" in sources
 
 
+@pytest.mark.slow  # builds the site
 def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built):
     html = (site_built.output_path / "index.html").read_text(encoding="utf-8")
     # right under the totals and their freshness line; then the reference page's order
@@ -118,6 +120,7 @@ def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built
     assert "录用：" in block and 'href="brief/top/"' in block
 
 
+@pytest.mark.slow  # builds the site
 def test_picks_page_groups_the_rest_and_every_day_has_one(site_built):
     out = site_built.output_path
     page = (out / "brief" / "top" / "index.html").read_text(encoding="utf-8")
@@ -131,6 +134,7 @@ def test_picks_page_groups_the_rest_and_every_day_has_one(site_built):
             assert f'href="../../../brief/{day}/top/"' in new
 
 
+@pytest.mark.slow  # builds the site
 def test_the_top_feed_parses_and_has_one_entry_per_day_and_paper(site_built):
     feeds = site_built.output_path / "feeds"
     atom, rss = (feeds / "top.atom.xml").read_bytes(), (feeds / "top.rss.xml").read_bytes()
@@ -140,9 +144,10 @@ def test_the_top_feed_parses_and_has_one_entry_per_day_and_paper(site_built):
     assert all(re.fullmatch(rb"[\w./-]+/top/\d{4}-\d{2}-\d{2}", i) for i in ids)
 
 
+@pytest.mark.slow  # builds the site
 @pytest.mark.parametrize("width", [1366, 390])
 def test_home_page_order_in_chromium(site_built, browser, width):
-    from tests.conftest import serve
+    from tests.support.servers import serve
     with serve(site_built.output_path) as url:
         page = browser.new_page(viewport={"width": width, "height": 900})
         page.goto(url + "index.html")

@@ -53,6 +53,7 @@ def test_a_doi_is_kept_by_row_in_lower_case(sample_docs):
     assert meta["doi"] == {"30": "10.1145/abc.1"}
 
 
+@pytest.mark.slow
 def test_the_same_papers_make_the_same_bytes(sample_docs, sample_window):
     again = _recommend.build(sample_docs)
     assert _recommend.files(again, 0, 0, 7) == _recommend.files(sample_window, 0, 0, 7)

@@ -21,7 +21,7 @@ from lxml import etree
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.oai import OAI_LAG, RECORDS_LIMIT, authors_text
-from tests.conftest import FIXTURES
+from tests.support.replays import FIXTURES
 
 OAI = "http://www.openarchives.org/OAI/2.0/"
 RAW = "http://arxiv.org/OAI/arXivRaw/"

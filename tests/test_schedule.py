@@ -18,7 +18,7 @@ from pipeline import runs, schedule, summary
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, ingest_arxiv_paths
+from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 
 REPO = Path(__file__).resolve().parents[1]
 EASTERN = ZoneInfo("America/New_York")
@@ -176,6 +176,7 @@ def test_a_summary_of_runs_on_time_says_nothing_of_missed_runs(tmp_path, schedul
     ("zh-CN", ("错过的计划运行", "小时没有计划运行，错过 {missed} 次", "计划运行有缺失：")),
     ("en", ("Missed scheduled runs", " h, {missed} missed (", "Scheduled runs were missed: ")),
 ])
+@pytest.mark.slow
 def test_the_sources_page_and_the_home_banner_show_a_gap(tmp_path, scheduled, language, said):
     path = tmp_path / "papertrail.toml"
     path.write_text(f'[store]\npath = "data"\n[site]\nlanguage = "{language}"\n'

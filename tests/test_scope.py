@@ -18,7 +18,9 @@ from pipeline import config as config_mod
 from pipeline import databranch, scope
 from pipeline.digest.plan import scoped
 from pipeline.store import Store
-from tests.test_site import DAYS, build_at_last_run, run_pipeline
+from tests.support.site import DAYS, build_at_last_run, run_pipeline
+
+pytestmark = pytest.mark.slow  # runs the pipeline and builds a fork's site
 
 ALL_CS = '[store]\npath = "data"\n[site]\nlanguage = "en"\noutput = "out"\n'
 ROBOTICS = ALL_CS + '[sources.arxiv]\ncategories = ["cs.RO"]\n'

@@ -19,8 +19,8 @@ from pipeline import config as config_mod
 from pipeline import similar
 from pipeline._venue import venue
 from pipeline.site import _search, i18n
-from tests.conftest import serve
-from tests.test_site import (
+from tests.support.servers import serve
+from tests.support.site import (
     DAYS,
     XSS_ID,
     XSS_TITLE,
@@ -30,6 +30,8 @@ from tests.test_site import (
     make_config,
     run_pipeline,
 )
+
+pytestmark = pytest.mark.slow  # the module's sites are built from the pipeline's store
 
 DIGEST = "本文提出一种扩散模型,用于连续图像重建。"
 HOSTILE_DIGEST = "<img src=x onerror=alert(1)> <script>alert(2)</script> 恶意导读"

@@ -10,7 +10,9 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import demo
-from tests.conftest import serve
+from tests.support.servers import serve
+
+pytestmark = pytest.mark.slow  # builds the demo's site
 
 PAIRS = [("扩散模型", "diffusion"), ("强化学习", "reinforcement learning"),
          ("大语言模型", "large language model"), ("目标检测", "object detection"),

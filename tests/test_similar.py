@@ -21,7 +21,9 @@ from pipeline import config as config_mod
 from pipeline.config import Config
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
-from tests.conftest import serve
+from tests.support.servers import serve
+
+pytestmark = pytest.mark.slow  # most tests make every similar list of the sample
 
 
 def _project(folder: Path, extra: str = "") -> Config:

@@ -16,7 +16,6 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -38,107 +37,26 @@ from pipeline.site._views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.sources import SOURCES
 from pipeline.store import Store
-from tests.conftest import fast_arxiv, ingest_arxiv_paths, serve
-
-DAYS = sample.days()
-XSS_ID = "2606.99999"
-XSS_TITLE = "<script>alert(1)</script>"
-XSS_ABSTRACT = ("We study <img src=x onerror=alert(1)> and [click](javascript:alert(1)) "
-                "with $x^2$ cost.")
-
-
-def at(day: str) -> dt.datetime:
-    return sample.run_at(day)
-
-
-def _entries() -> list[sample.Entry]:
-    base = next(e for e in sample.entries() if e.version == 1)
-    when = sample.announced_at(DAYS[-1]) - dt.timedelta(hours=7)
-    evil = dataclasses.replace(base, arxiv_id=XSS_ID, title=XSS_TITLE, abstract=XSS_ABSTRACT,
-                               authors=("<b>Mallory</b>", "Eve"), published=when, updated=when,
-                               announced=sample.announced_at(DAYS[-1]))
-    return [*sample.entries(), evil]
+from tests.support.replays import fast_arxiv, ingest_arxiv_paths
+from tests.support.servers import serve
+from tests.support.site import (
+    DAYS,
+    XSS_ID,
+    XSS_TITLE,
+    add_digest,
+    at,
+    build_at_last_run,
+    entries,
+    html_files,
+    make_config,
+    parse,
+    run_pipeline,
+)
 
 
-def make_config(root: Path, language: str = "zh-CN", **site: str) -> config_mod.Config:
-    path = root / "papertrail.toml"
-    extra = "".join(f'{k} = "{v}"\n' for k, v in site.items())
-    path.write_text(f'[store]\npath = "data"\n[site]\nlanguage = "{language}"\n'
-                    f'output = "out"\n{extra}', encoding="utf-8")
-    return config_mod.load(path)
-
-
-def add_digest(store: Store, arxiv_id: str, version: int, when: dt.datetime,
-               text: str) -> None:
-    """A digest row as the digest step stores it (the digest step itself has its tests)."""
-    row = {"arxiv_id": arxiv_id, "version": version, "language": "zh-CN", "model": "test-model",
-           "prompt_hash": "p1", "status": "ok", "superseded": False, "tldr": text,
-           "motivation": "m", "method": "x", "results": "r", "conclusion": "c",
-           "attempts": 1, "tokens_in": 10, "tokens_out": 5, "created": when}
-    digests = store.read("digests")
-    store.write("digests", pa.concat_tables([digests, pa.Table.from_pylist(
-        [row], schema=digests.schema)]))
-
-
-def build_at_last_run(cfg: config_mod.Config) -> build_mod.BuildReport:
-    """The site as of the store's last run (the build's clock is the real one, and the
-    sample's days are long past)."""
-    runs = Store(cfg.store_path).read("runs").to_pylist()
-    return build_mod.build(cfg, now=max(r["finished"] for r in runs))
-
-
-def run_pipeline(cfg: config_mod.Config, days: list[str]) -> Store:
-    store = Store(cfg.store_path)
-    with ArxivReplay(_entries()) as api:
-        fast = fast_arxiv(cfg, api.url)
-        for day in days:
-            api.as_of = at(day)
-            ingest_arxiv_paths(fast, store, api.as_of)
-    return store
-
-
-@pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    root = tmp_path_factory.mktemp("site")
-    cfg = make_config(root, base_url="https://example.org/papertrail/")
-    store = run_pipeline(cfg, DAYS)
-    add_digest(store, XSS_ID, 1, at(DAYS[-1]) - dt.timedelta(minutes=5),
-               "<img src=x onerror=alert(1)> 扩散模型 <a href='javascript:alert(1)'>x</a>")
-    report = build_at_last_run(cfg)
-    return cfg, store, report
-
-
-def out(built) -> Path:
-    return built[0].output_path
-
-
-def html_files(root: Path) -> list[Path]:
-    return sorted(root.rglob("*.html"))
-
-
-class _Links(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.links: list[str] = []
-        self.tags: list[tuple[str, dict[str, str | None]]] = []
-
-    def handle_starttag(self, tag, attrs):
-        d = dict(attrs)
-        self.tags.append((tag, d))
-        for key in ("href", "src"):
-            if d.get(key):
-                self.links.append(d[key])
-
-
-def parse(path: Path) -> _Links:
-    p = _Links()
-    p.feed(path.read_text(encoding="utf-8"))
-    return p
-
-
-def test_every_page_exists(built):
-    root = out(built)
-    papers = built[1].read("papers").to_pylist()
+def test_every_page_exists(zh_site):
+    root = zh_site.out
+    papers = zh_site.store.read("papers").to_pylist()
     some = papers[0]["arxiv_id"]
     day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
     expected = ["index.html", f"paper/{some}.html", "brief/index.html",
@@ -156,9 +74,9 @@ def test_every_page_exists(built):
     assert len(list((root / "paper").rglob("*.html"))) == len(papers)
 
 
-def test_every_internal_link_and_asset_resolves(built):
-    root = out(built)
-    base = urlsplit(built[0].site.base_url).path  # where 404.html's links start
+def test_every_internal_link_and_asset_resolves(zh_site):
+    root = zh_site.out
+    base = urlsplit(zh_site.cfg.site.base_url).path  # where 404.html's links start
     broken = []
     for page in html_files(root):
         for link in parse(page).links:
@@ -177,10 +95,10 @@ def test_every_internal_link_and_asset_resolves(built):
     assert broken == []
 
 
-def test_an_address_the_site_lacks_gets_404_html_as_github_pages_serves_it(built):
+def test_an_address_the_site_lacks_gets_404_html_as_github_pages_serves_it(zh_site):
     """Its links start from the site's root on its host (base_url's path): it is served
     at any depth. Not in the sitemap: it is no page of the site's own."""
-    root = out(built)
+    root = zh_site.out
     page = root / "404.html"
     links = parse(page).links
     assert links and all(link.startswith(("/papertrail/", "#")) for link in links)
@@ -193,8 +111,8 @@ def test_an_address_the_site_lacks_gets_404_html_as_github_pages_serves_it(built
             assert lacked.value.read() == page.read_bytes()
 
 
-def test_pages_make_no_external_requests_and_carry_a_csp(built):
-    for page in html_files(out(built)):
+def test_pages_make_no_external_requests_and_carry_a_csp(zh_site):
+    for page in html_files(zh_site.out):
         text = page.read_text(encoding="utf-8")
         assert "default-src 'none'" in text, page
         for tag, attrs in parse(page).tags:
@@ -204,8 +122,8 @@ def test_pages_make_no_external_requests_and_carry_a_csp(built):
                 assert not re.match(r"^(https?:)?//", url), (page, tag, url)
 
 
-def test_untrusted_text_stays_text_everywhere(built):
-    root = out(built)
+def test_untrusted_text_stays_text_everywhere(zh_site):
+    root = zh_site.out
     page = root / "paper" / f"{XSS_ID}.html"
     text = page.read_text(encoding="utf-8")
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in text
@@ -225,8 +143,8 @@ def test_untrusted_text_stays_text_everywhere(built):
     assert "test-model" in text and "&lt;img src=x onerror=alert(1)&gt;" in text
 
 
-def test_feeds_carry_untrusted_text_as_text(built):
-    root = out(built)
+def test_feeds_carry_untrusted_text_as_text(zh_site):
+    root = zh_site.out
     tree = etree.parse(str(root / "feeds" / "all.atom.xml"))
     ns = {"a": "http://www.w3.org/2005/Atom"}
     entry = next(e for e in tree.iterfind("a:entry", ns)
@@ -239,9 +157,9 @@ def test_feeds_carry_untrusted_text_as_text(built):
     assert "<img src=x onerror" in text and "<b>Mallory</b>" in text  # as text, not markup
 
 
-def test_feeds_parse_with_expected_entries(built):
-    root = out(built)
-    papers = built[1].read("papers")
+def test_feeds_parse_with_expected_entries(zh_site):
+    root = zh_site.out
+    papers = zh_site.store.read("papers")
     for name in ("all", "ai", "revisions", "digests", "category/cs.CL"):
         for ext in ("atom", "rss"):
             feed = feedparser.parse((root / "feeds" / f"{name}.{ext}.xml").read_bytes())
@@ -268,8 +186,8 @@ def _stat(home: str, key: str) -> int:
     return int(m.group(1).replace(",", ""))
 
 
-def test_home_numbers_match_the_tables(built):
-    cfg, store, _ = built
+def test_home_numbers_match_the_tables(zh_site):
+    cfg, store, _ = zh_site
     papers, versions = store.read("papers").to_pylist(), store.read("versions").to_pylist()
     runs = store.read("runs").to_pylist()
     now = max(r["finished"] for r in runs)
@@ -290,14 +208,15 @@ def test_home_numbers_match_the_tables(built):
     assert len((cfg.output_path / "index.html").read_bytes()) < 100_000
 
 
-def test_revision_shows_both_versions_and_the_change(built):
-    cfg, store, _ = built
+def test_revision_shows_both_versions_and_the_change(zh_site):
+    cfg, store, _ = zh_site
     v2 = next(p for p in store.read("papers").to_pylist() if p["version"] == 2)
     text = (cfg.output_path / "paper" / f"{v2['arxiv_id']}.html").read_text("utf-8")
     assert ">v1</a> · arXiv" in text and ">v2</a> · arXiv" in text
     assert "<ins>" in text and "release our code" in text
 
 
+@pytest.mark.slow
 def test_a_failing_source_shows_the_banner(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])
@@ -312,10 +231,8 @@ def test_a_failing_source_shows_the_banner(tmp_path):
     assert "HTTP 503" in sources and "status-failed" in sources
 
 
-def test_english_build(tmp_path):
-    cfg = make_config(tmp_path, language="en")
-    run_pipeline(cfg, DAYS[:2])
-    build_at_last_run(cfg)
+def test_english_build(en_site):
+    cfg = en_site.cfg
     home = (cfg.output_path / "index.html").read_text("utf-8")
     assert '<html lang="en">' in home and "Never miss the next important paper." in home
     assert "Beijing time" in home and "新增论文" not in home
@@ -348,6 +265,7 @@ def test_every_run_a_page_lists_has_a_name_in_both_languages():
         assert {n for n in names if f"source_{n}" not in i18n.CATALOGUE[language]} == set()
 
 
+@pytest.mark.slow
 def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:3])
@@ -358,7 +276,7 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     assert again.written == 0
     assert {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in before} == before
 
-    with ArxivReplay(_entries()) as api:
+    with ArxivReplay(entries()) as api:
         api.as_of = at(DAYS[3])
         ingest.ingest_arxiv(fast_arxiv(cfg, api.url), store, now=api.as_of)
     old_ids = {e.link: e.id for e in feedparser.parse(
@@ -384,6 +302,7 @@ def test_rebuild_is_byte_stable_and_a_new_day_touches_only_what_changed(tmp_path
     assert 0 < report.written < len(before) / 2
 
 
+@pytest.mark.slow
 def test_build_cli_prints_the_site_size(tmp_path):
     from click.testing import CliRunner
 
@@ -411,6 +330,7 @@ def _tree(root: Path) -> dict[str, bytes]:
             if p.is_file() and p.relative_to(root).parts[0] != ".papertrail"}
 
 
+@pytest.mark.slow
 def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     run_pipeline(cfg, DAYS[:2])
@@ -431,6 +351,7 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     assert (again.files, again.size_bytes) == (report.files, report.size_bytes)
 
 
+@pytest.mark.slow
 def test_workers_forked_afresh_between_tasks_build_the_same_site(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     run_pipeline(cfg, DAYS[:2])
@@ -492,6 +413,7 @@ def _forks_that_hang(render: Callable[[int], object], tries: int = 30) -> int:
     return hung[0]
 
 
+@pytest.mark.slow
 def test_a_worker_forked_while_the_build_renders_inherits_no_held_lock():
     # What a paper page computes must hold no lock across Python code (a cached_property
     # does, for the change note by rule): a worker forked at that moment would wait forever.
@@ -513,6 +435,7 @@ def _search_files(root: Path) -> dict[str, bytes]:
             for k, v in _tree(root).items() if k.startswith("search/")}
 
 
+@pytest.mark.slow
 def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, build_jobs=1))
@@ -554,6 +477,7 @@ def test_the_search_index_is_made_again_only_when_its_inputs_change(tmp_path, mo
     assert _search_files(fresh.output_path) == changed
 
 
+@pytest.mark.slow
 def test_a_failing_worker_fails_the_build(tmp_path, monkeypatch):
     cfg = make_config(tmp_path)
     run_pipeline(cfg, DAYS[:1])
@@ -576,6 +500,7 @@ def test_pelicanconf_and_publishconf_hold_the_settings_the_build_makes_in_code()
     assert settings.plain(cfg, publish=True)["SITEURL"] == cfg.site.base_url.rstrip("/")
 
 
+@pytest.mark.slow
 def test_a_sitemap_past_the_protocols_limit_becomes_an_index_of_gzipped_parts(tmp_path,
                                                                              monkeypatch):
     from pipeline.site.pages import sitemap
@@ -607,8 +532,8 @@ def test_a_sitemap_past_the_protocols_limit_becomes_an_index_of_gzipped_parts(tm
     assert build_at_last_run(cfg).written == 0
 
 
-def test_the_home_pages_next_link_lands_on_the_paper_after_the_last_shown(built):
-    root = out(built)
+def test_the_home_pages_next_link_lands_on_the_paper_after_the_last_shown(zh_site):
+    root = zh_site.out
     home = lxml_html.parse(str(root / "index.html"))
     shown = home.xpath("//section[@class='library']//article/@id")  # not 今日精选's
     [link] = [a.get("href") for a in home.iter("a") if a.text == i18n.strings("zh-CN")["next"]]
@@ -622,8 +547,8 @@ def test_the_home_pages_next_link_lands_on_the_paper_after_the_last_shown(built)
     assert anchor == library[len(shown)]
 
 
-def test_each_brief_says_the_clock_it_is_sorted_by(built):
-    root, s = out(built), i18n.strings("zh-CN")
+def test_each_brief_says_the_clock_it_is_sorted_by(zh_site):
+    root, s = zh_site.out, i18n.strings("zh-CN")
     day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
     for kind, clock in {"new": "first_seen", "ai": "first_seen", "revised": "revision",
                         "digests": "digest"}.items():
@@ -632,19 +557,19 @@ def test_each_brief_says_the_clock_it_is_sorted_by(built):
             [found] = [p.text_content() for p in page.iter("p") if p.get("class") == "found"]
             assert found.endswith(f"按{s['clock_' + clock]}排序"), (folder, found)
     # The day's new papers in the order the label says: newest ingestion first.
-    seen = {r["arxiv_id"]: r["first_seen"] for r in built[1].read("papers").to_pylist()}
+    seen = {r["arxiv_id"]: r["first_seen"] for r in zh_site.store.read("papers").to_pylist()}
     page = lxml_html.parse(str(root / f"brief/{day}/new/index.html"))
     ids = [a.get("id")[2:] for a in page.iter("article")]
     assert len(ids) > 1
     assert [seen[i] for i in ids] == sorted((seen[i] for i in ids), reverse=True)
 
 
-def test_chinese_sentences_use_chinese_punctuation_and_counts_one_format(built):
+def test_chinese_sentences_use_chinese_punctuation_and_counts_one_format(zh_site):
     cjk = re.compile(r"[\u4e00-\u9fff]")
     ascii_in_chinese = {k: v for k, v in i18n.strings("zh-CN").items()
                         if cjk.search(v) and re.search(r"[,:;()]", v)}
     assert ascii_in_chinese == {}
-    root, total = out(built), built[1].read("papers").num_rows
+    root, total = zh_site.out, zh_site.store.read("papers").num_rows
     assert total >= 1000
     library = (root / "library/updated/all/index.html").read_text("utf-8")
     home = (root / "index.html").read_text("utf-8")
@@ -652,17 +577,17 @@ def test_chinese_sentences_use_chinese_punctuation_and_counts_one_format(built):
     assert f"找到 {total} 篇" not in library
 
 
-def test_why_a_paper_matched_reads_in_the_sites_language(built):
-    root = out(built)
-    paper = next(p for p in built[1].read("papers").to_pylist()
+def test_why_a_paper_matched_reads_in_the_sites_language(zh_site):
+    root = zh_site.out
+    paper = next(p for p in zh_site.store.read("papers").to_pylist()
                  if p["ai_reason"] and p["ai_reason"].startswith("category "))
     page = (root / "paper" / f"{paper['arxiv_id']}.html").read_text("utf-8")
     assert f"AI 相关：分类 {paper['ai_reason'].removeprefix('category ')}" in page
     assert "AI 相关：category" not in page
 
 
-def test_sources_are_named_in_the_sites_language(built):
-    root = out(built)
+def test_sources_are_named_in_the_sites_language(zh_site):
+    root = zh_site.out
     rows = lxml_html.parse(str(root / "sources" / "index.html")).xpath(
         "//table[@class='sources']//th[@scope='row']")
     names = {th.getparent().get("id"): th.text_content() for th in rows}
@@ -675,6 +600,7 @@ def test_sources_are_named_in_the_sites_language(built):
                        if (a.get("href") or "").endswith("sources/#arxiv")]
 
 
+@pytest.mark.slow
 def test_a_hugging_face_pick_says_so_in_words(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:1])
@@ -687,8 +613,8 @@ def test_a_hugging_face_pick_says_so_in_words(tmp_path):
     assert "▲" not in library
 
 
-def test_every_page_names_the_sites_icon(built):
-    root = out(built)
+def test_every_page_names_the_sites_icon(zh_site):
+    root = zh_site.out
     for page in [root / "index.html", *sorted((root / "paper").glob("*.html"))[:3],
                  root / "search/index.html", root / "follow/index.html"]:
         icons = [d.get("href") for tag, d in parse(page).tags
@@ -698,8 +624,8 @@ def test_every_page_names_the_sites_icon(built):
     assert (root / "theme/favicon.svg").read_text("utf-8").startswith("<svg")
 
 
-def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built, tmp_path):
-    root = out(built)
+def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(zh_site, en_site):
+    root = zh_site.out
     some = sorted((root / "paper").glob("*.html"))[0]
     page = lxml_html.parse(str(some))
     assert page.getroot().get("lang") == "zh-CN"
@@ -707,22 +633,20 @@ def test_english_titles_and_abstracts_are_marked_english_in_a_chinese_site(built
     assert page.find(".//details[@class='abstract']/p").get("lang") == "en"
     card = lxml_html.parse(str(root / "library/updated/all/index.html")).find(".//h2//bdi")
     assert card.get("lang") == "en"
-    cfg = make_config(tmp_path, language="en")
-    run_pipeline(cfg, DAYS[:1])
-    build_at_last_run(cfg)
-    english = next((cfg.output_path / "paper").glob("*.html")).read_text("utf-8")
+    english = next((en_site.out / "paper").glob("*.html")).read_text("utf-8")
     assert 'lang="en"' in english  # the <html> element's
     assert '<h1 lang="en">' not in english and "<h1>" in english
 
 
-def test_the_home_pages_sort_chips_mark_the_clock_it_lists_by(built):
-    home = lxml_html.parse(str(out(built) / "index.html"))
+def test_the_home_pages_sort_chips_mark_the_clock_it_lists_by(zh_site):
+    home = lxml_html.parse(str(zh_site.out / "index.html"))
     chips = [(a.get("href"), a.get("aria-current")) for a in
              home.xpath("//nav[@aria-label='sort']/a")]
     assert chips == [("library/updated/all/", "true"), ("library/first_seen/all/", None),
                      ("library/published/all/", None)]
 
 
+@pytest.mark.slow
 def test_lists_hold_only_list_items(tmp_path):
     cfg = make_config(tmp_path)
     with cfg.path.open("a", encoding="utf-8") as fh:
@@ -745,12 +669,12 @@ def test_lists_hold_only_list_items(tmp_path):
 KNOWN_UNRENDERABLE: list[str] = []
 
 
-def test_paper_pages_show_no_latex_commands(built):
+def test_paper_pages_show_no_latex_commands(zh_site):
     """What a reader sees of each paper page (formulas are MathML, and the BibTeX entry
     is TeX for reference managers, so both are left out): no
     backslash command, escaped special or TeX quote is left, and the measure the site
     promises, at most 0.5% of pages with one, holds with room."""
-    pages = sorted((out(built) / "paper").glob("*.html"))
+    pages = sorted((zh_site.out / "paper").glob("*.html"))
     assert len(pages) > 1000
     left = []
     for path in pages:
@@ -765,11 +689,11 @@ def test_paper_pages_show_no_latex_commands(built):
     assert len(left) <= 0.005 * len(pages)
 
 
-def test_cards_show_the_time_their_list_is_sorted_by(built):
+def test_cards_show_the_time_their_list_is_sorted_by(zh_site):
     """Each card's time is on its list's clock, labelled: ingestion in a day's new papers,
     the new version's arrival among revisions, the version update in the library."""
-    root, s = out(built), i18n.strings("zh-CN")
-    papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    root, s = zh_site.out, i18n.strings("zh-CN")
+    papers = {r["arxiv_id"]: r for r in zh_site.store.read("papers").to_pylist()}
     day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
     for folder, label, column in ((f"brief/{day}/new", s["first_seen"], "first_seen"),
                                   (f"brief/{day}/revised", s["at_revision"], "version_seen_at"),
@@ -785,10 +709,10 @@ def test_cards_show_the_time_their_list_is_sorted_by(built):
             assert when == papers[card.get("id")[2:]][column], folder
 
 
-def test_a_card_without_a_digest_shows_the_abstracts_first_lines(built):
-    root = out(built)
+def test_a_card_without_a_digest_shows_the_abstracts_first_lines(zh_site):
+    root = zh_site.out
     page = lxml_html.parse(str(root / "library/updated/all/index.html"))
-    papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    papers = {r["arxiv_id"]: r for r in zh_site.store.read("papers").to_pylist()}
     cards = list(page.iter("article"))
     excerpts = 0
     for card in cards:
@@ -806,8 +730,8 @@ def test_a_card_without_a_digest_shows_the_abstracts_first_lines(built):
     assert excerpts > 40
 
 
-def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(built):
-    root, s = out(built), i18n.strings("zh-CN")
+def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(zh_site):
+    root, s = zh_site.out, i18n.strings("zh-CN")
     page = lxml_html.parse(str(root / f"paper/{XSS_ID}.html")).getroot()
     main = page.find(".//main/article")
     order = [e.get("class") or e.tag for e in main]
@@ -816,7 +740,7 @@ def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(buil
     assert "onerror" in main.find(".//p[@class='lead']").text_content()  # as text, escaped
     assert main.find(".//p[@class='lead']").find(".//img") is None
     # No digest: the page says why, in the site's language.
-    papers = [p for p in built[1].read("papers").to_pylist() if p["arxiv_id"] != XSS_ID]
+    papers = [p for p in zh_site.store.read("papers").to_pylist() if p["arxiv_id"] != XSS_ID]
     for ai_related, key in ((True, "digest_why_queued"), (False, "digest_why_ai")):
         paper = next(p for p in papers if bool(p["ai_related"]) == ai_related)
         page = lxml_html.parse(str(root / f"paper/{paper['arxiv_id']}.html")).getroot()
@@ -844,6 +768,7 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
     assert why.said(s) == s[key].format(n="100", attempts=attempts)
 
 
+@pytest.mark.slow
 def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:2])
@@ -879,28 +804,28 @@ def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
     assert home.xpath("//ul[@class='totals']//a/@href") == ["hf/", "accepted/"]
 
 
-def test_version_history_links_each_version_on_arxiv(built):
-    revised = next(r for r in built[1].read("papers").to_pylist()
+def test_version_history_links_each_version_on_arxiv(zh_site):
+    revised = next(r for r in zh_site.store.read("papers").to_pylist()
                    if r["version"] > 1 and r["arxiv_id"] != XSS_ID)
-    page = lxml_html.parse(str(out(built) / f"paper/{revised['arxiv_id']}.html"))
+    page = lxml_html.parse(str(zh_site.out / f"paper/{revised['arxiv_id']}.html"))
     links = page.xpath("//section[@class='timeline']//li/p[1]/a")
     assert [(a.text, a.get("href")) for a in links] == [
         (f"v{n}", f"https://arxiv.org/abs/{revised['arxiv_id']}v{n}")
         for n in range(1, revised["version"] + 1)]
 
 
-def test_a_paper_page_says_each_clock_once(built):
+def test_a_paper_page_says_each_clock_once(zh_site):
     """A first version was updated when it was published: its page shows when it was
     published and stored here, and no version history (the clocks say it all); a revised
     paper's shows its three clocks and every version seen."""
     s = i18n.strings("zh-CN")
-    rows = [r for r in built[1].read("papers").to_pylist() if r["arxiv_id"] != XSS_ID]
+    rows = [r for r in zh_site.store.read("papers").to_pylist() if r["arxiv_id"] != XSS_ID]
     seen: dict[str, list[int]] = {}
-    for v in built[1].read("versions").to_pylist():
+    for v in zh_site.store.read("versions").to_pylist():
         seen.setdefault(v["arxiv_id"], []).append(v["version"])
     for row in (next(r for r in rows if r["version"] == 1),
                 next(r for r in rows if r["version"] > 1 and len(seen[r["arxiv_id"]]) > 1)):
-        page = lxml_html.parse(str(out(built) / f"paper/{row['arxiv_id']}.html"))
+        page = lxml_html.parse(str(zh_site.out / f"paper/{row['arxiv_id']}.html"))
         clocks = {dt_.text: dt.datetime.fromisoformat(dd.find("time").get("datetime"))
                   for dt_, dd in zip(page.xpath("//dl[@class='clocks']/dt"),
                                      page.xpath("//dl[@class='clocks']/dd"), strict=True)}
@@ -913,13 +838,13 @@ def test_a_paper_page_says_each_clock_once(built):
                             if row["version"] > 1 else [])
 
 
-def test_version_history_shows_how_the_comment_changed(built):
+def test_version_history_shows_how_the_comment_changed(zh_site):
     """The sample's revisions come with a new comment: the timeline of each revised paper
     with a page shows it, the old words removed and the new added."""
-    stored = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
+    stored = {r["arxiv_id"]: r for r in zh_site.store.read("papers").to_pylist()}
     entries = {(e.arxiv_id, e.version): e for e in sample.entries()}
     checked = 0
-    for path in sorted((out(built) / "paper").glob("*.html")):
+    for path in sorted((zh_site.out / "paper").glob("*.html")):
         p = stored[path.stem]
         before, after = entries.get((p["arxiv_id"], 1)), entries.get((p["arxiv_id"], 2))
         if p["version"] < 2 or not before or not after or before.comment == after.comment:
@@ -939,8 +864,8 @@ def test_version_history_shows_how_the_comment_changed(built):
     assert checked >= 5
 
 
-def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(built):
-    root = out(built)
+def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(zh_site):
+    root = zh_site.out
     feed = feedparser.parse((root / "feeds/revisions.atom.xml").read_bytes())
     assert feed.entries
     for e in feed.entries:
@@ -955,13 +880,13 @@ def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(built):
             assert note and "摘要新增 1 句" in note[0].text_content(), path
 
 
-def test_accepted_papers_are_listed_with_their_venue_and_fed(built):
+def test_accepted_papers_are_listed_with_their_venue_and_fed(zh_site):
     """最近录用: every paper whose comment, journal-ref or DOI says a venue took it, with its
     badge, newest news first; the home page counts them; the feed has one entry each."""
     from pipeline._venue import venue
 
-    root = out(built)
-    stored = built[1].read("papers").to_pylist()
+    root = zh_site.out
+    stored = zh_site.store.read("papers").to_pylist()
     taken = {r["arxiv_id"]: venue(r["comment"], r["journal_ref"], r["doi"]) for r in stored}
     taken = {i: v for i, v in taken.items() if v}
     assert len(taken) >= 20 and any("Submitted" in (r["comment"] or "") for r in stored)
@@ -999,6 +924,7 @@ def test_accepted_papers_are_listed_with_their_venue_and_fed(built):
     assert sorted(set(links)) == ["../feeds/accepted.atom.xml", "../feeds/accepted.rss.xml"]
 
 
+@pytest.mark.slow
 def test_a_digest_of_an_older_version_says_so(tmp_path):
     """By the digest and by the new version's change note, until the new one is written."""
     cfg = make_config(tmp_path)
@@ -1017,9 +943,9 @@ def test_a_digest_of_an_older_version_says_so(tmp_path):
                           "/p[@class='change-note']/following-sibling::p[1][@class='note']")
 
 
-def test_headings_go_down_one_level_at_a_time(built):
+def test_headings_go_down_one_level_at_a_time(zh_site):
     """Screen readers navigate by headings: no page skips a level on the way down."""
-    root = out(built)
+    root = zh_site.out
     paper = sorted((root / "paper").glob("*.html"))[0]
     day = at(DAYS[-1]).astimezone(dt.timezone(dt.timedelta(hours=8))).strftime("%Y-%m-%d")
     for path in (root / "index.html", paper, root / "library/updated/all/index.html",
@@ -1032,22 +958,20 @@ def test_headings_go_down_one_level_at_a_time(built):
         assert all(b <= a + 1 for a, b in itertools.pairwise(levels)), (path, levels)
 
 
-def test_the_about_page_is_written_in_the_sites_language(built, tmp_path):
+def test_the_about_page_is_written_in_the_sites_language(zh_site, en_site):
     def text(root: Path) -> str:
         return lxml_html.parse(str(root / "about/index.html")).getroot().find(
             ".//main").text_content()
 
-    zh = text(out(built))
+    zh = text(zh_site.out)
     assert "三个时钟" in zh and "统计口径" in zh
     assert not re.search(r"[A-Za-z]+(?: [A-Za-z,]+){6,}", zh)  # no English sentence
-    cfg = make_config(tmp_path, language="en")
-    run_pipeline(cfg, DAYS[:1])
-    build_at_last_run(cfg)
-    en = text(cfg.output_path)
+    en = text(en_site.out)
     assert "The three clocks" in en
     assert re.findall(r"[\u4e00-\u9fff]+", en) == ["研踪"]  # the brand, and no other Chinese
 
 
+@pytest.mark.slow
 def test_a_topic_page_shows_its_description_in_the_sites_language(tmp_path):
     topic = ('[[topics]]\nslug = "diffusion"\nname = { zh = "扩散模型", en = "Diffusion" }\n'
              'description = "Diffusion models."\ndescription_zh = "扩散模型。"\n'
@@ -1063,6 +987,7 @@ def test_a_topic_page_shows_its_description_in_the_sites_language(tmp_path):
         assert [p.text_content() for p in page.xpath("//p[@class='intro']")] == [shown]
 
 
+@pytest.mark.slow
 def test_a_past_days_revisions_brief_shows_the_version_that_came_that_day(tmp_path):
     """A paper revised twice is in two days' revision briefs: each card shows the version,
     time and change note of its own day, not the paper's latest."""
@@ -1097,6 +1022,7 @@ def test_a_past_days_revisions_brief_shows_the_version_that_came_that_day(tmp_pa
     assert timeline == ["1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_a_renamed_topic_shows_its_new_name_on_every_paper_page_rebuilt_in_place(tmp_path):
     """A paper page names its topics: renamed in the config (same keywords), a rebuild into
     the same folder shows the new name on every page of the topic's papers, none the old."""

@@ -13,7 +13,9 @@ from lxml import html as lxml_html
 from pipeline.cli import cli
 from pipeline.site import i18n
 from pipeline.site._brand import DEFAULT_TITLE
-from tests.test_site import DAYS, build_at_last_run, make_config, run_pipeline
+from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds a site
 
 TITLE = "Robot <i>radar</i> & co"
 BRAND = {"title": TITLE, "tagline": "EYES ON <ROBOTS>", "hero": "Grasp <b>every</b> paper",

@@ -32,8 +32,10 @@ from pipeline.site._views import PageKind, Pages, Paper
 from pipeline.site._writer import SkipUnchangedWriter
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
-from tests.conftest import serve
-from tests.test_site import DAYS, build_at_last_run, html_files, parse, run_pipeline
+from tests.support.servers import serve
+from tests.support.site import DAYS, build_at_last_run, html_files, parse, run_pipeline
+
+pytestmark = pytest.mark.slow  # every test builds a site, most of them several
 
 
 def _config(root: Path, max_site_mb: float | None = None) -> config_mod.Config:

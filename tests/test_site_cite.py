@@ -9,8 +9,10 @@ import pytest
 from lxml import html as lxml_html
 
 from pipeline.site._tex import plain_tex
-from tests.conftest import serve
-from tests.test_site import DAYS, build_at_last_run, built, make_config, out, run_pipeline  # noqa: F401 (the module's site fixture)
+from tests.support.servers import serve
+from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds a site
 
 # Titles and names as upstream may send them (title, authors, DOI); the entry's fields and
 # key as a BibTeX parser reads them back ("{year}": the paper's).
@@ -57,9 +59,9 @@ def _bibtex(page, url: str) -> str:
     return page.locator("#bibtex").text_content()
 
 
-def test_every_paper_page_carries_its_citation_tags(built):  # noqa: F811
-    papers = {r["arxiv_id"]: r for r in built[1].read("papers").to_pylist()}
-    pages = sorted((out(built) / "paper").glob("*.html"))
+def test_every_paper_page_carries_its_citation_tags(zh_site):
+    papers = {r["arxiv_id"]: r for r in zh_site.store.read("papers").to_pylist()}
+    pages = sorted((zh_site.out / "paper").glob("*.html"))
     assert len(pages) > 1000
     for path in pages:
         page = lxml_html.parse(str(path)).getroot()

@@ -20,7 +20,9 @@ from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.site._writer import SkipUnchangedWriter, UnsafePathError
 from pipeline.store import Store
-from tests.test_site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
+from tests.support.site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
+
+pytestmark = pytest.mark.slow  # builds sites, kills builds
 
 REPO = Path(__file__).resolve().parents[1]
 CONTROLS = "\x00\x01\x08\x0b\x0c\x0e\x1b\x1f\x7f\x80\x85\x9f\ufffe\uffff"

@@ -116,6 +116,7 @@ def test_a_registered_source_is_ingested_recorded_and_rebuilt(toy: Toy, config: 
     assert store.read("toy").equals(own)
 
 
+@pytest.mark.slow
 def test_its_facts_show_on_paper_pages_as_text(toy: Toy, config: Config, stored: Store
                                                ) -> None:
     ingest.ingest(config, stored, "toy", now=T2)

@@ -15,6 +15,8 @@ from pipeline.replay import sample
 from pipeline.site._writer import JOURNAL
 from pipeline.store import Store
 
+pytestmark = pytest.mark.slow  # commands run as real processes at once
+
 # Commits `papers` over and over, each time with every row changed, so each commit writes
 # the table anew and its files replace those the last manifest named.
 _WRITER = """

@@ -27,13 +27,11 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store, StoreError, StoreLocked
-from tests.conftest import ingest_arxiv_paths
-from tests.test_databranch import checkout
+from tests.support.replays import ingest_arxiv_paths
+from tests.support.stores import PARTITIONED_STORE, checkout, same_state, store_state
 
 DAYS = sample.days()
 RELEASE_STORE = Path(__file__).parent / "data" / "store-v2"
-# The store the release before `hf` was a table wrote (partitions, HF counts in `signals`).
-PARTITIONED_STORE = Path(__file__).parent / "data" / "store-v3"
 
 
 def _at(day: str) -> dt.datetime:
@@ -246,7 +244,6 @@ def _fill(disk: Path, leave: int) -> None:
 def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun_is_exact(
         tmp_path, small_disk, replay, capfd):
     from tests.crashing import run_cli
-    from tests.test_crash import _equal, _tables
 
     def project(folder: Path, store: Path) -> Config:
         folder.mkdir()
@@ -265,7 +262,7 @@ def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun
     full = project(tmp_path / "full", small_disk / "data")
     for cfg in (clean, full):
         _ingest(cfg, replay, DAYS[0])
-    day1 = _tables(full.store_path)
+    day1 = store_state(full.store_path)
     assert ingest_day2(clean) == 0
     _fill(small_disk, leave=16 * 1024)
     capfd.readouterr()
@@ -273,11 +270,11 @@ def test_a_full_disk_fails_ingest_in_one_line_and_after_space_is_freed_the_rerun
     err = capfd.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "No space left on device" in err[0] and "Traceback" not in err[0]
     assert not Store(full.store_path).check()
-    assert _equal(_tables(full.store_path), day1)  # nothing of the failed run is visible
+    assert same_state(store_state(full.store_path), day1)  # nothing of the failed run is visible
 
     (small_disk / "ballast").unlink()
     assert ingest_day2(full) == 0
-    assert _equal(_tables(full.store_path), _tables(clean.store_path))
+    assert same_state(store_state(full.store_path), store_state(clean.store_path))
 
 
 def test_a_branch_whose_manifest_names_a_file_outside_the_store_is_refused(
@@ -397,6 +394,7 @@ def test_a_store_upgraded_by_a_newer_release_is_refused(tmp_path):
         Store(root).read("papers")
 
 
+@pytest.mark.slow
 def test_a_branch_the_last_release_saved_restores_upgraded_and_saves(tmp_path, remote, replay):
     expected = _saved_as_data_branch(tmp_path, remote, _partitioned_store)
 

@@ -111,6 +111,7 @@ def test_a_table_that_loses_rows_is_written_again_whole(store_with_sample_papers
     assert all(not p.deltas for p in store._manifest().tables["papers"].values())
 
 
+@pytest.mark.slow
 def test_any_sequence_of_writes_and_appends_reads_back_as_written(tmp_path, sample_papers):
     """Against a model: the versions table as a dict by key, in key order."""
     rng = random.Random(7)

@@ -1,0 +1,59 @@
+"""Stores as tests set them up and compare them: stores saved by earlier releases, a fresh
+checkout of a fork's repository, and a store's whole state."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pyarrow as pa
+
+from pipeline import config as config_mod
+from pipeline.config import Config
+from pipeline.sources import store_tables
+from pipeline.store import Store
+from tests.support.replays import FIXTURES, fast_arxiv
+
+# The store the release before `hf` was a table wrote (partitions, HF counts in `signals`).
+PARTITIONED_STORE = FIXTURES / "store-v3"
+
+
+def git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True,
+                          text=True).stdout.strip()
+
+
+def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
+    """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
+    repo = tmp_path / name
+    repo.mkdir()
+    git(repo, "init", "--quiet")
+    git(repo, "remote", "add", "origin", str(remote))
+    (repo / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
+    return fast_arxiv(config_mod.load(repo / "papertrail.toml"), api_url)
+
+
+def store_state(root: Path) -> dict[str, object]:
+    """Every table and snapshot of the store at `root`, runs named by their order (their ids
+    and times differ between two equal runs)."""
+    store = Store(root)
+    runs = store.read("runs")
+    order = {run_id: f"#{i}" for i, run_id in enumerate(runs["run_id"].to_pylist())}
+    state: dict[str, object] = {name: store.read(name) for name in store_tables()}
+    state["runs"] = runs.drop_columns(["run_id", "finished"])
+    state["snapshots"] = [(s.source, s.day, order.get(s.run_id, "?"), store.read_snapshot(s))
+                          for s in store.snapshots()]
+    return state
+
+
+def same_state(a: object, b: object) -> bool:
+    """`a == b`, with tables compared by their contents."""
+    if isinstance(a, pa.Table):
+        return isinstance(b, pa.Table) and a.equals(b)
+    if isinstance(a, dict):
+        return (isinstance(b, dict) and a.keys() == b.keys()
+                and all(same_state(a[k], b[k]) for k in a))
+    if isinstance(a, list | tuple):
+        return (isinstance(b, list | tuple) and len(a) == len(b)
+                and all(same_state(x, y) for x, y in zip(a, b, strict=True)))
+    return a == b
