@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import openai
 
-from pipeline import _deadline
+from pipeline import deadline as _deadline
 from pipeline._untrusted import clean_text
 from pipeline.config import Config
 

@@ -15,10 +15,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import classify, topics
-from pipeline._schemas import PAPERS
 from pipeline.config import Config
 from pipeline.sources import library_view
 from pipeline.store import Store
+from pipeline.tables import PAPERS
 
 DERIVED = ("ai_related", "ai_reason", "topics", "topic_reasons")
 

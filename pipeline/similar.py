@@ -24,9 +24,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pipeline import _embeddings, _neighbours
-from pipeline._schemas import SIMILAR, to_table
 from pipeline.config import Config
 from pipeline.store import Store
+from pipeline.tables import SIMILAR, to_table
 
 # A word's weight depends on how many papers use it, so lists by words made when the
 # library was much smaller are scored on other weights than new ones: past this growth

@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pandas as pd
 
 from pipeline import schedule
-from pipeline._schemas import MOVES_WATERMARK
 from pipeline.sources import SOURCES
+from pipeline.tables import MOVES_WATERMARK
 
 # arXiv's announcement calendar: Sunday–Thursday 20:00 US-Eastern; none on Friday or
 # Saturday evenings, nor on these holidays (arXiv's availability page).

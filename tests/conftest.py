@@ -25,8 +25,6 @@ from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
 from pipeline import ingest
-from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
 from pipeline.demo import PagesHandler
@@ -36,7 +34,9 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
+from pipeline.report import RunReport
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 
 # Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
 # fork's own CI has nothing outside its checkout.

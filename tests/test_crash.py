@@ -17,7 +17,6 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
-from pipeline._manifest import READERS
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
@@ -25,6 +24,7 @@ from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store
+from pipeline.store.manifest import READERS
 from tests.conftest import ingest_arxiv_paths
 from tests.crashing import CRASHED, Outcome, run_cli
 from tests.test_store_integrity import PARTITIONED_STORE

@@ -19,7 +19,6 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline._readings import around, readings
-from pipeline._schemas import NOTES, to_table
 from pipeline.config import Config
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
@@ -27,6 +26,7 @@ from pipeline.digest.plan import due, scoped, selected
 from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, recorded_as, summed
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
+from pipeline.tables import NOTES, to_table
 
 Key = tuple[str, int, int, str, str, str]  # id, from_version, version, language, model, hash
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from pelican import signals
 from pelican.writers import FileOverwriteFailedError, Writer
 
-from pipeline._durable import replace_atomically
+from pipeline.store.durable import replace_atomically
 
 JOURNAL = ".papertrail/files.new"  # files created since the last finished build, a line each
 MANIFEST = ".papertrail/files.json"  # every file the last finished build produced

@@ -34,10 +34,9 @@ import requests
 
 from pipeline._ids import is_arxiv_id
 from pipeline._names import name_tokens, same_person
-from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT, Table
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
+from pipeline.report import RunReport
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import (
     Answer,
@@ -49,6 +48,7 @@ from pipeline.sources._http import (
     get_within,
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
+from pipeline.tables import ARXIV_SNAPSHOT, Table
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config

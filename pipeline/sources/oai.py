@@ -37,10 +37,9 @@ import requests
 from lxml import etree
 
 from pipeline._ids import is_arxiv_id
-from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT, REBUILD, Table, to_table
 from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
+from pipeline.report import RunReport
 from pipeline.sources._http import (
     Answer,
     FetchStats,
@@ -51,6 +50,7 @@ from pipeline.sources._http import (
     get_within,
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config

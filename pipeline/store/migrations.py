@@ -17,18 +17,11 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._manifest import LEGACY, Manifest
-from pipeline._parquet import StoreError, read_files
-from pipeline._schemas import (
-    HF_COLUMNS,
-    LEGACY_VERSION,
-    PAPERS,
-    PAPERS_WITH_HF,
-    SIGNALS,
-    to_table,
-)
 from pipeline.sources import store_tables
 from pipeline.sources.hf import HF_TABLE
+from pipeline.store.manifest import LEGACY, Manifest
+from pipeline.store.parquet import StoreError, read_files
+from pipeline.tables import HF_COLUMNS, LEGACY_VERSION, PAPERS, PAPERS_WITH_HF, SIGNALS, to_table
 
 if TYPE_CHECKING:
     from pipeline.store import Store

@@ -18,7 +18,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import Table
+from pipeline.tables import Table
 
 # What a partition key may look like: it names files, and the manifest checks it.
 KEY_PATTERN = r"[0-9a-z][0-9a-z.\-]{0,11}"

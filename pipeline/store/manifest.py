@@ -17,10 +17,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pipeline._durable import fsync, fsync_dir, replace_atomically
-from pipeline._parquet import StoreError, footer_problem
-from pipeline._partition import KEY_PATTERN
-from pipeline._schemas import (
+from pipeline.sources import snapshot_schemas, store_tables
+from pipeline.store.durable import fsync, fsync_dir, replace_atomically
+from pipeline.store.parquet import StoreError, footer_problem
+from pipeline.store.partition import KEY_PATTERN
+from pipeline.tables import (
     LEGACY_VERSION,
     PAPERS_WITH_HF,
     RETIRED,
@@ -28,7 +29,6 @@ from pipeline._schemas import (
     SNAPSHOT_VERSIONS,
     TABLES,
 )
-from pipeline.sources import snapshot_schemas, store_tables
 
 MANIFEST = "manifest.json"
 FORMAT = 3  # 1: no manifest (files at fixed names); 2: one file per table

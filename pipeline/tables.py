@@ -3,7 +3,7 @@ schema, key, partitions, how `data save` folds another copy's rows in, what repa
 damaged file. A source declares its own tables the same way (`Source.tables`).
 
 A table evolves without a rewrite when a nullable column is added (older files read it
-as null); any other change is a named migration (`pipeline/_migrations.py`). The files'
+as null); any other change is a named migration (`pipeline/store/migrations.py`). The files'
 SCHEMA_VERSION is their layout, not their columns: those of LEGACY_VERSION, written
 before the store was partitioned, are read once, to migrate them.
 """
@@ -254,7 +254,7 @@ def to_table(df: pd.DataFrame | pa.Table, schema: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=schema)
 
 
-# -- what earlier releases wrote, read only to migrate it (pipeline/_migrations.py) ---------
+# -- what earlier releases wrote, read only to migrate it (pipeline/store/migrations.py) ---------
 
 # Papers with Hugging Face's columns, as every release before `hf` was a table of its own
 # stored them (format 3 kept the three counts in a table of their own, `signals`).

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline._durable import fsync
-from pipeline._schemas import RESTORE, SCHEMA_VERSION, SNAPSHOT_VERSIONS, Table
 from pipeline.sources import snapshot_schemas
+from pipeline.store.durable import fsync
+from pipeline.tables import RESTORE, SCHEMA_VERSION, SNAPSHOT_VERSIONS, Table
 
 META_VERSION = b"papertrail.schema_version"
 META_TABLE = b"papertrail.table"

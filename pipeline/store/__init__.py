@@ -11,6 +11,12 @@ empty (that would silently drop the library).
 
 A store written before the manifest existed (`papers.parquet` … at the top, snapshots
 found by their folders) is read as it is and gets a manifest on its first write.
+
+The package holds the store whole, and only it writes under `data/`: this module is its
+API (`__all__`); `manifest` the commit point and a writer's transaction, `parquet` the
+files written new and read checked, `partition` how a table's rows are split, `durable`
+fsync and atomic replace, `migrations` the named upgrades of a store an earlier release
+wrote. The tables themselves are declared in `pipeline.tables`, below the sources.
 """
 
 from __future__ import annotations
@@ -33,8 +39,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from pipeline import _migrations
-from pipeline._manifest import (
+from pipeline.sources import library_view, snapshot_schemas, store_tables
+from pipeline.store import migrations as _migrations
+from pipeline.store.manifest import (
     MANIFEST,
     RESTORING,
     Manifest,
@@ -47,7 +54,7 @@ from pipeline._manifest import (
     reading,
     same_files,
 )
-from pipeline._parquet import (
+from pipeline.store.parquet import (
     META_RUNS,
     ROW_GROUP,
     SNAPSHOT_DICTIONARY,
@@ -56,9 +63,8 @@ from pipeline._parquet import (
     read_files,
     write_new,
 )
-from pipeline._partition import changed, newest, split
-from pipeline._schemas import MOVES_WATERMARK, RETIRED, TABLES, Table, to_table
-from pipeline.sources import library_view, snapshot_schemas, store_tables
+from pipeline.store.partition import changed, newest, split
+from pipeline.tables import MOVES_WATERMARK, RETIRED, TABLES, Table, to_table
 
 __all__ = ["MANIFEST", "RESTORING", "Snapshot", "Store", "StoreError", "StoreLocked"]
 
