@@ -29,13 +29,13 @@ import pyarrow.compute as pc
 
 from pipeline import classify, demo, topics
 from pipeline import config as config_mod
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Topic, TopicName
 from pipeline.enrich import enrich
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
 from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty, to_table
+from pipeline.text.taxonomy import CS_CATEGORIES
 
 EXTRA_TOPICS = [
     dict(keywords=("retrieval-augmented generation", "RAG"), exclude=("ragged",)),

@@ -18,8 +18,8 @@ import numpy as np
 import openai
 
 from pipeline import deadline as _deadline
-from pipeline._untrusted import clean_text
 from pipeline.config import Config
+from pipeline.text.untrusted import clean_text
 
 BATCH = 64  # texts per request: ~20,000 tokens of title and abstract
 

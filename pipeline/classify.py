@@ -2,7 +2,7 @@
 
 A paper is AI-related when any of its categories is one of `[classify]
 ai_categories`, or when its title or abstract contains one of `ai_phrases`
-(whole words, case-insensitive, see pipeline._text). The reason names the
+(whole words, case-insensitive, see pipeline.text.phrases). The reason names the
 first thing that decided it: its first AI category (the primary one when that
 is AI), else the first phrase in config order found in the title, else in the
 abstract — "category cs.LG", "phrase 'language model' in title".
@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import _text
 from pipeline.config import ClassifyConfig
+from pipeline.text import phrases as _text
 
 
 @dataclass(frozen=True)

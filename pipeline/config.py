@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pipeline._ids import is_arxiv_id
-from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
 DEFAULT_PATH = Path("papertrail.toml")
 # The project's own folders. The build removes every file of [site] output it did not make,

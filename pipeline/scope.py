@@ -19,9 +19,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.classify import first_category
 from pipeline.config import Config, Follow
+from pipeline.text.taxonomy import CS_CATEGORIES
 from pipeline.topics import AuthorIndex
 
 # The columns `in_scope` reads.

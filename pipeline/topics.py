@@ -7,7 +7,7 @@ A paper is in a topic when
   AND (no `categories` given, or one of its categories is listed)
   AND its Hugging Face upvotes ≥ `min_upvotes` (no pick counts as 0)
   AND no `exclude` phrase is in its title/abstract.
-Phrases match as in pipeline._text. Authors match on normalised names (case,
+Phrases match as in pipeline.text.phrases. Authors match on normalised names (case,
 accents and punctuation ignored); with `match_initials`, "K. He" ~ "Kaiming He".
 
 Vectorised per topic: the cheap filters shrink the rows first, then one automaton
@@ -28,10 +28,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import _text
-from pipeline._names import name_tokens, same_person
 from pipeline.classify import first_category
 from pipeline.config import Topic
+from pipeline.text import phrases as _text
+from pipeline.text.names import name_tokens, same_person
 
 _STRS = pa.list_(pa.string())
 

@@ -25,7 +25,6 @@ from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
 from pipeline import ingest
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
 from pipeline.demo import PagesHandler
 from pipeline.merge import merge_arxiv
@@ -37,6 +36,7 @@ from pipeline.replay.openai import OpenAIReplay
 from pipeline.report import RunReport
 from pipeline.store import Store
 from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
+from pipeline.text.taxonomy import CS_CATEGORIES
 
 # Recorded real responses, copied verbatim into the repository (tests/data/README.md): a
 # fork's own CI has nothing outside its checkout.

@@ -17,8 +17,8 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import similar
-from pipeline._venue import venue
 from pipeline.site import _search, i18n
+from pipeline.text.venue import venue
 from tests.conftest import serve
 from tests.test_site import (
     DAYS,

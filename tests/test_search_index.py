@@ -8,9 +8,9 @@ import random
 
 from markupsafe import Markup
 
-from pipeline._venue import venue
 from pipeline.site import _search
 from pipeline.site._views import Paper
+from pipeline.text.venue import venue
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -987,7 +987,7 @@ def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(built):
 def test_accepted_papers_are_listed_with_their_venue_and_fed(built):
     """最近录用: every paper whose comment, journal-ref or DOI says a venue took it, with its
     badge, newest news first; the home page counts them; the feed has one entry each."""
-    from pipeline._venue import venue
+    from pipeline.text.venue import venue
 
     root = out(built)
     stored = built[1].read("papers").to_pylist()

@@ -23,9 +23,9 @@ import openai
 from openai.types.chat import ChatCompletionMessageParam
 
 from pipeline import deadline as _deadline
-from pipeline._untrusted import clean_text
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
+from pipeline.text.untrusted import clean_text
 
 T = TypeVar("T")
 Messages = list[dict[str, str]]

@@ -22,10 +22,10 @@ import pyarrow.compute as pc
 
 from pipeline import rank, scope
 from pipeline import topics as topic_match
-from pipeline._venue import venue
 from pipeline.config import Config, Follow, Topic
 from pipeline.digest.prompt import PaperText
 from pipeline.store import Store
+from pipeline.text.venue import venue
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 from pipeline._readings import Reading
 from pipeline._readings import readings as read
-from pipeline._venue import accepted, venue
 from pipeline.site._safe import clean_opt
 from pipeline.store import Store
+from pipeline.text.venue import accepted, venue
 
 
 @dataclass(frozen=True)

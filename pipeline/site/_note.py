@@ -13,7 +13,7 @@ import difflib
 import re
 from dataclasses import dataclass
 
-from pipeline._venue import venue
+from pipeline.text.venue import venue
 
 Part = tuple[str, dict[str, object]]  # (catalogue key, its values)
 MAX_NUMBERS = 4  # number changes named; more read as "the results changed", in the diff

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline._untrusted import clean_text
+from pipeline.text.untrusted import clean_text
 
 # XML's two non-characters, and the bidi embeddings, overrides, isolates and marks
 # (U+202A–E, U+2066–9, U+200E/F, U+061C): harmless to store, not to show.

@@ -22,9 +22,7 @@ import pyarrow.compute as pc
 from markupsafe import Markup
 
 from pipeline import scope, stats
-from pipeline._ids import is_arxiv_id
 from pipeline._readings import Reading, around
-from pipeline._venue import Venue, venue
 from pipeline.config import Config
 from pipeline.digest import prompt as digest_prompt
 from pipeline.site import _history, i18n
@@ -35,6 +33,8 @@ from pipeline.site._safe import clean, clean_opt
 from pipeline.site._tex import excerpt, links_in, plain_tex, render_tex
 from pipeline.sources import facts as source_facts
 from pipeline.store import Store
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.venue import Venue, venue
 
 CLOCKS = ("updated", "first_seen", "published")
 # Two lines of a card on a phone, most of two at 1366 px (CSS clamps to two lines at any

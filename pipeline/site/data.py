@@ -15,7 +15,6 @@ from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
 from pipeline import rank, stats
-from pipeline._ids import is_category
 from pipeline.config import Config
 from pipeline.site._brand import Brand, brand
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
@@ -23,6 +22,7 @@ from pipeline.site._follows import Followed
 from pipeline.site._follows import match as match_follows
 from pipeline.site._safe import clean
 from pipeline.site._views import CLOCKS, Library, Paper
+from pipeline.text.ids import is_category
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
 Top = list[tuple[Paper, rank.Ranked]]  # 今日精选: best first

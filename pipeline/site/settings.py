@@ -11,13 +11,13 @@ from pathlib import Path
 from pelican.settings import read_settings
 
 import pipeline.site.i18n as i18n
-from pipeline._ids import is_category
 from pipeline.config import Config
 from pipeline.site._brand import brand, titled
 from pipeline.site._feeds import SITE_FEEDS
 from pipeline.site._html import bdi, meta_tags
 from pipeline.site._tex import render_tex
 from pipeline.site._views import DIGEST_FIELDS
+from pipeline.text.ids import is_category
 
 REPO = Path(__file__).resolve().parents[2]
 THEME = REPO / "theme"

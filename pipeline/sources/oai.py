@@ -36,8 +36,6 @@ import pyarrow.compute as pc
 import requests
 from lxml import etree
 
-from pipeline._ids import is_arxiv_id
-from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
 from pipeline.report import RunReport
 from pipeline.sources._http import (
@@ -51,6 +49,8 @@ from pipeline.sources._http import (
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.untrusted import Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config

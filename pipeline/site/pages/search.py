@@ -6,12 +6,12 @@ from __future__ import annotations
 import json
 
 import pipeline.site._search as _search
-from pipeline._taxonomy import ALL_CATEGORIES
 from pipeline.site._budget import pages_from
 from pipeline.site._glossary import glossary
 from pipeline.site._writer import read_record, stamp
 from pipeline.site.data import SiteData
 from pipeline.site.output import Output
+from pipeline.text.taxonomy import ALL_CATEGORIES
 
 CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
 

@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from pipeline._ids import is_category
+from pipeline.text.ids import is_category
 
 # C0 controls but \t and \n, DEL and the C1 controls: Unicode's Cc category. And the
 # private-use characters (Co): they stand for nothing without a private agreement, and the

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from pipeline._taxonomy import ALL_CATEGORIES
+from pipeline.text.taxonomy import ALL_CATEGORIES
 
 # ASCII digits only: \d also matches other scripts' digits, which int() accepts.
 _NEW = re.compile(r"(?P<yy>\d\d)(?P<mm>\d\d)\.(?P<num>\d{4,5})(?:v[1-9]\d*)?", re.ASCII)
