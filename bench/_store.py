@@ -11,7 +11,7 @@ import pyarrow as pa
 from _corpus import Corpus, ids_of_month
 
 from pipeline import config as config_mod
-from pipeline.enrich import derive
+from pipeline.derive.enrich import derive
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store

@@ -45,7 +45,8 @@ from _store import (
 )
 
 from pipeline import config as config_mod
-from pipeline import databranch, ingest, similar
+from pipeline import databranch, ingest
+from pipeline.derive import similar
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay

@@ -32,8 +32,8 @@ from _store import START, day_entries, seed
 
 from pipeline import config as config_mod
 from pipeline import demo, ingest
+from pipeline.derive.enrich import enrich
 from pipeline.digest.plan import plan, select
-from pipeline.enrich import enrich
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.site import _search
 from pipeline.site._views import load

@@ -33,9 +33,11 @@ import pyarrow as pa
 from _corpus import Corpus
 from _store import START, day_entries, seed
 
-from pipeline import _neighbours, demo, similar
 from pipeline import config as config_mod
-from pipeline.enrich import derive
+from pipeline import demo
+from pipeline.derive import neighbours as _neighbours
+from pipeline.derive import similar
+from pipeline.derive.enrich import derive
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store

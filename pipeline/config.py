@@ -330,7 +330,7 @@ class SimilarConfig:
 
 @dataclass(frozen=True)
 class RankConfig:
-    """今日精选's weights: points per reason (pipeline/rank.py), 0 to leave one out."""
+    """今日精选's weights: points per reason (pipeline/derive/rank.py), 0 to leave one out."""
 
     # Per doubling of a paper's Hugging Face upvotes: 1 vote is 1 point, 45 votes 5.5.
     hf_upvotes: float = _spec(1.0, _between(0, 100), "0 to 100 points")

@@ -31,8 +31,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import ingest, scope
+from pipeline import ingest
 from pipeline.config import Config
+from pipeline.derive import scope
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, RESTORING, Store
 from pipeline.store.durable import write_text_atomic

@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline.config import Config
-from pipeline.enrich import derive
+from pipeline.derive.enrich import derive
 from pipeline.report import RunReport
 from pipeline.runs import Run, recorded
 from pipeline.sources import SOURCES

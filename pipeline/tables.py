@@ -52,7 +52,7 @@ PAPERS = pa.schema([
     ("first_seen", _TS),  # when we first stored the paper (the "site ingestion" clock)
     ("version_seen_at", _TS),  # when we first stored the current version
     ("cross_list", pa.bool_()),  # primary category outside the configured ones
-    # derived (pipeline.classify / pipeline.topics)
+    # derived (pipeline.derive.classify / pipeline.derive.topics)
     ("ai_related", pa.bool_()),
     ("ai_reason", pa.string()),
     ("topics", _STRS),
@@ -109,7 +109,7 @@ NOTES = pa.schema([
     *_ATTEMPTS,
 ])
 
-# Each paper's most similar papers in the library (pipeline.similar), derived from the
+# Each paper's most similar papers in the library (pipeline.derive.similar), derived from the
 # title and abstract whose hash it keeps: a paper is looked at again when that changes.
 SIMILAR = pa.schema([
     ("arxiv_id", pa.string()),

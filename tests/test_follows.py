@@ -14,8 +14,9 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
-from pipeline import ingest, scope
+from pipeline import ingest
 from pipeline.cli import cli
+from pipeline.derive import scope
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.sources import _http

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline._readings import Reading
+from pipeline.derive.readings import Reading
 from pipeline.site._history import events, first_venue
 
 

@@ -13,8 +13,8 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline import ingest
-from pipeline._readings import readings
 from pipeline.config import Config
+from pipeline.derive.readings import readings
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.oai import OAI_LAG

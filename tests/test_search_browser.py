@@ -16,7 +16,7 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
-from pipeline import similar
+from pipeline.derive import similar
 from pipeline.site import _search, i18n
 from pipeline.text.venue import venue
 from tests.conftest import serve

@@ -13,8 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import build as build_mod
-from pipeline import cli, ingest, stats
+from pipeline import cli, ingest
 from pipeline.config import Config
+from pipeline.derive import stats
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.report import RunReport
 from pipeline.sources import SOURCES

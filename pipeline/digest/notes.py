@@ -18,8 +18,8 @@ import os
 import pandas as pd
 import pyarrow as pa
 
-from pipeline._readings import around, readings
 from pipeline.config import Config
+from pipeline.derive.readings import around, readings
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
 from pipeline.digest.plan import due, scoped, selected

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline import scope
 from pipeline.config import Config
+from pipeline.derive import scope
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, queue, select
 from pipeline.digest.prompt import PaperText, messages, prompt_hash, validate

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline import topics as topic_match
 from pipeline.config import Follow, Topic
+from pipeline.derive import topics as topic_match
 from pipeline.site._feeds import recent
 from pipeline.site._history import Event, events
 from pipeline.site._views import Library, Paper

@@ -1,6 +1,6 @@
 """A paper's history as a reader or a watcher sees it: its events (new versions, a DOI, a
 journal-ref, an acceptance) and the first venue, from what arXiv said reading by reading
-(`pipeline._readings`, cleaned here for showing).
+(`pipeline.derive.readings`, cleaned here for showing).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import datetime as dt
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from pipeline._readings import Reading
-from pipeline._readings import readings as read
+from pipeline.derive.readings import Reading
+from pipeline.derive.readings import readings as read
 from pipeline.site._safe import clean_opt
 from pipeline.store import Store
 from pipeline.text.venue import accepted, venue

@@ -21,9 +21,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from markupsafe import Markup
 
-from pipeline import scope, stats
-from pipeline._readings import Reading, around
 from pipeline.config import Config
+from pipeline.derive import scope, stats
+from pipeline.derive.readings import Reading, around
 from pipeline.digest import prompt as digest_prompt
 from pipeline.site import _history, i18n
 from pipeline.site._diff import changed, word_diff

@@ -14,8 +14,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pipeline.site.i18n as i18n
-from pipeline import rank, stats
 from pipeline.config import Config
+from pipeline.derive import rank, stats
 from pipeline.site._brand import Brand, brand
 from pipeline.site._feeds import SITE_FEEDS, FeedSpec
 from pipeline.site._follows import Followed
@@ -71,7 +71,7 @@ class SiteData:
     followed: Followed  # what the config's [[follows]] match
     accepted: list[Paper]  # a venue took them: newest news of it first (ties by id)
     local: LocalTime
-    top: Top  # 今日精选 of the last announcement (pipeline.rank)
+    top: Top  # 今日精选 of the last announcement (pipeline.derive.rank)
 
     @property
     def paged(self) -> list[Paper]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 
-from pipeline.rank import Ranked
+from pipeline.derive.rank import Ranked
 from pipeline.site._feeds import FeedSpec
 from pipeline.site._views import Paper
 from pipeline.site._writer import SkipUnchangedWriter

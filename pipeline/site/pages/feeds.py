@@ -26,7 +26,7 @@ from typing import TypeVar
 from markupsafe import escape
 
 import pipeline.site._feeds as _feeds
-from pipeline.rank import Ranked
+from pipeline.derive.rank import Ranked
 from pipeline.site._feeds import Entry, FeedSpec, recent
 from pipeline.site._history import Event
 from pipeline.site._tex import plain_tex

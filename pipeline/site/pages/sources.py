@@ -9,7 +9,8 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from pipeline import schedule, stats
+from pipeline import schedule
+from pipeline.derive import stats
 from pipeline.site._safe import clean
 from pipeline.site.data import SiteData, last_announcement
 from pipeline.site.output import Output

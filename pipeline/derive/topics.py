@@ -28,8 +28,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.classify import first_category
 from pipeline.config import Topic
+from pipeline.derive.classify import first_category
 from pipeline.text import phrases as _text
 from pipeline.text.names import name_tokens, same_person
 

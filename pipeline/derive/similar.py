@@ -1,6 +1,6 @@
 """Similar papers: each paper's `[similar] count` nearest papers in the library, stored in
-the `similar` table the site reads (pipeline._neighbours finds them: by words, or by the
-embeddings pipeline._embeddings fetches once every paper has one).
+the `similar` table the site reads (pipeline.derive.neighbours finds them: by words, or by the
+embeddings pipeline.derive.embeddings fetches once every paper has one).
 
 A run looks again only at what changed: a paper whose title or abstract is new (its hash
 differs from the one its list was made for), and a paper whose list names one that
@@ -23,8 +23,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import _embeddings, _neighbours
 from pipeline.config import Config
+from pipeline.derive import embeddings as _embeddings
+from pipeline.derive import neighbours as _neighbours
 from pipeline.store import Store
 from pipeline.tables import SIMILAR, to_table
 

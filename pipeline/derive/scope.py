@@ -19,10 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.classify import first_category
 from pipeline.config import Config, Follow
+from pipeline.derive.classify import first_category
+from pipeline.derive.topics import AuthorIndex
 from pipeline.text.taxonomy import CS_CATEGORIES
-from pipeline.topics import AuthorIndex
 
 # The columns `in_scope` reads.
 COLUMNS = ["arxiv_id", "categories", "authors", "hf_day"]

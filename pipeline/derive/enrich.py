@@ -14,8 +14,8 @@ from typing import TypedDict
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import classify, topics
 from pipeline.config import Config
+from pipeline.derive import classify, topics
 from pipeline.sources import library_view
 from pipeline.store import Store
 from pipeline.tables import PAPERS
