@@ -193,7 +193,7 @@ class Table:
     # are kept in key order. () for a ledger, appended to in the order written.
     key: tuple[str, ...]
     # Which column splits rows into partitions: an arXiv id by its month (`2601.0`), a
-    # timestamp by its month (`202612`); see `_partition.py`.
+    # timestamp by its month (`202612`); see `store/partition.py`.
     partition_by: str = "arxiv_id"
     # `data save` with another copy of the store: "rebuild" makes the table again from the
     # union of both copies' snapshots; "union" keeps both copies' rows, ours on a tie of

@@ -17,7 +17,8 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline.derive import similar
-from pipeline.site import _search, i18n
+from pipeline.site import i18n
+from pipeline.site.index import search as _search
 from pipeline.text.venue import venue
 from tests.conftest import serve
 from tests.test_site import (

@@ -33,9 +33,12 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _html, _search, _workers, i18n, settings
-from pipeline.site._views import Version
+from pipeline.site import i18n, settings
+from pipeline.site import workers as _workers
+from pipeline.site.index import search as _search
+from pipeline.site.model.views import Version
 from pipeline.site.pages import paper as paper_pages
+from pipeline.site.render import filters as _html
 from pipeline.sources import SOURCES
 from pipeline.store import Store
 from tests.conftest import fast_arxiv, ingest_arxiv_paths, serve
@@ -864,7 +867,7 @@ def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(buil
     ({}, 3, "digest_why_failed"),
 ])
 def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
-    from pipeline.site._views import _why_no_digest
+    from pipeline.site.model.views import _why_no_digest
 
     cfg = make_config(tmp_path)
     cfg = dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **settings))

@@ -24,8 +24,9 @@ from click.testing import CliRunner
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.site import _search, generator
-from pipeline.site._budget import HEADROOM, PaperPages
+from pipeline.site import generator
+from pipeline.site.budget import HEADROOM, PaperPages
+from pipeline.site.index import search as _search
 from pipeline.site.pages import paper as paper_pages
 from pipeline.store import Store
 from tests.conftest import serve

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from lxml import html as lxml_html
 
-from pipeline.site._tex import plain_tex
+from pipeline.site.render.tex import plain_tex
 from tests.conftest import serve
 from tests.test_site import DAYS, build_at_last_run, built, make_config, out, run_pipeline  # noqa: F401 (the module's site fixture)
 

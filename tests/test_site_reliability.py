@@ -18,7 +18,7 @@ import pytest
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
-from pipeline.site._writer import SkipUnchangedWriter, UnsafePathError
+from pipeline.site.writer import SkipUnchangedWriter, UnsafePathError
 from pipeline.store import Store
 from tests.test_site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
 

@@ -32,7 +32,7 @@ class Fetched:
 
 def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
     """Unit-length vectors for `texts`, BATCH at a time, until all are done or one fails."""
-    # Async for its whole-request deadline (_deadline), in a thread of its own: the caller's
+    # Async for its whole-request deadline (pipeline.deadline), in a thread of its own: the caller's
     # may have an event loop running (Playwright's does, in the tests).
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, _fetch(cfg, api_key, texts)).result()

@@ -6,7 +6,7 @@ reason is shown with the paper as a chip:
 
 - hf: its Hugging Face upvotes, points per doubling (1 vote is 1 point, 45 votes 5.5): a
   board's votes are heavy-tailed, and the 50th vote says less than the 5th;
-- venue: a venue took it (`_venue`: journal-ref, an acceptance in the comment, a DOI);
+- venue: a venue took it (`text.venue`: journal-ref, an acceptance in the comment, a DOI);
 - code: it links code or a project page (its comment, abstract or Hugging Face's links);
 - revised: its latest version changed at least `min_changed_words` words of the title and
   abstract (a typo fix is not news; a new method section is);

@@ -6,7 +6,7 @@ A note is keyed by (paper, from-version, version, language, model, prompt hash),
 is asked for once; it runs on the digests' server and model, within its share of their
 limits (`[digest] notes_share`; the digests of the same run get what it left), newest
 revision first, failures retried with backoff as digests are. Without a model the site
-makes notes by rule (site/_note.py), so the step only adds to what every fork has.
+makes notes by rule (site/model/note.py), so the step only adds to what every fork has.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from pipeline.notify.channels import ChannelError, Sender, messages, open_channe
 from pipeline.notify.items import Item, Selection, select
 from pipeline.report import RunReport
 from pipeline.site import i18n
-from pipeline.site._views import load
+from pipeline.site.model.views import load
 from pipeline.store import Store
 
 DONE = ("sent", "skipped")  # statuses that end an item's life on a channel

@@ -10,10 +10,10 @@ from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 
 from pipeline.derive.rank import Ranked
-from pipeline.site._feeds import FeedSpec
-from pipeline.site._views import Paper
-from pipeline.site._writer import SkipUnchangedWriter
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
+from pipeline.site.model.views import Paper
+from pipeline.site.render.feeds import FeedSpec
+from pipeline.site.writer import SkipUnchangedWriter
 
 PER_PAGE = 50
 MAX_LIST_PAGES = 100  # older papers stay reachable by date (briefs), category and search

@@ -12,11 +12,11 @@ from pelican.settings import read_settings
 
 import pipeline.site.i18n as i18n
 from pipeline.config import Config
-from pipeline.site._brand import brand, titled
-from pipeline.site._feeds import SITE_FEEDS
-from pipeline.site._html import bdi, meta_tags
-from pipeline.site._tex import render_tex
-from pipeline.site._views import DIGEST_FIELDS
+from pipeline.site.model.brand import brand, titled
+from pipeline.site.model.views import DIGEST_FIELDS
+from pipeline.site.render.feeds import SITE_FEEDS
+from pipeline.site.render.filters import bdi, meta_tags
+from pipeline.site.render.tex import render_tex
 from pipeline.text.ids import is_category
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ _FIXED: dict[str, object] = {
                           "auto_reload": False, "cache_size": -1},
     # `text | tex`: untrusted text with LaTeX in it (comments) as safe HTML; `text | tex(links)`
     # a model's text (digests), linking only the paper's own URLs;
-    # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
+    # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (render.filters).
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
     "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
@@ -78,7 +78,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         # The prose pages (about) are written in each site language: content/pages/<lang>/.
         "PAGE_PATHS": [f"pages/{cfg.site.language}"],
         "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
-        "PLUGINS": ["pipeline.site", *(["pipeline.site._writer"] if writer_plugin else [])],
+        "PLUGINS": ["pipeline.site", *(["pipeline.site.writer"] if writer_plugin else [])],
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
         # `c is category`: only the fork's own categories have a page to link to (and
         # only a code of arXiv's taxonomy: a stored "../x" is text).

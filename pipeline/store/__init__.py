@@ -141,8 +141,8 @@ class Store:
     def snapshot(self) -> Iterator[None]:
         """Read the store as one commit left it, whatever writers commit meanwhile: the
         manifest is read once, and a reader's lease keeps the files it names until the
-        block ends (`_manifest.reading`; writers delete them after). A store an earlier
-        release wrote is upgraded first (`_migrations`: one writer's commit, the only write
+        block ends (`manifest.reading`; writers delete them after). A store an earlier
+        release wrote is upgraded first (`migrations`: one writer's commit, the only write
         a reader may cause). Inside `lock()`, reads see the writer's own changes."""
         if self._tx is not None or self._pinned is not None:
             yield
@@ -202,7 +202,7 @@ class Store:
     def read(self, name: str, columns: list[str] | None = None, *,
              schema: pa.Schema | None = None) -> pa.Table:
         """The table (or some columns), or an empty one when it does not exist yet: its
-        partitions in key order, each merged (`_partition.newest`). `schema`: as an
+        partitions in key order, each merged (`partition.newest`). `schema`: as an
         earlier release wrote it (for a migration)."""
         spec = store_tables().get(name) or RETIRED[name]
         partitions = self._manifest().tables.get(name, {})

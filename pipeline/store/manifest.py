@@ -74,7 +74,7 @@ class Manifest:
     tables: dict[str, dict[str, Partition]] = field(default_factory=dict)
     snapshots: list[str] = field(default_factory=list)
     generation: int = 0
-    migrations: list[str] = field(default_factory=list)  # those done (`_migrations`)
+    migrations: list[str] = field(default_factory=list)  # those done (`migrations`)
 
     def files(self) -> set[str]:
         return {part.path for partitions in self.tables.values()

@@ -3,7 +3,7 @@
 // a list of arXiv ids or DOIs) and a shared link's ?seed=ID,ID. The profile (imported
 // entries, removed seeds, mutes) lives in localStorage only; nothing is sent anywhere.
 // The data: recommend/meta.json.gz and recommend/vectors.bin.gz (docs/RECOMMEND.md,
-// made by pipeline/site/_recommend.py, whose score() mirrors rank() here). Text only.
+// made by pipeline/site/index/recommend.py, whose score() mirrors rank() here). Text only.
 (function () {
   "use strict";
   var script = document.currentScript;
@@ -88,7 +88,7 @@
   }
   function unit(v) { var out = new Float32Array(v.length); unitInto(v, out, 0); return out; }
 
-  // FNV-1a over UTF-8, as pipeline/site/_search.py's fnv1a.
+  // FNV-1a over UTF-8, as pipeline/site/index/search.py's fnv1a.
   function fnv1a(text) {
     var bytes = new TextEncoder().encode(text), h = 0x811c9dc5;
     for (var i = 0; i < bytes.length; i++) {

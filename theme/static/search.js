@@ -28,7 +28,7 @@
 
   function normalise(text) { return text.normalize("NFKD").replace(MARKS, "").toLowerCase(); }
 
-  // Mirrors pipeline/site/_search.py tokens(): words, whole arXiv ids, CJK bigrams.
+  // Mirrors pipeline/site/index/search.py tokens(): words, whole arXiv ids, CJK bigrams.
   function tokens(text) {
     var out = [];
     var m = normalise(text).match(TOKEN) || [];

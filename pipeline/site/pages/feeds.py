@@ -25,14 +25,14 @@ from typing import TypeVar
 
 from markupsafe import escape
 
-import pipeline.site._feeds as _feeds
+import pipeline.site.render.feeds as _feeds
 from pipeline.derive.rank import Ranked
-from pipeline.site._feeds import Entry, FeedSpec, recent
-from pipeline.site._history import Event
-from pipeline.site._tex import plain_tex
-from pipeline.site._views import DIGEST_FIELDS, Paper, Version
-from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
+from pipeline.site.model.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
+from pipeline.site.model.history import Event
+from pipeline.site.model.views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.output import Output
+from pipeline.site.render.feeds import Entry, FeedSpec, recent
+from pipeline.site.render.tex import plain_tex
 from pipeline.text.changes import changes
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)

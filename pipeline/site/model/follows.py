@@ -15,9 +15,9 @@ import pyarrow as pa
 
 from pipeline.config import Follow, Topic
 from pipeline.derive import topics as topic_match
-from pipeline.site._feeds import recent
-from pipeline.site._history import Event, events
-from pipeline.site._views import Library, Paper
+from pipeline.site.model.history import Event, events
+from pipeline.site.model.views import Library, Paper
+from pipeline.site.render.feeds import recent
 
 
 @dataclass(frozen=True)

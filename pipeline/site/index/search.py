@@ -25,8 +25,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from pipeline.site._tex import excerpt, plain_tex
-from pipeline.site._views import CLOCKS, Paper
+from pipeline.site.model.views import CLOCKS, Paper
+from pipeline.site.render.tex import excerpt, plain_tex
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files

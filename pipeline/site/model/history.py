@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pipeline.derive.readings import Reading
 from pipeline.derive.readings import readings as read
-from pipeline.site._safe import clean_opt
+from pipeline.site.render.safe import clean_opt
 from pipeline.store import Store
 from pipeline.text.venue import accepted, venue
 

@@ -25,8 +25,8 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
 from sklearn.utils.extmath import randomized_svd
 
-from pipeline.site._search import fnv1a, tokens
-from pipeline.site._tex import plain_tex
+from pipeline.site.index.search import fnv1a, tokens
+from pipeline.site.render.tex import plain_tex
 
 VERSION = 1
 DIMS = 48  # 14 days of all cs.* (~17,000 papers) fit ≤ 1.5 MB gzip with the rest

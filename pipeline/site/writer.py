@@ -140,7 +140,7 @@ class SkipUnchangedWriter(Writer):
 
     def restart(self, kept: set[str]) -> None:
         """Forget what this build produced since `kept` (what it had produced before), for a
-        second pass over the same output (see _budget): files stay on disk, and those the
+        second pass over the same output (see site.budget): files stay on disk, and those the
         pass does not produce again are removed as stale when the build ends."""
         self._written_files = set(kept)
         self.unchanged = 0

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline.config import Config, ConfigError
-from pipeline.site._search import minutes
-from pipeline.site._views import Paper
-from pipeline.site._writer import SkipUnchangedWriter, manifest_bytes, read_record
+from pipeline.site.index.search import minutes
+from pipeline.site.model.views import Paper
 from pipeline.site.pages.paper import SHARDS, Shards, shard
+from pipeline.site.writer import SkipUnchangedWriter, manifest_bytes, read_record
 
 RECORD = ".papertrail/budget.json"  # the limit, the oldest full page and the oldest page
 # Left free when pages turn light, so the next builds' new papers fit without a second pass:

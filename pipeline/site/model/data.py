@@ -16,12 +16,12 @@ from zoneinfo import ZoneInfo
 import pipeline.site.i18n as i18n
 from pipeline.config import Config
 from pipeline.derive import rank, stats
-from pipeline.site._brand import Brand, brand
-from pipeline.site._feeds import SITE_FEEDS, FeedSpec
-from pipeline.site._follows import Followed
-from pipeline.site._follows import match as match_follows
-from pipeline.site._safe import clean
-from pipeline.site._views import CLOCKS, Library, Paper
+from pipeline.site.model.brand import Brand, brand
+from pipeline.site.model.follows import Followed
+from pipeline.site.model.follows import match as match_follows
+from pipeline.site.model.views import CLOCKS, Library, Paper
+from pipeline.site.render.feeds import SITE_FEEDS, FeedSpec
+from pipeline.site.render.safe import clean
 from pipeline.text.ids import is_category
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)

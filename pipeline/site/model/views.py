@@ -25,12 +25,13 @@ from pipeline.config import Config
 from pipeline.derive import scope, stats
 from pipeline.derive.readings import Reading, around
 from pipeline.digest import prompt as digest_prompt
-from pipeline.site import _history, i18n
-from pipeline.site._diff import changed, word_diff
-from pipeline.site._feeds import recent
-from pipeline.site._note import Part, Side, note, note_text
-from pipeline.site._safe import clean, clean_opt
-from pipeline.site._tex import excerpt, links_in, plain_tex, render_tex
+from pipeline.site import i18n
+from pipeline.site.model import history as _history
+from pipeline.site.model.note import Part, Side, note, note_text
+from pipeline.site.render.diff import changed, word_diff
+from pipeline.site.render.feeds import recent
+from pipeline.site.render.safe import clean, clean_opt
+from pipeline.site.render.tex import excerpt, links_in, plain_tex, render_tex
 from pipeline.sources import facts as source_facts
 from pipeline.store import Store
 from pipeline.text.ids import is_arxiv_id
@@ -72,9 +73,9 @@ class Version:
 
     @property
     def note(self) -> list[Part]:
-        """Its change note (修订说明) by rule, as catalogue keys and values (_note). Made
+        """Its change note (修订说明) by rule, as catalogue keys and values (model.note). Made
         each time it is asked for, not cached: a cached_property computes under a lock
-        that a worker forked at that moment would inherit held (_workers)."""
+        that a worker forked at that moment would inherit held (site.workers)."""
         if self.texts is None or self.previous is None:
             return []
 
@@ -159,13 +160,13 @@ class Paper:
     digest_why: str | None = None  # why there is no digest, for a reader
     versions: list[Version] = field(default_factory=list)
     # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
-    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb (_budget) its
+    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb (site.budget) its
     # page may be light (its article in a shard the page's script fetches), and when even
     # light pages do not all fit, the oldest have none (has_page).
     pageable: bool = True
     has_page: bool = True
     light: bool = False
-    venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
+    venue: Venue | None = None  # the venue that took it (text.venue), as the latest version says
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
     similar: list[str] = field(default_factory=list)  # ids, most similar first

@@ -19,7 +19,7 @@ from collections.abc import Collection
 
 from markupsafe import Markup, escape
 
-from pipeline.site._math import balanced, formula, formula_text
+from pipeline.site.render.mathml import balanced, formula, formula_text
 
 MAX_FORMULAS = 200  # per text; bounds the work one hostile abstract can cause
 # Deeper nesting of text commands (\textbf{\emph{…}}) is rendered as its source: bounds the
