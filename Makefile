@@ -22,14 +22,17 @@ $(AXE): tests/axe/package.json tests/axe/package-lock.json
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
-## test: set up, then lint, type-check pipeline/ and run the whole test suite (a worker per core)
+## test: set up, then lint, type-check pipeline/, check its import contracts and run the whole
+## test suite (a worker per core)
 test: $(STAMP) $(AXE)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/pytest -q -n auto --dist loadfile
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 ## bench: print the performance figures in full (not a test; the tests run each with --smoke)
 bench: $(STAMP)
