@@ -28,11 +28,12 @@ $(ESLINT): tests/lint/package.json tests/lint/package-lock.json
 demo: $(STAMP)
 	$(BIN)/papertrail demo
 
-## test: set up, then lint, type-check pipeline/, lint and unit-test the site's JavaScript
-## (node --test) and run the whole test suite (a worker per core)
+## test: set up, then lint, type-check pipeline/, check its import contracts, lint and
+## unit-test the site's JavaScript (node --test) and run the whole test suite (a worker per core)
 test: $(STAMP) $(AXE) $(ESLINT)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
 	node --experimental-detect-module --test tests/js/
 	$(BIN)/pytest -q -n auto --dist loadfile
@@ -44,6 +45,7 @@ test-fast: $(STAMP)
 
 lint: $(STAMP) $(ESLINT)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
 
 ## bench: print the performance figures in full (not a test; the tests run each with --smoke)

@@ -11,11 +11,11 @@ import pyarrow as pa
 from _corpus import Corpus, ids_of_month
 
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
-from pipeline.enrich import derive
+from pipeline.derive.enrich import derive
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
 
 START = dt.datetime(2026, 11, 24, tzinfo=dt.UTC)  # the seed ends here; the days cross a month
 NEW_PER_DAY, REVISED_PER_DAY, DIGESTS_PER_DAY, PICKS_PER_DAY = 1000, 300, 150, 50

@@ -45,12 +45,13 @@ from _store import (
 )
 
 from pipeline import config as config_mod
-from pipeline import databranch, ingest, similar
-from pipeline._schemas import DIGESTS
+from pipeline import databranch, ingest
+from pipeline.derive import similar
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.store import Store
+from pipeline.tables import DIGESTS
 
 
 def git(repo: Path, *args: str) -> str:

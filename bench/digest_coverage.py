@@ -20,7 +20,8 @@ from pathlib import Path
 import pyarrow.compute as pc
 
 from pipeline import config as config_mod
-from pipeline import demo, rank
+from pipeline import demo
+from pipeline.derive import rank
 from pipeline.digest import plan
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay

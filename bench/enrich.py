@@ -27,15 +27,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import classify, demo, topics
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty, to_table
-from pipeline._taxonomy import CS_CATEGORIES
+from pipeline import demo
 from pipeline.config import Topic, TopicName
-from pipeline.enrich import enrich
+from pipeline.derive import classify, topics
+from pipeline.derive.enrich import enrich
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty, to_table
+from pipeline.text.taxonomy import CS_CATEGORIES
 
 EXTRA_TOPICS = [
     dict(keywords=("retrieval-augmented generation", "RAG"), exclude=("ragged",)),

@@ -83,13 +83,13 @@ def _table(entries: list[sample.Entry]) -> pa.Table:
              "comment": e.comment, "journal_ref": None, "doi": None,
              "published": e.published, "updated": e.updated, "fetched_at": e.announced}
             for e in entries]
-    from pipeline._schemas import ARXIV_SNAPSHOT
+    from pipeline.tables import ARXIV_SNAPSHOT
     return pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT)
 
 
 def make_store(root: Path, size: int) -> None:
     """A store of `size` papers on disk (built in the parent process)."""
-    from pipeline._schemas import PAPERS, VERSIONS, empty
+    from pipeline.tables import PAPERS, VERSIONS, empty
     merged = merge_arxiv(empty(PAPERS), empty(VERSIONS), _table(synthetic(size)), ["cs.CV"])
     store = Store(root)
     store.write("papers", merged.papers)

@@ -16,9 +16,10 @@ import statistics
 import time
 
 from pipeline.replay import sample
-from pipeline.site import _math, _tex
-from pipeline.site._diff import word_diff
-from pipeline.site._tex import render_tex
+from pipeline.site.render import mathml as _math
+from pipeline.site.render import tex as _tex
+from pipeline.site.render.diff import word_diff
+from pipeline.site.render.tex import render_tex
 
 
 def abstracts() -> list[str]:

@@ -1,6 +1,6 @@
 """为你推荐: what its data costs and what its ranking finds. Prints figures; asserts nothing.
 
-Budget: the files for-you/ loads (pipeline/site/_recommend.py) for DAYS days of all cs.*
+Budget: the files for-you/ loads (pipeline/site/index/recommend.py) for DAYS days of all cs.*
 at PER_DAY new papers a day, with unique text (bench/_corpus.py draws it from the sample's
 words: random text compresses no better than real), gzipped as the site stores them, and
 the time to make them. The issue's budget: ≤ 1.5 MB for 14 days.
@@ -28,7 +28,7 @@ import numpy as np
 from _corpus import Corpus, ids_of_month
 
 from pipeline.replay import sample
-from pipeline.site import _recommend
+from pipeline.site.index import recommend as _recommend
 
 SEEDS = 20
 TOP = 20

@@ -32,11 +32,11 @@ from _store import START, day_entries, seed
 
 from pipeline import config as config_mod
 from pipeline import demo, ingest
+from pipeline.derive.enrich import enrich
 from pipeline.digest.plan import plan, select
-from pipeline.enrich import enrich
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _search
-from pipeline.site._views import load
+from pipeline.site.index import search as _search
+from pipeline.site.model.views import load
 from pipeline.store import Store
 
 STAGES = ("read", "enrich", "digest planning", "search index", "ingest")

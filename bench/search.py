@@ -34,9 +34,10 @@ from markupsafe import Markup
 
 from pipeline.config import SiteConfig
 from pipeline.replay import sample
-from pipeline.site import _search, i18n
-from pipeline.site._brand import brand
-from pipeline.site._views import DIGEST_FIELDS, Paper
+from pipeline.site import i18n
+from pipeline.site.index import search as _search
+from pipeline.site.model.brand import brand
+from pipeline.site.model.views import DIGEST_FIELDS, Paper
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)

@@ -33,14 +33,16 @@ import pyarrow as pa
 from _corpus import Corpus
 from _store import START, day_entries, seed
 
-from pipeline import _neighbours, demo, similar
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
-from pipeline._taxonomy import CS_CATEGORIES
-from pipeline.enrich import derive
+from pipeline import demo
+from pipeline.derive import neighbours as _neighbours
+from pipeline.derive import similar
+from pipeline.derive.enrich import derive
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
+from pipeline.text.taxonomy import CS_CATEGORIES
 
 REPO = Path(__file__).resolve().parent.parent
 LISTINGS = REPO.parent / "shared" / "fixtures" / "listings"

@@ -29,10 +29,10 @@ from pathlib import Path
 import pyarrow as pa
 
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 

@@ -16,16 +16,16 @@ from typing import Any
 from pelican import Pelican, signals
 
 import pipeline.site.settings as site_settings
-from pipeline._durable import replace_atomically
 from pipeline.config import Config, ConfigError
-from pipeline.site._budget import RECORD as BUDGET
-from pipeline.site._writer import (
+from pipeline.site.budget import RECORD as BUDGET
+from pipeline.site.writer import (
     JOURNAL,
     MANIFEST,
     PelicanWriter,
     manifest_bytes,
     read_record,
 )
+from pipeline.store.durable import replace_atomically
 
 # GitHub Pages: "Published GitHub Pages sites may be no larger than 1 GB."
 PAGES_LIMIT = 1_000_000_000

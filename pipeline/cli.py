@@ -20,9 +20,9 @@ import pandas as pd
 from pipeline import config as config_mod
 from pipeline import ingest as ingest_mod
 from pipeline import runs as run_ledger
-from pipeline import stats
 from pipeline.config import Config, ConfigError
 from pipeline.databranch import DataBranchError
+from pipeline.derive import stats
 from pipeline.sources import SOURCES
 from pipeline.store import Store, StoreError
 
@@ -182,7 +182,7 @@ def ingest(obj: _Context, source: str, since: str | None, max_pages: int | None)
 def enrich(obj: _Context) -> None:
     """Recompute the AI flag and topics of every paper from papertrail.toml (after editing
     [classify] or [[topics]]); touches only those derived columns."""
-    from pipeline import enrich as enrich_mod
+    from pipeline.derive import enrich as enrich_mod
 
     result = enrich_mod.enrich(obj.config, obj.store)
     total = result["papers"] or 1
@@ -200,7 +200,7 @@ def enrich(obj: _Context) -> None:
 def similar(obj: _Context, full: bool) -> None:
     """Find each paper's most similar papers in the library ([similar]); looks again only
     at papers whose title or abstract changed, and at the lists that named them."""
-    from pipeline import similar as similar_mod
+    from pipeline.derive import similar as similar_mod
 
     click.echo(similar_mod.similar(obj.config, obj.store, full=full).line())
 
@@ -349,8 +349,8 @@ def topics_check(obj: _Context) -> None:
     """Validate every topic (errors name the topic and key; exit 2) and count its matches in
     the store; a topic that matches nothing is flagged, and so is what a follow asks that
     the fork cannot fetch."""
-    from pipeline import scope
-    from pipeline import topics as topics_mod
+    from pipeline.derive import scope
+    from pipeline.derive import topics as topics_mod
 
     cfg = obj.config
     papers = obj.store.library()
@@ -394,7 +394,7 @@ class _Hit(Protocol):
 def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> None:
     """Print the stored papers that match topic SLUG as configured now, newest first, with
     why — tune a topic before committing it (no need to run enrich first)."""
-    from pipeline import topics as topics_mod
+    from pipeline.derive import topics as topics_mod
 
     cfg = obj.config
     topic = next((t for t in cfg.topics if t.slug == slug), None)

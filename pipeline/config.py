@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pipeline._ids import is_arxiv_id
-from pipeline._taxonomy import ALL_CATEGORIES, CS_CATEGORIES
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
 DEFAULT_PATH = Path("papertrail.toml")
 # The project's own folders. The build removes every file of [site] output it did not make,
@@ -330,7 +330,7 @@ class SimilarConfig:
 
 @dataclass(frozen=True)
 class RankConfig:
-    """今日精选's weights: points per reason (pipeline/rank.py), 0 to leave one out."""
+    """今日精选's weights: points per reason (pipeline/derive/rank.py), 0 to leave one out."""
 
     # Per doubling of a paper's Hugging Face upvotes: 1 vote is 1 point, 45 votes 5.5.
     hf_upvotes: float = _spec(1.0, _between(0, 100), "0 to 100 points")

@@ -31,13 +31,14 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from pipeline import ingest, scope
-from pipeline._durable import write_text_atomic
-from pipeline._manifest import held_files, parse
-from pipeline._schemas import Table
+from pipeline import ingest
 from pipeline.config import Config
+from pipeline.derive import scope
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, RESTORING, Store
+from pipeline.store.durable import write_text_atomic
+from pipeline.store.manifest import held_files, parse
+from pipeline.tables import Table
 
 DEFAULT_BRANCH = "data"
 DEFAULT_RETRIES = 3

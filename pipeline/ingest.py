@@ -16,14 +16,14 @@ from typing import Protocol, cast
 import pandas as pd
 import pyarrow as pa
 
-from pipeline._report import RunReport
-from pipeline._schemas import PAPERS, RUNS, VERSIONS, empty
 from pipeline.config import Config
-from pipeline.enrich import derive
+from pipeline.derive.enrich import derive
+from pipeline.report import RunReport
 from pipeline.runs import Run, recorded
 from pipeline.sources import SOURCES
 from pipeline.sources._source import VERSION_KEYS, Catch, Library, Options, Progress
 from pipeline.store import Snapshot, Store, StoreError
+from pipeline.tables import PAPERS, RUNS, VERSIONS, empty
 
 
 def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None = None,

@@ -16,7 +16,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPER_METADATA, PAPERS, VERSIONS, to_table
+from pipeline.tables import ARXIV_SNAPSHOT, PAPER_METADATA, PAPERS, VERSIONS, to_table
 
 _LISTS = ("authors", "categories")
 

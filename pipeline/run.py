@@ -12,9 +12,10 @@ import datetime as dt
 from collections.abc import Callable
 
 from pipeline import build as build_mod
-from pipeline import enrich as enrich_mod
-from pipeline import ingest, runs, similar
+from pipeline import ingest, runs
 from pipeline.config import Config
+from pipeline.derive import enrich as enrich_mod
+from pipeline.derive import similar
 from pipeline.digest import run_digest, run_notes
 from pipeline.sources import SOURCES
 from pipeline.store import Store

@@ -13,8 +13,9 @@ from typing import Any
 
 import pandas as pd
 
-from pipeline import schedule, stats
-from pipeline.stats import completeness, completeness_line
+from pipeline import schedule
+from pipeline.derive import stats
+from pipeline.derive.stats import completeness, completeness_line
 from pipeline.store import Store
 
 _COUNTS = ("fetched", "new", "revised", "unchanged")

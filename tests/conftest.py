@@ -17,8 +17,6 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
-from pipeline._schemas import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.config import Config
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
@@ -27,6 +25,8 @@ from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
+from pipeline.text.taxonomy import CS_CATEGORIES
 from tests.support.browser import ARGS, CHROMIUM
 from tests.support.replays import fast_arxiv, fast_hf
 from tests.support.servers import (

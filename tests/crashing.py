@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 # Imported here, in the parent, so each forked child starts warm (the CLI imports lazily).
-from pipeline import compact, databranch, digest, enrich, ingest, runs  # noqa: F401
+from pipeline import compact, databranch, digest, ingest, runs  # noqa: F401
 from pipeline.cli import cli
+from pipeline.derive import enrich  # noqa: F401
 from pipeline.store import MANIFEST
 
 CRASHED = 86  # the child's exit status when it died on purpose

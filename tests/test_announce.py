@@ -16,12 +16,12 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import build, ingest, summary
-from pipeline._report import RunReport
 from pipeline.cli import cli
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
+from pipeline.report import RunReport
 from pipeline.store import Store
 from tests.support.replays import fast_arxiv
 

@@ -15,10 +15,10 @@ from collections import Counter
 import pytest
 
 from pipeline import ingest
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.replay.arxiv import ArxivReplay, parse_query
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
+from pipeline.text.taxonomy import CS_CATEGORIES
 from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)

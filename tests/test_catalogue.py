@@ -15,10 +15,10 @@ import jinja2
 import pytest
 from jinja2 import nodes
 
-from pipeline import rank
 from pipeline.config import SiteConfig
-from pipeline.reasons import Code
+from pipeline.derive import rank
 from pipeline.site import i18n
+from pipeline.text.reasons import Code
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUES = REPO / "pipeline" / "site" / "catalogue"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipeline.classify import classify
 from pipeline.config import ClassifyConfig
+from pipeline.derive.classify import classify
 
 DEFAULT = ClassifyConfig()
 

@@ -7,9 +7,9 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import demo
-from pipeline._taxonomy import CS_CATEGORIES
 from pipeline.cli import cli
 from pipeline.config import ConfigError
+from pipeline.text.taxonomy import CS_CATEGORIES
 
 REPO = Path(__file__).resolve().parents[1]
 

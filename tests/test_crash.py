@@ -16,13 +16,13 @@ import pytest
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
-from pipeline._manifest import READERS
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import MANIFEST, Store
+from pipeline.store.manifest import READERS
 from tests.crashing import CRASHED, Outcome, run_cli
 from tests.support.replays import ingest_arxiv_paths
 from tests.support.stores import PARTITIONED_STORE, git, same_state, store_state

@@ -14,12 +14,12 @@ import pyarrow as pa
 import pytest
 
 from pipeline import compact, databranch, ingest
-from pipeline._schemas import NOTES
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.sources import store_tables
 from pipeline.store import Store
+from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv
 from tests.support.stores import checkout, git
 
@@ -227,7 +227,7 @@ def test_a_concurrent_push_merges_with_a_store_compacted_meanwhile(tmp_path, rem
 def test_a_month_file_gives_back_each_run_exactly_even_past_a_row_group(tmp_path):
     import pyarrow as pa
 
-    from pipeline._schemas import ARXIV_SNAPSHOT, to_table
+    from pipeline.tables import ARXIV_SNAPSHOT, to_table
 
     store = Store(tmp_path / "data")
     originals = {}

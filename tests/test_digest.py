@@ -15,7 +15,6 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from pipeline import cli
-from pipeline._schemas import DIGESTS
 from pipeline.config import Config
 from pipeline.digest import run_digest
 from pipeline.digest.plan import select
@@ -25,6 +24,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import Fault, OpenAIReplay
 from pipeline.store import Store
+from pipeline.tables import DIGESTS
 from tests.support.replays import fast_arxiv
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"

@@ -10,7 +10,6 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
-from pipeline._schemas import PAPERS, VERSIONS
 from pipeline.config import ConfigError
 from pipeline.digest.generate import Reply, parse_completion
 from pipeline.digest.plan import select
@@ -23,6 +22,7 @@ from pipeline.digest.prompt import (
     validate,
 )
 from pipeline.replay.openai import Fault, OpenAIReplay
+from pipeline.tables import PAPERS, VERSIONS
 
 GOOD = {"tldr": "一句话。", "motivation": "动机", "method": "方法", "results": "结果",
         "conclusion": "结论"}

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.enrich import DERIVED, enrich
+from pipeline.derive.enrich import DERIVED, enrich
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.store import Store

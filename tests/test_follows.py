@@ -14,17 +14,18 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
-from pipeline import ingest, scope
+from pipeline import ingest
 from pipeline.cli import cli
-from pipeline.reasons import Code, Reason
+from pipeline.derive import scope
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
-from pipeline.site._follows import match as match_follows
-from pipeline.site._views import load
 from pipeline.site.i18n import say, strings
+from pipeline.site.model.follows import match as match_follows
+from pipeline.site.model.views import load
 from pipeline.sources import _http
 from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
+from pipeline.text.reasons import Code, Reason
 from tests.support.replays import fast_arxiv
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)

@@ -1,6 +1,6 @@
 """为你推荐 in a real browser: Debian's chromium via Playwright, against the built site
 (the sample's five days) served on 127.0.0.1. The ranking foryou.js makes is checked
-against its mirror in pipeline/site/_recommend.py, on the files the build wrote."""
+against its mirror in pipeline/site/index/recommend.py, on the files the build wrote."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import re
 import numpy as np
 import pytest
 
-from pipeline.site import _recommend
+from pipeline.site.index import recommend as _recommend
 from tests.support.servers import serve
 from tests.support.site import XSS_ID, XSS_TITLE
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline._readings import Reading
-from pipeline.site._history import events, first_venue
+from pipeline.derive.readings import Reading
+from pipeline.site.model.history import events, first_venue
 
 
 def _at(hours: int) -> dt.datetime:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline._ids import is_arxiv_id, is_category
+from pipeline.text.ids import is_arxiv_id, is_category
 
 
 @pytest.mark.parametrize("s", [

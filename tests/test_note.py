@@ -9,7 +9,7 @@ import pytest
 
 from pipeline.replay import sample
 from pipeline.site import i18n
-from pipeline.site._note import Side, note, note_text
+from pipeline.site.model.note import Side, note, note_text
 
 ABSTRACT = ("We study sparse attention for long documents. Our method, SPAN, prunes "
             "heads per layer. On LongBench it reaches 76.3% accuracy at 2x speed. "

@@ -17,7 +17,6 @@ from lxml import html as lxml_html
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
-from pipeline._schemas import NOTES
 from pipeline.config import Config
 from pipeline.digest import run_digest, run_notes
 from pipeline.digest.notes import revisions
@@ -27,6 +26,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
 from pipeline.store import Store
+from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"

@@ -13,13 +13,13 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline import ingest
-from pipeline._readings import readings
-from pipeline._report import RunReport
 from pipeline.config import Config
+from pipeline.derive.readings import readings
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.oai import OAI_LAG
 from pipeline.replay.sample import Entry
+from pipeline.report import RunReport
 from pipeline.sources.oai import sets_for, split_authors
 from pipeline.store import Store
 from tests.support.replays import fast_arxiv

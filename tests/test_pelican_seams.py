@@ -13,7 +13,7 @@ import pytest
 from jinja2 import Template
 from pelican.writers import FileOverwriteFailedError, Writer
 
-from pipeline.site._writer import PelicanWriter
+from pipeline.site.writer import PelicanWriter
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
 

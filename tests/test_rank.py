@@ -11,8 +11,8 @@ import re
 import pandas as pd
 import pytest
 
-from pipeline import rank
 from pipeline.config import Follow, RankConfig
+from pipeline.derive import rank
 from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
 from pipeline.store import Store
 from tests.feedcheck import atom_errors, rss_errors

@@ -6,11 +6,11 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from pipeline import topics
-from pipeline.classify import classify
 from pipeline.config import ClassifyConfig, Topic
-from pipeline.reasons import Code, Reason, read, stored
+from pipeline.derive import topics
+from pipeline.derive.classify import classify
 from pipeline.site import i18n
+from pipeline.text.reasons import Code, Reason, read, stored
 
 ZH, EN = i18n.strings("zh-CN"), i18n.strings("en")
 

@@ -1,4 +1,4 @@
-"""为你推荐's vectors (pipeline/site/_recommend.py) on the real sample's papers: what the
+"""为你推荐's vectors (pipeline/site/index/recommend.py) on the real sample's papers: what the
 browser reads, byte for byte, and that what it computes from them means what it says."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from pipeline.replay import sample
-from pipeline.site import _recommend
+from pipeline.site.index import recommend as _recommend
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,8 @@ import pytest
 from lxml import etree
 
 from pipeline import config as config_mod
-from pipeline import databranch, scope
+from pipeline import databranch
+from pipeline.derive import scope
 from pipeline.digest.plan import scoped
 from pipeline.store import Store
 from tests.support.site import DAYS, build_at_last_run, run_pipeline

@@ -16,9 +16,10 @@ import pyarrow as pa
 import pytest
 
 from pipeline import config as config_mod
-from pipeline import similar
-from pipeline._venue import venue
-from pipeline.site import _search, i18n
+from pipeline.derive import similar
+from pipeline.site import i18n
+from pipeline.site.index import search as _search
+from pipeline.text.venue import venue
 from tests.support.servers import serve
 from tests.support.site import (
     DAYS,

@@ -8,9 +8,9 @@ import random
 
 from markupsafe import Markup
 
-from pipeline._venue import venue
-from pipeline.site import _search
-from pipeline.site._views import Paper
+from pipeline.site.index import search as _search
+from pipeline.site.model.views import Paper
+from pipeline.text.venue import venue
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
 
@@ -143,7 +143,7 @@ def test_docs_recent_entries_and_facets_are_read_by_the_names_the_manifest_gives
 def test_the_glossary_holds_the_topics_names_and_the_built_in_terms():
     from pipeline import config as config_mod
     from pipeline import demo
-    from pipeline.site._glossary import BUILT_IN, glossary
+    from pipeline.site.index.glossary import BUILT_IN, glossary
 
     cfg = config_mod.load(demo.CONFIG)
     terms = glossary(cfg.topics)

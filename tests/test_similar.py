@@ -1,4 +1,4 @@
-"""Similar papers (pipeline.similar): real stores on disk, the sample's real abstracts, and
+"""Similar papers (pipeline.derive.similar): real stores on disk, the sample's real abstracts, and
 an independent TF-IDF (scikit-learn's vocabulary-based vectorizer, no hashing) as the
 oracle for what the scores must be."""
 
@@ -16,9 +16,11 @@ import pyarrow.compute as pc
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
-from pipeline import _embeddings, build, similar
+from pipeline import build
 from pipeline import config as config_mod
 from pipeline.config import Config
+from pipeline.derive import embeddings as _embeddings
+from pipeline.derive import similar
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
 from tests.support.servers import serve

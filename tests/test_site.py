@@ -32,9 +32,13 @@ from pipeline import config as config_mod
 from pipeline import ingest
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.site import _html, _search, _views, _workers, i18n, settings
-from pipeline.site._views import Version
+from pipeline.site import i18n, settings
+from pipeline.site import workers as _workers
+from pipeline.site.index import search as _search
+from pipeline.site.model import views as _views
+from pipeline.site.model.views import Version
 from pipeline.site.pages import paper as paper_pages
+from pipeline.site.render import filters as _html
 from pipeline.sources import SOURCES
 from pipeline.store import Store
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths
@@ -759,7 +763,7 @@ def test_a_paper_page_leads_with_its_digest_and_says_why_when_there_is_none(zh_s
     ({}, 3, "digest_why_failed"),
 ])
 def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
-    from pipeline.site._views import _why_no_digest
+    from pipeline.site.model.views import _why_no_digest
 
     cfg = make_config(tmp_path)
     cfg = dataclasses.replace(cfg, digest=dataclasses.replace(cfg.digest, **settings))
@@ -883,7 +887,7 @@ def test_a_revision_comes_with_its_change_note_in_the_feed_and_the_brief(zh_site
 def test_accepted_papers_are_listed_with_their_venue_and_fed(zh_site):
     """最近录用: every paper whose comment, journal-ref or DOI says a venue took it, with its
     badge, newest news first; the home page counts them; the feed has one entry each."""
-    from pipeline._venue import venue
+    from pipeline.text.venue import venue
 
     root = zh_site.out
     stored = zh_site.store.read("papers").to_pylist()
@@ -1049,7 +1053,7 @@ def test_each_attach_step_adds_fields_and_changes_nothing_it_was_given(tmp_path)
     import copy
     from zoneinfo import ZoneInfo
 
-    from pipeline.site import _history
+    from pipeline.site.model import history as _history
 
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:3])

@@ -12,7 +12,7 @@ from lxml import html as lxml_html
 
 from pipeline.cli import cli
 from pipeline.site import i18n
-from pipeline.site._brand import DEFAULT_TITLE
+from pipeline.site.model.brand import DEFAULT_TITLE
 from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
 
 pytestmark = pytest.mark.slow  # builds a site

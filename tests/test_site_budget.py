@@ -26,11 +26,13 @@ from markupsafe import Markup
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.site import _recommend, _search, generator
-from pipeline.site._budget import HEADROOM, PaperPages, order
-from pipeline.site._views import PageKind, Pages, Paper
-from pipeline.site._writer import SkipUnchangedWriter
+from pipeline.site import generator
+from pipeline.site.budget import HEADROOM, PaperPages, order
+from pipeline.site.index import recommend as _recommend
+from pipeline.site.index import search as _search
+from pipeline.site.model.views import PageKind, Pages, Paper
 from pipeline.site.pages import paper as paper_pages
+from pipeline.site.writer import SkipUnchangedWriter
 from pipeline.store import Store
 from tests.support.servers import serve
 from tests.support.site import DAYS, build_at_last_run, html_files, parse, run_pipeline

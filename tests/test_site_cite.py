@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from lxml import html as lxml_html
 
-from pipeline.site._tex import plain_tex
+from pipeline.site.render.tex import plain_tex
 from tests.support.servers import serve
 from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.site._diff import changed, word_diff
+from pipeline.site.render.diff import changed, word_diff
 
 
 def test_insertion() -> None:

@@ -9,9 +9,10 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.site import _math, _tex
-from pipeline.site._math import MAX_FORMULA_CHARS
-from pipeline.site._tex import MAX_FORMULAS, plain_tex, render_tex
+from pipeline.site.render import mathml as _math
+from pipeline.site.render import tex as _tex
+from pipeline.site.render.mathml import MAX_FORMULA_CHARS
+from pipeline.site.render.tex import MAX_FORMULAS, plain_tex, render_tex
 
 ALLOWED_TAGS = {
     "math", "mrow", "mi", "mn", "mo", "msup", "msub", "msubsup", "mfrac", "msqrt", "mroot",

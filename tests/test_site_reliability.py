@@ -18,7 +18,7 @@ import pytest
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
-from pipeline.site._writer import SkipUnchangedWriter, UnsafePathError
+from pipeline.site.writer import SkipUnchangedWriter, UnsafePathError
 from pipeline.store import Store
 from tests.support.site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
 
@@ -81,7 +81,7 @@ def test_a_file_no_build_made_survives_and_a_page_no_longer_made_is_removed(tmp_
 _KILLER = """
 import datetime as dt, os, sys
 from pipeline import build, config
-from pipeline.site import _writer
+from pipeline.site import writer as _writer
 
 cfg_path, now, part, n = sys.argv[1:]
 real, count = _writer.SkipUnchangedWriter.put, [0]
@@ -181,7 +181,9 @@ def test_a_build_killed_while_fitting_max_site_mb_leaves_what_an_uninterrupted_o
 _WAITING_KILLER = """
 import datetime as dt, os, sys, time
 from pipeline import build, config
-from pipeline.site import _budget, _search, _writer
+from pipeline.site import budget as _budget
+from pipeline.site.index import search as _search
+from pipeline.site import writer as _writer
 
 cfg_path, now, at = sys.argv[1:]
 real, build_index = _writer.SkipUnchangedWriter.put, _search.build_index

@@ -10,7 +10,7 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.site._tex import MAX_ARGUMENT_CHARS, excerpt, links_in, plain_tex, render_tex
+from pipeline.site.render.tex import MAX_ARGUMENT_CHARS, excerpt, links_in, plain_tex, render_tex
 
 # (source, HTML, plain Unicode)
 CASES = [

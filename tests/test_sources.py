@@ -13,14 +13,15 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import build as build_mod
-from pipeline import cli, ingest, stats
-from pipeline._report import RunReport
-from pipeline._schemas import Table
+from pipeline import cli, ingest
 from pipeline.config import Config
+from pipeline.derive import stats
 from pipeline.replay.arxiv import ArxivReplay
+from pipeline.report import RunReport
 from pipeline.sources import SOURCES
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Source
 from pipeline.store import Store
+from pipeline.tables import Table
 
 T1 = dt.datetime(2026, 6, 23, tzinfo=dt.UTC)
 T2 = T1 + dt.timedelta(hours=1)

@@ -12,7 +12,7 @@ import pytest
 from pipeline import ingest
 from pipeline.config import Config
 from pipeline.replay import sample
-from pipeline.site._writer import JOURNAL
+from pipeline.site.writer import JOURNAL
 from pipeline.store import Store
 
 pytestmark = pytest.mark.slow  # commands run as real processes at once

@@ -20,13 +20,13 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import databranch, ingest
-from pipeline._schemas import HF_COLUMNS, PAPERS, PAPERS_WITH_HF, to_table
 from pipeline.cli import cli
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.sources import store_tables
 from pipeline.store import MANIFEST, Store, StoreError, StoreLocked
+from pipeline.tables import HF_COLUMNS, PAPERS, PAPERS_WITH_HF, to_table
 from tests.support.replays import ingest_arxiv_paths
 from tests.support.stores import PARTITIONED_STORE, checkout, same_state, store_state
 

@@ -10,9 +10,9 @@ import pyarrow.compute as pc
 import pytest
 
 from pipeline import store as store_mod
-from pipeline._partition import keys_of
-from pipeline._schemas import TABLES
 from pipeline.store import Store
+from pipeline.store.partition import keys_of
+from pipeline.tables import TABLES
 
 
 @pytest.fixture

@@ -9,12 +9,13 @@ import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
-from pipeline import _text, demo
 from pipeline import config as config_mod
+from pipeline import demo
 from pipeline.cli import cli
 from pipeline.config import Topic, TopicName
+from pipeline.derive.topics import match, name_tokens, same_person
 from pipeline.store import Store
-from pipeline.topics import match, name_tokens, same_person
+from pipeline.text import phrases as _text
 
 NAME = TopicName(zh="主题", en="Topic")
 

@@ -1,10 +1,10 @@
-"""Cleaning upstream text and bounding upstream dates (pipeline._untrusted)."""
+"""Cleaning upstream text and bounding upstream dates (pipeline.text.untrusted)."""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from pipeline._untrusted import (
+from pipeline.text.untrusted import (
     CLOCK_SKEW,
     MAX_LISTED,
     Findings,

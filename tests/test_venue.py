@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline._venue import accepted, short, venue
+from pipeline.text.venue import accepted, short, venue
 
 # (comment, the badge it gives)
 TAKEN = [

@@ -22,10 +22,10 @@ from typing import Generic, TypeVar, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from pipeline import _deadline
-from pipeline._untrusted import clean_text
+from pipeline import deadline as _deadline
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
+from pipeline.text.untrusted import clean_text
 
 T = TypeVar("T")
 Messages = list[dict[str, str]]

@@ -6,7 +6,7 @@ A note is keyed by (paper, from-version, version, language, model, prompt hash),
 is asked for once; it runs on the digests' server and model, within its share of their
 limits (`[digest] notes_share`; the digests of the same run get what it left), newest
 revision first, failures retried with backoff as digests are. Without a model the site
-makes notes by rule (site/_note.py), so the step only adds to what every fork has.
+makes notes by rule (site/model/note.py), so the step only adds to what every fork has.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from typing import Any, Protocol, cast
 import pandas as pd
 import pyarrow as pa
 
-from pipeline._readings import around, readings
-from pipeline._schemas import NOTES, to_table
 from pipeline.config import Config
+from pipeline.derive.readings import around, readings
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, Change, messages, prompt_hash, validate
 from pipeline.digest.plan import due, scoped, selected
 from pipeline.digest.run import CHECKPOINT_EVERY, DigestReport, attempted, recorded_as, summed
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
+from pipeline.tables import NOTES, to_table
 
 Key = tuple[str, int, int, str, str, str]  # id, from_version, version, language, model, hash
 

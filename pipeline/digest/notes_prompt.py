@@ -13,8 +13,8 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from pipeline._changes import changes
 from pipeline.digest.prompt import FIRMER, LANGUAGES, check, field_lines
+from pipeline.text.changes import changes
 
 FIELDS: dict[str, tuple[str, int]] = {
     "note": ("what changed from the old version to the new one and why it matters to a "

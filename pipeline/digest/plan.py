@@ -5,10 +5,10 @@ newest stored version is a candidate: digesting a version that has been replaced
 would be paying for a page nobody reads.
 
 The queue serves where readers look (`queue`): 今日精选's head of the last announcement
-(pipeline.rank; its papers that `[digest] selection` picks), then Hugging Face's picks (the most
-upvoted first), then the papers a fork's `[[follows]]` and `[[topics]]` match, then new
-versions of digested papers, then the rest newest first. A run's `max_per_run` takes the
-queue from its front.
+(pipeline.derive.rank; its papers that `[digest] selection` picks), then Hugging Face's
+picks (the most upvoted first), then the papers a fork's `[[follows]]` and `[[topics]]`
+match, then new versions of digested papers, then the rest newest first. A run's
+`max_per_run` takes the queue from its front.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline import rank, scope
-from pipeline import topics as topic_match
-from pipeline._venue import venue
 from pipeline.config import Config, Follow, Topic
+from pipeline.derive import rank, scope
+from pipeline.derive import topics as topic_match
 from pipeline.digest.prompt import PaperText
 from pipeline.store import Store
+from pipeline.text.venue import venue
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first

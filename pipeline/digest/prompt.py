@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from pipeline._untrusted import clean_text, has_surrogate
+from pipeline.text.untrusted import clean_text, has_surrogate
 
 # The output schema: field → (what it holds, most characters). Sized for English (≈3×
 # the characters of the same Chinese text); the real Chinese sample's longest are

@@ -18,15 +18,15 @@ from typing import Any
 
 import pyarrow as pa
 
-from pipeline import scope
-from pipeline._report import RunReport
-from pipeline._schemas import DIGESTS, to_table
 from pipeline.config import Config
+from pipeline.derive import scope
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, queue, select
 from pipeline.digest.prompt import PaperText, messages, prompt_hash, validate
+from pipeline.report import RunReport
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
+from pipeline.tables import DIGESTS, to_table
 
 CHECKPOINT_EVERY = 20  # outcomes between writes, so a killed run keeps what it paid for
 

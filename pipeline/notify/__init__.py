@@ -22,12 +22,12 @@ import pyarrow as pa
 import requests
 
 from pipeline import runs
-from pipeline._report import RunReport
 from pipeline.config import Channel, Config
 from pipeline.notify.channels import ChannelError, Sender, messages, open_channel
 from pipeline.notify.items import Item, Selection, select
+from pipeline.report import RunReport
 from pipeline.site import i18n
-from pipeline.site._views import load
+from pipeline.site.model.views import load
 from pipeline.store import Store
 
 DONE = ("sent", "skipped")  # statuses that end an item's life on a channel

@@ -31,8 +31,8 @@ from typing import Any
 import requests
 
 from pipeline import config as config_mod
-from pipeline._untrusted import clean_text
 from pipeline.notify.items import Item
+from pipeline.text.untrusted import clean_text
 
 MAX_WAIT = 60.0  # seconds a 429's retry_after may ask; longer: the channel waits a run
 ERROR_CHARS = 300  # of a server's error text, kept in the ledger

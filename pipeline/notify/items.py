@@ -2,7 +2,7 @@
 `[[follows]]` match, in the feed's window, and every event of a watched paper), each under
 the key of its feed entry, and optionally the newest papers of the last announcement.
 
-Made from the same `site._follows.match` and `Followed.recent` the personal feed is made
+Made from the same `site.model.follows.match` and `Followed.recent` the personal feed is made
 from, so a channel says what the feed says. Text is plain (LaTeX as Unicode, untrusted):
 each channel escapes it for its markup.
 """
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 from pipeline.config import Config
 from pipeline.site import i18n
-from pipeline.site._follows import match as match_follows
-from pipeline.site._history import Event
-from pipeline.site._tex import excerpt, plain_tex
-from pipeline.site._views import Library, Paper
-from pipeline.site.data import last_announcement, ranked
+from pipeline.site.model.data import last_announcement, ranked
+from pipeline.site.model.follows import match as match_follows
+from pipeline.site.model.history import Event
+from pipeline.site.model.views import Library, Paper
+from pipeline.site.render.tex import excerpt, plain_tex
 
 AUTHORS_SHOWN = 5  # then "et al.": a message lists many papers
 NOTE_CHARS = 300  # a digest's line or a journal-ref, shortened: a message is no abstract

@@ -1,5 +1,5 @@
 """The site: a Pelican plugin rendering the store (see pipeline.site.settings). Its writer
-comes through Pelican's get_writer signal: from the plugin pipeline.site._writer when
+comes through Pelican's get_writer signal: from the plugin pipeline.site.writer when
 Pelican runs by hand, from `papertrail build` itself otherwise (to report what it wrote)."""
 
 from __future__ import annotations

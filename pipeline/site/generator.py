@@ -2,7 +2,7 @@
 
 Pelican's own article machinery never sees a paper: markdown is ~30× slower at
 this scale, and its taxonomies have a quadratic step. The flow is one way: the store
-→ Library (_views) → SiteData (data) → the page kinds (pages.*) → Output → the writer.
+→ Library (model.views) → SiteData (model.data) → the page kinds (pages.*) → Output → the writer.
 """
 
 from __future__ import annotations
@@ -16,12 +16,11 @@ from pathlib import Path
 from jinja2 import Environment
 from pelican.generators import Generator
 
-import pipeline.site._workers as _workers
-import pipeline.site.data as data
+import pipeline.site.model.data as data
+import pipeline.site.workers as _workers
 from pipeline.config import Config
-from pipeline.site._budget import PaperPages, Rank
-from pipeline.site._views import load
-from pipeline.site._writer import PelicanWriter, SkipUnchangedWriter
+from pipeline.site.budget import PaperPages, Rank
+from pipeline.site.model.views import load
 from pipeline.site.output import BuildCache, Output
 from pipeline.site.pages import (
     accepted,
@@ -41,6 +40,7 @@ from pipeline.site.pages import (
     static,
     topics,
 )
+from pipeline.site.writer import PelicanWriter, SkipUnchangedWriter
 from pipeline.store import Store
 
 log = logging.getLogger(__name__)
@@ -55,7 +55,7 @@ _IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf
 class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no type information
     """Registered through the get_generators signal (see pipeline.site.register). Pelican
     runs every generator's generate_context, then every generate_output with the writer
-    the get_writer signal supplied (pipeline.site._writer)."""
+    the get_writer signal supplied (pipeline.site.writer)."""
 
     site: data.SiteData | None = None
 
@@ -142,7 +142,7 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
 def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
     """The site, its paper pages only when the full ones would fit even if nothing else took
     any room; False when they, as estimated, do not fit in what the rest leaves, and the
-    oldest turned light: the site is to be rendered again so (see _budget)."""
+    oldest turned light: the site is to be rendered again so (see site.budget)."""
     site = out.site
     # The index and the paper pages, the light ones with their shards and then the full ones
     # newest first, go to worker processes while this one renders the rest; the index

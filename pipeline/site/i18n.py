@@ -9,8 +9,8 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from pipeline import rank
-from pipeline.reasons import Code, Reason, named
+from pipeline.derive import rank
+from pipeline.text.reasons import Code, Reason, named
 
 
 def _load() -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
@@ -49,7 +49,7 @@ def tz_label(language: str, timezone: str) -> str:
 
 
 def say(why: Sequence[Reason], s: Mapping[str, str]) -> str:
-    """Why a paper matched (pipeline/reasons.py) in the language of `s`: each reason by its
+    """Why a paper matched (pipeline/text/reasons.py) in the language of `s`: each reason by its
     `why_<code>` string, joined by `semicolon`; a follow's name leads the reasons it gave.
     The one place reasons become text (templates: `p.ai_reason | why(s)`)."""
     if why and why[0].code is Code.FOLLOW:
@@ -58,7 +58,7 @@ def say(why: Sequence[Reason], s: Mapping[str, str]) -> str:
 
 
 def say_pick(r: rank.Reason, s: Mapping[str, str], topic_names: Mapping[str, str]) -> str:
-    """A 今日精选 reason (pipeline/rank.py) in the language of `s`, without its points: its
+    """A 今日精选 reason (pipeline/derive/rank.py) in the language of `s`, without its points: its
     `reason_<kind>` with its value, a topic by its name."""
     value = topic_names.get(r.value, r.value) if r.kind is rank.Kind.TOPIC else r.value
     return s[f"reason_{r.kind}"].format(value=value)

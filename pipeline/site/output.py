@@ -13,13 +13,13 @@ from jinja2 import Environment, Template
 from markupsafe import Markup, escape
 from pelican.utils import sanitised_join
 
-from pipeline.rank import Ranked
-from pipeline.reasons import Why
-from pipeline.site._feeds import FeedSpec
-from pipeline.site._views import Pages, Paper
-from pipeline.site._writer import SkipUnchangedWriter
-from pipeline.site.data import SiteData
+from pipeline.derive.rank import Ranked
 from pipeline.site.i18n import say, say_pick
+from pipeline.site.model.data import SiteData
+from pipeline.site.model.views import Pages, Paper
+from pipeline.site.render.feeds import FeedSpec
+from pipeline.site.writer import SkipUnchangedWriter
+from pipeline.text.reasons import Why
 
 PER_PAGE = 50
 MAX_LIST_PAGES = 100  # older papers stay reachable by date (briefs), category and search

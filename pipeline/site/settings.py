@@ -12,15 +12,15 @@ from typing import Any, cast
 from pelican.settings import read_settings
 
 import pipeline.site.i18n as i18n
-from pipeline._ids import is_category
 from pipeline.config import Config
-from pipeline.site._brand import brand, titled
-from pipeline.site._feeds import SITE_FEEDS
-from pipeline.site._html import bdi, meta_tags
-from pipeline.site._safe import clean
-from pipeline.site._tex import render_tex
-from pipeline.site._views import DIGEST_FIELDS
+from pipeline.site.model.brand import brand, titled
+from pipeline.site.model.views import DIGEST_FIELDS
+from pipeline.site.render.feeds import SITE_FEEDS
+from pipeline.site.render.filters import bdi, meta_tags
+from pipeline.site.render.safe import clean
+from pipeline.site.render.tex import render_tex
 from pipeline.sources import facts as source_facts
+from pipeline.text.ids import is_category
 
 REPO = Path(__file__).resolve().parents[2]
 THEME = REPO / "theme"
@@ -41,9 +41,9 @@ _FIXED: dict[str, object] = {
                           "auto_reload": False, "cache_size": -1},
     # `text | tex`: untrusted text with LaTeX in it (comments) as safe HTML; `text | tex(links)`
     # a model's text (digests), linking only the paper's own URLs;
-    # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (_html).
+    # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (render.filters).
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
-    # `p.ai_reason | why(s)`: a paper's reasons (pipeline/reasons.py) in the site's language.
+    # `p.ai_reason | why(s)`: a paper's reasons (pipeline/text/reasons.py) in the site's language.
     "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled,
                       "why": i18n.say},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
@@ -83,7 +83,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         # The prose pages (about) are written in each site language: content/pages/<lang>/.
         "PAGE_PATHS": [f"pages/{cfg.site.language}"],
         "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
-        "PLUGINS": ["pipeline.site", *(["pipeline.site._writer"] if writer_plugin else [])],
+        "PLUGINS": ["pipeline.site", *(["pipeline.site.writer"] if writer_plugin else [])],
         "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
         # `c is category`: only the fork's own categories have a page to link to (and
         # only a code of arXiv's taxonomy: a stored "../x" is text).

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline._schemas import TABLES, Table
 from pipeline.sources import announce, arxiv, hf, oai
 from pipeline.sources._source import Fact, Source
+from pipeline.tables import TABLES, Table
 
 SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,

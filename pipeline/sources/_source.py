@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pyarrow as pa
 
-from pipeline._report import RunReport
-from pipeline._schemas import ANNOUNCEMENTS, Table
+from pipeline.report import RunReport
+from pipeline.tables import ANNOUNCEMENTS, Table
 
 if TYPE_CHECKING:
     from pipeline.config import Config

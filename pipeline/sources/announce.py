@@ -42,11 +42,8 @@ import pyarrow.compute as pc
 import requests
 from lxml import etree
 
-from pipeline._ids import is_arxiv_id
-from pipeline._report import RunReport
-from pipeline._schemas import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
-from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
+from pipeline.report import RunReport
 from pipeline.sources._http import (
     Answer,
     FetchStats,
@@ -58,6 +55,9 @@ from pipeline.sources._http import (
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 from pipeline.sources.arxiv import fetch_ids
+from pipeline.tables import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.untrusted import Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config

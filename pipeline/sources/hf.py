@@ -36,13 +36,13 @@ from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # type: ignore[attr-defined]
 
 import pipeline.sources._http as _http
-from pipeline._ids import is_arxiv_id
-from pipeline._report import RunReport
-from pipeline._schemas import REBUILD, Table, to_table
-from pipeline._untrusted import Findings, clean_text, not_after
+from pipeline.report import RunReport
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
+from pipeline.tables import REBUILD, Table, to_table
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.untrusted import Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import Config, HFConfig

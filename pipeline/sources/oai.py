@@ -36,11 +36,8 @@ import pyarrow.compute as pc
 import requests
 from lxml import etree
 
-from pipeline._ids import is_arxiv_id
-from pipeline._report import RunReport
-from pipeline._schemas import ARXIV_SNAPSHOT, REBUILD, Table, to_table
-from pipeline._untrusted import Findings, clean_text, not_after
 from pipeline.merge import merge_arxiv
+from pipeline.report import RunReport
 from pipeline.sources._http import (
     Answer,
     FetchStats,
@@ -52,6 +49,9 @@ from pipeline.sources._http import (
 )
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.sources.arxiv import ArxivRow
+from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.untrusted import Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config

@@ -1,6 +1,6 @@
 // Unit tests of the search engine (theme/static/engine.js) with node's own runner:
 // `node --test tests/js/` (make test runs it). The index here is made in the format
-// pipeline/site/_search.py writes (docs/SEARCH.md), from a handful of papers, and loaded
+// pipeline/site/index/search.py writes (docs/SEARCH.md), from a handful of papers, and loaded
 // through a function that records what the engine asked for.
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -27,7 +27,7 @@ const PAPERS = [
     cats: ["cs.LG"], ai: false, updated: 3000, words: { diffusion: 20, heat: 10, graphs: 10 } },
 ];
 
-// The index's files by path, as _search.py lays them out (one facet block, one chunk).
+// The index's files by path, as index/search.py lays them out (one facet block, one chunk).
 function makeIndex(shards) {
   const postings = {};
   PAPERS.forEach(function (p, doc) {
@@ -104,7 +104,7 @@ test("the word being typed is a prefix; a trailing space or a number closes it",
 });
 
 test("fnv1a hashes UTF-8 as the index builder does", function () {
-  assert.equal(fnv1a("diffusion"), 3366184964);  // pipeline.site._search.fnv1a
+  assert.equal(fnv1a("diffusion"), 3366184964);  // pipeline.site.index.search.fnv1a
   assert.equal(fnv1a("扩散"), 3001642927);
 });
 

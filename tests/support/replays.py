@@ -7,8 +7,8 @@ import datetime as dt
 from pathlib import Path
 
 from pipeline import ingest
-from pipeline._report import RunReport
 from pipeline.config import Config
+from pipeline.report import RunReport
 from pipeline.store import Store
 
 # Recorded real responses, copied verbatim into the repository (tests/data/README.md): a

@@ -10,7 +10,7 @@ const PREFIX_MIN = 2;
 // A word of FUZZY_MIN letters or more that the index lacks (and nothing completes) takes
 // the indexed words one edit away: "difusion" finds diffusion.
 const FUZZY_MIN = 5;
-// Combining marks, each on its own: what NFKD splits off a letter (as _search.py's _MARKS).
+// Combining marks, each on its own: what NFKD splits off a letter (as index/search.py's _MARKS).
 // eslint-disable-next-line no-misleading-character-class
 const MARKS = /[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]/g;
 const CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff";
@@ -26,7 +26,7 @@ const PHRASE_CANDIDATES = 300;
 
 export function normalise(text) { return text.normalize("NFKD").replace(MARKS, "").toLowerCase(); }
 
-// Mirrors pipeline/site/_search.py tokens(): words, whole arXiv ids, CJK bigrams.
+// Mirrors pipeline/site/index/search.py tokens(): words, whole arXiv ids, CJK bigrams.
 export function tokens(text) {
   const out = [];
   (normalise(text).match(TOKEN) || []).forEach(function (tok) {
@@ -53,7 +53,7 @@ export function queryTerms(query) {
   });
 }
 
-// FNV-1a over UTF-8, as pipeline/site/_search.py's fnv1a: which shard holds a term.
+// FNV-1a over UTF-8, as pipeline/site/index/search.py's fnv1a: which shard holds a term.
 export function fnv1a(term) {
   const bytes = new TextEncoder().encode(term);
   let h = 0x811c9dc5;
@@ -394,7 +394,7 @@ export function createIndex(load) {
   }
 
   // A paper has a page when it may (its "page" flag) and is no older than the oldest page
-  // the site keeps ([site] max_site_mb; the order _budget.order gives them).
+  // the site keeps ([site] max_site_mb; the order budget.order gives them).
   function hasPage(doc) {
     const from = state.pagesFrom;
     return doc.is.page && from !== null &&

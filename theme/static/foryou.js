@@ -3,7 +3,7 @@
 // imported library (BibTeX, RIS, CSL-JSON, a list of arXiv ids or DOIs) and a shared
 // link's ?seed=ID,ID. The profile (imported entries, removed seeds, mutes) lives in
 // localStorage only; nothing is sent anywhere. The data: recommend/meta.json.gz and
-// recommend/vectors.bin.gz (docs/RECOMMEND.md, made by pipeline/site/_recommend.py, whose
+// recommend/vectors.bin.gz (docs/RECOMMEND.md, made by pipeline/site/index/recommend.py, whose
 // score() mirrors rank() here). Text only.
 import { fnv1a, tokens } from "./engine.js";
 import { card, local } from "./cards.js";
@@ -84,7 +84,7 @@ function unit(v) { var out = new Float32Array(v.length); unitInto(v, out, 0); re
 
 function titleKey(title) { return fnv1a(tokens(title).join(" ")); }
 
-// A text's vector, as _recommend.embed: each vocabulary word's row × (1 + log count) ×
+// A text's vector, as index/recommend.py's embed: each vocabulary word's row × (1 + log count) ×
 // its weight; and its words, heaviest first, for "shared terms".
 function embed(w, text) {
   var counts = {};
@@ -229,7 +229,7 @@ function usable(s) {
   return false;
 }
 
-// -- ranking: _recommend.score's mirror ----------------------------------------------
+// -- ranking: recommend.score's mirror ----------------------------------------------
 // Half the cosine with the seeds' centroid, half with the closest seed.
 function rank(w, seeds) {
   var d = w.dims, units = seeds.map(function (s) { return unit(s.vector); });

@@ -3,7 +3,7 @@ daily brief feed: a few a day)."""
 
 from __future__ import annotations
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline.site._views import Paper
-from pipeline.site.data import BRIEF_KINDS as KINDS
-from pipeline.site.data import SiteData, Top, by_day, last_announcement, rest, top_of_days
+from pipeline.site.model.data import BRIEF_KINDS as KINDS
+from pipeline.site.model.data import SiteData, Top, by_day, last_announcement, rest, top_of_days
+from pipeline.site.model.views import Paper
 from pipeline.site.output import Output
 
 HEAD = 5  # picks that lead a brief's list; its day's picks page holds them all

@@ -26,17 +26,17 @@ from typing import TypeVar
 
 from markupsafe import escape
 
-import pipeline.site._feeds as _feeds
-from pipeline._changes import changes
-from pipeline.rank import Ranked
-from pipeline.reasons import Why
-from pipeline.site._feeds import Entry, FeedSpec, recent
-from pipeline.site._history import Event
-from pipeline.site._tex import plain_tex
-from pipeline.site._views import DIGEST_FIELDS, Paper, Version
-from pipeline.site.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
+import pipeline.site.render.feeds as _feeds
+from pipeline.derive.rank import Ranked
 from pipeline.site.i18n import say, say_pick
+from pipeline.site.model.data import BRIEF_KINDS, SiteData, by_day, newest, top_of_days
+from pipeline.site.model.history import Event
+from pipeline.site.model.views import DIGEST_FIELDS, Paper, Version
 from pipeline.site.output import Output, fingerprint
+from pipeline.site.render.feeds import Entry, FeedSpec, recent
+from pipeline.site.render.tex import plain_tex
+from pipeline.text.changes import changes
+from pipeline.text.reasons import Why
 
 BRIEF_DAYS = 14  # days a daily brief feed offers: two weeks (a reader keeps what it fetched)
 # The brief page of a day that a feed's left-out entries are on, by feed slug.

@@ -1,14 +1,14 @@
 """为你推荐 (for-you/): the page, and the recent papers' vectors only it loads
-(pipeline.site._recommend makes them; theme/static/foryou.js ranks them in the browser)."""
+(pipeline.site.index.recommend makes them; theme/static/foryou.js ranks them in the browser)."""
 
 from __future__ import annotations
 
 import bisect
 import datetime as dt
 
-from pipeline.site import _recommend
-from pipeline.site._search import minutes
-from pipeline.site.data import SiteData
+from pipeline.site.index import recommend as _recommend
+from pipeline.site.index.search import minutes
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 

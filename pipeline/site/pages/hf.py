@@ -7,8 +7,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import defaultdict
 
-from pipeline.site._views import Paper
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
+from pipeline.site.model.views import Paper
 from pipeline.site.output import Output
 
 

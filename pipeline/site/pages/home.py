@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 HOME_CARDS = 20  # fewer than a list page's 50, so the next one is on the library's first

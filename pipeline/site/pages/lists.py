@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from pipeline.site._views import CLOCKS
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
+from pipeline.site.model.views import CLOCKS
 from pipeline.site.output import Output
 
 RANGES = {"24h": dt.timedelta(hours=24), "7d": dt.timedelta(days=7), "all": None}

@@ -3,9 +3,9 @@ recent papers they match; its feed is feeds/me.*.xml (pages/feeds.py)."""
 
 from __future__ import annotations
 
-from pipeline.site._feeds import recent
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
+from pipeline.site.render.feeds import recent
 
 MAX_CARDS = 100  # the page shows the newest matches; the feed and search hold the rest
 

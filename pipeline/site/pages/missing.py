@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 

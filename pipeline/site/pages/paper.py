@@ -2,7 +2,7 @@
 only when its inputs changed since it was last rendered (the key cache, pages.json).
 
 A page is full, or light when [site] max_site_mb has no room for every page in full
-(_budget): then it holds its title and arXiv link, and its article and citation tags wait
+(site.budget): then it holds its title and arXiv link, and its article and citation tags wait
 in a gzipped shard with those of up to 99 other papers (shard()), ~0.9 KB a paper where
 its full page is ~5 KB. app.js fetches the shard and puts them in place."""
 
@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import pipeline
-from pipeline.site._feeds import FeedSpec
-from pipeline.site._views import PageKind, Paper
-from pipeline.site._workers import Task
-from pipeline.site._writer import read_record, stamp
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
+from pipeline.site.model.views import PageKind, Paper
 from pipeline.site.output import Output
+from pipeline.site.render.feeds import FeedSpec
+from pipeline.site.workers import Task
+from pipeline.site.writer import read_record, stamp
 
 CHUNK = 1000  # paper pages per worker task
 CACHE = ".papertrail/pages.json"  # per file: its inputs' key, the file's stamp
@@ -179,7 +179,7 @@ def _page(out: Output, paper: Paper, page: str, blocks: Entry) -> str:
 def sizes(site: SiteData, out: Output, papers: list[Paper], per_shard: int
           ) -> list[tuple[int, int]]:
     """The bytes of these papers' full pages and of their light pages with their share of a
-    shard, rendered in memory (see _budget.PaperPages.sample): the entries gzipped in
+    shard, rendered in memory (see budget.PaperPages.sample): the entries gzipped in
     groups of `per_shard`, as many as a shard holds on average."""
     full, light, entries = [], [], []
     for p in papers:

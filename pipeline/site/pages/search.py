@@ -1,17 +1,17 @@
-"""The search and follow pages, and the client-side index they read (pipeline.site._search
+"""The search and follow pages, and the client-side index they read (pipeline.site.index.search
 makes its files; this writes them, or keeps them when its inputs are unchanged)."""
 
 from __future__ import annotations
 
 import json
 
-import pipeline.site._search as _search
-from pipeline._taxonomy import ALL_CATEGORIES
-from pipeline.site._budget import pages_from
-from pipeline.site._glossary import glossary
-from pipeline.site._writer import read_record, stamp
-from pipeline.site.data import SiteData
+import pipeline.site.index.search as _search
+from pipeline.site.budget import pages_from
+from pipeline.site.index.glossary import glossary
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
+from pipeline.site.writer import read_record, stamp
+from pipeline.text.taxonomy import ALL_CATEGORIES
 
 CACHE = ".papertrail/search.json"  # the key of the last index's inputs, its files' stamps
 

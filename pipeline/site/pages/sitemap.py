@@ -9,7 +9,7 @@ from dataclasses import asdict
 
 from markupsafe import escape
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 # The sitemap protocol's limit per file; past it sitemap.xml is an index of gzipped parts,

@@ -10,11 +10,12 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from pipeline import schedule, stats
-from pipeline.site._safe import clean
-from pipeline.site._views import PageKind
-from pipeline.site.data import SiteData, last_announcement
+from pipeline import schedule
+from pipeline.derive import stats
+from pipeline.site.model.data import SiteData, last_announcement
+from pipeline.site.model.views import PageKind
 from pipeline.site.output import Output
+from pipeline.site.render.safe import clean
 
 
 def render(site: SiteData, out: Output) -> list[str]:

@@ -3,7 +3,7 @@ the site's language (theme/templates/ui.js)."""
 
 from __future__ import annotations
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 _ROOT = "\ue000"  # stands for a page's relative root in ui.js's links (app.js puts it in)

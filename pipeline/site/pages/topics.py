@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.site.data import SiteData
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 

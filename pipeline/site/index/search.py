@@ -1,0 +1,427 @@
+"""The client-side search index: a small manifest, term-hashed shards and chunked docs.
+
+A query fetches the manifest, one shard per query term (plus up to PREFIX_KEEP shards for
+the expansions of the word being typed) and the doc chunks of the results it shows, so the
+bytes before a first result do not grow with the corpus. Terms above CAP_DF documents keep
+only their CAP_K best postings, so no shard grows with the corpus either. docs/SEARCH.md
+describes the format; theme/static/search.js reads it (its tokenizer mirrors `tokens`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import hashlib
+import json
+import math
+import re
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from pipeline.site.model.views import CLOCKS, Paper
+from pipeline.site.render.tex import excerpt, plain_tex
+
+VERSION = 1
+CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
+FACET_BLOCK = 4096  # docs per facet block, loaded only when a filter or a clock sort is on
+CAP_DF = 800  # a term in more documents than this keeps only its best CAP_K postings
+CAP_K = 400
+PREFIX_MIN = 2  # shortest Latin prefix that expands (a single CJK character also expands)
+PREFIX_MAX = 12
+PREFIX_KEEP = 3  # expansions per prefix, most frequent first
+SHARD_TARGET = 24_000  # raw JSON bytes per shard on average (≈ 8 KB gzip)
+RECENT = 1500  # newest papers (by first_seen) that "my feed" matches follows against
+TLDR_CHARS = 160
+BATCH = 2048  # docs tokenised per numpy pass
+K1, B = 1.2, 0.75
+# (field, weight, length-normalised): title and author hits outrank abstract hits.
+FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
+          ("categories", 2.0, False), ("topics", 2.0, False), ("venue", 2.0, False),
+          ("abstract", 1.0, True), ("digest", 1.0, True))
+VENUE_MIN = 2  # papers a venue needs to be in the filter's list (the search finds any)
+VENUE_LIST = 80  # venues in the filter's list, most papers first
+_VENUE_TAIL = re.compile(r"(?:\s(?:19|20)\d\d)?(?:\s(?:Workshop|Findings))?$")
+
+_MARKS = re.compile("[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04ff]+|[{_CJK}]+")
+# The same tokens as _TOKEN keeps for ASCII text: ids, words of 2+ characters, lone digits.
+_ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
+_CJK_RUN = re.compile(rf"[{_CJK}]")
+_ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
+MANIFEST = "search/manifest.json"
+
+
+def normalise(text: str) -> str:
+    """Case- and accent-insensitive form: NFKD, combining marks dropped, lower case."""
+    return _MARKS.sub("", unicodedata.normalize("NFKD", text)).lower()
+
+
+def tokens(text: str) -> list[str]:
+    """Latin/Greek/Cyrillic words, arXiv ids whole, CJK runs as character bigrams."""
+    if text.isascii():  # the common case: no script checks, the length rule in the regex
+        return _ASCII_TOKEN.findall(text.lower())
+    out: list[str] = []
+    for tok in _TOKEN.findall(normalise(text)):
+        if _CJK_RUN.match(tok):
+            out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
+        elif len(tok) > 1 or tok.isdigit():
+            out.append(tok)
+    return out
+
+
+def prefixes(term: str) -> Iterable[str]:
+    """The prefixes a partly typed word may be: none for ids and numbers."""
+    if _CJK_RUN.match(term):
+        return [term[0]] if len(term) == 2 else []
+    if term.isdigit() or _ARXIV_ID.fullmatch(term):
+        return []
+    return (term[:n] for n in range(PREFIX_MIN, min(len(term), PREFIX_MAX + 1)))
+
+
+def fnv1a(term: str) -> int:
+    """32-bit FNV-1a over UTF-8; search.js computes the same to find a term's shard."""
+    h = 0x811C9DC5
+    for byte in term.encode("utf-8"):
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def minutes(t: dt.datetime | None) -> int:
+    return 0 if t is None else int(t.timestamp() // 60)
+
+
+def stored(name: str, text: str) -> tuple[str, bytes]:
+    """Where an index file is written, and its bytes: the term shards, doc chunks, facet
+    blocks and similar lists gzipped (GitHub Pages' 1 GB counts stored bytes, and this
+    JSON gzips to a third; search.js inflates it), with mtime 0 so the same text always
+    makes the same bytes."""
+    if name.startswith(("search/t/", "search/d/", "search/f/", "search/s/")):
+        return name + ".gz", gzip.compress(text.encode(), compresslevel=6, mtime=0)
+    return name, text.encode()
+
+
+def dumps(value: object) -> str:
+    """Compact, sorted, and `<` escaped so no JSON file carries markup-looking text."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")
+                      ).replace("<", "\\u003c") + "\n"
+
+
+@dataclass
+class Index:
+    """Files of the index by path under the output folder, ready to write."""
+
+    files: dict[str, str]
+    shards: int
+    terms: int
+    categories: list[str]
+    topics: list[str]
+    key: str  # fingerprint(docs), made along the way
+
+
+def _digest_text(p: Paper) -> str:
+    return plain_tex(" ".join(v for v in (p.digest or {}).values() if v))
+
+
+def venue_of(p: Paper) -> str | None:
+    """The venue a filter groups a paper under: its badge without year, "Workshop" or
+    "Findings" ("ECCV 2026 Workshop" → "ECCV"); none for a venue known by a DOI alone."""
+    if p.venue is None or p.venue.source == "doi":
+        return None
+    return _VENUE_TAIL.sub("", p.venue.short) or p.venue.short
+
+
+def venues(papers: Iterable[Paper]) -> list[str]:
+    """The venue filter's list: venues of VENUE_MIN papers or more, most papers first."""
+    counts = Counter(v for p in papers if (v := venue_of(p)))
+    ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    return [v for v, n in ranked if n >= VENUE_MIN][:VENUE_LIST]
+
+
+def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
+    digest = _digest_text(p)
+    topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
+    venue = "" if p.venue is None or p.venue.source == "doi" else \
+        f"{p.venue.short} {p.venue.name}"
+    return {"id": p.arxiv_id, "title": plain_tex(p.title), "authors": " ".join(p.authors),
+            "categories": " ".join(p.categories), "topics": topics, "venue": venue,
+            "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
+
+
+def _postings(docs: Sequence[Paper], key: Key
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                         np.ndarray]:
+    """(terms, df, starts, doc, score, worded): postings sorted by term number, docs
+    ascending within a term; term k's postings are doc[starts[k]:starts[k + 1]]; worded[k]:
+    term k occurs outside author names. The docs' texts go into `key` in order."""
+    n = len(docs)
+    avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
+           "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
+    # Per batch of docs, every token as (doc, term number, field weight) in flat lists,
+    # summed per (doc, term) by numpy: a dict per doc and field would cost far more. Terms
+    # are numbered per batch by pandas' hash table, then mapped to global numbers.
+    term_no: dict[str, int] = {}
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    for start in range(0, n, BATCH):
+        t_tok: list[str] = []
+        t_doc: list[int] = []
+        t_w: list[float] = []
+        t_word: list[bool] = []
+        for i in range(start, min(n, start + BATCH)):
+            texts = _field_texts(docs[i], key.topic_names)
+            key.text(texts)
+            for field, weight, norm in FIELDS:
+                toks = tokens(texts[field])
+                if not toks:
+                    continue
+                scale = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
+                t_tok.extend(toks)
+                t_doc.extend(repeat(i, len(toks)))
+                t_w.extend(repeat(scale, len(toks)))
+                t_word.extend(repeat(field != "authors", len(toks)))
+        if not t_tok:
+            continue
+        codes, uniques = pd.factorize(np.array(t_tok, dtype=object))
+        numbers = np.array([term_no.setdefault(t, len(term_no)) for t in uniques],
+                           dtype=np.int64)
+        pairs = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]  # (doc, term)
+        uniq, inverse = np.unique(pairs, return_inverse=True)
+        parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
+                      np.bincount(inverse, weights=t_w).astype(np.float32),
+                      np.bincount(inverse, weights=t_word) > 0))
+    terms = np.array(list(term_no), dtype=object)
+    # 32-bit columns: at 200k papers there are ~35M postings.
+    doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
+    tno_all = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, np.uint32)
+    w_all = np.concatenate([x[2] for x in parts]) if parts else np.zeros(0, np.float32)
+    word_all = np.concatenate([x[3] for x in parts]) if parts else np.zeros(0, bool)
+    del parts
+    worded = np.bincount(tno_all, weights=word_all, minlength=len(terms)) > 0
+    del word_all
+    order = np.argsort(tno_all, kind="stable")  # docs stay ascending within a term
+    tno, doc, w = tno_all[order], doc_all[order], w_all[order]
+    del order, tno_all, doc_all, w_all
+    df = np.bincount(tno, minlength=len(terms))
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+    score = np.maximum(1, np.rint(100 * idf[tno] * w * (K1 + 1) / (w + K1))).astype(np.int32)
+    return terms, df, np.concatenate(([0], np.cumsum(df))), doc, score, worded
+
+
+def build_index(papers: Sequence[Paper], now: dt.datetime,
+                topic_names: dict[str, str] | None = None) -> Index:
+    """Every file of the index, deterministic: unchanged papers → unchanged bytes."""
+    # Oldest first, so new papers append doc numbers and old chunks keep their bytes.
+    docs = sorted(papers, key=lambda p: (p.first_seen, p.arxiv_id))
+    key = Key(topic_names or {})
+    spans, flat, names_only = _spans(docs, key)
+    files, shards = _shards(spans, flat, names_only)
+    cats = sorted({c for p in docs for c in p.categories})
+    topics = sorted({s for p in docs for s, _ in p.topics})
+    venue_list = venues(docs)
+    files.update(_doc_files(docs, cats, topics, venue_list, key))
+    similar, similar_shards = _similar_files(docs)
+    files.update(similar)
+    files[MANIFEST] = dumps({
+        "v": VERSION, "as_of": minutes(now), "docs": len(docs), "shards": shards,
+        "chunk": CHUNK, "facet_block": FACET_BLOCK, "categories": cats, "topics": topics,
+        "venues": venue_list, "cap_df": CAP_DF, "fields": SCHEMA, "similar_shards": similar_shards})
+    return Index(files, shards, len(spans), cats, topics, key.hexdigest())
+
+
+# A term's postings: a span [a, e) of the flat (gap, score) array, or its capped list.
+Span = tuple[int, list[int] | None, int, int]  # (df, capped postings or None, a, e)
+
+
+def _spans(docs: Sequence[Paper], key: Key
+           ) -> tuple[dict[str, Span], np.ndarray, set[str]]:
+    """Terms in order, each with its postings as a span of one flat array, so only one
+    shard's worth of Python lists exists at a time; and the terms found only in author
+    names."""
+    terms, df, starts, doc, score, worded = _postings(docs, key)
+    doc = doc.astype(np.int32)
+    gaps = np.diff(doc, prepend=0)
+    gaps[starts[:-1][df > 0]] = doc[starts[:-1][df > 0]]  # each list starts from doc 0
+    flat = np.empty(2 * len(doc), dtype=np.int32)
+    flat[0::2], flat[1::2] = gaps, score
+    del gaps
+    spans: dict[str, Span] = {}
+    for k in np.argsort(terms.astype(str), kind="stable"):
+        t, a, b, count = str(terms[k]), int(starts[k]), int(starts[k + 1]), int(df[k])
+        if count > CAP_DF:  # best scores, ties to the older doc, then back in doc order
+            d, sc = doc[a:b], score[a:b]
+            keep = np.sort(np.lexsort((d, -sc))[:CAP_K])
+            d, sc = d[keep], sc[keep]
+            cf = np.empty(2 * len(d), dtype=np.int64)
+            cf[0::2], cf[1::2] = np.diff(d, prepend=0), sc
+            spans[t] = (count, cf.tolist(), 0, 0)
+        else:
+            spans[t] = (count, None, 2 * a, 2 * b)
+    return spans, flat, {str(t) for t in terms[~worded]}
+
+
+def _shards(spans: dict[str, Span], flat: np.ndarray, names_only: set[str]
+            ) -> tuple[dict[str, str], int]:
+    """The term shards (terms and prefix expansions by hash) and how many there are. A
+    word found only in author names completes no prefix: "VLA" being typed finds VLA
+    papers, not Vladislav's (an author is matched whole, or by `au:`)."""
+    expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
+    for t, (count, *_) in spans.items():
+        if t in names_only:
+            continue
+        for pre in prefixes(t):
+            expansions[pre].append((-count, t))
+    prefix_map = {pre: [t for _, t in sorted(c)[:PREFIX_KEEP]] for pre, c in expansions.items()}
+    del expansions
+    size = sum(len(t) + 8 + 3 * (len(c) if c else e - a) for t, (_, c, a, e) in spans.items()
+               ) + sum(len(p) + 12 * len(v) for p, v in prefix_map.items())
+    shards = _shard_count(size)
+    shard_t: list[list[str]] = [[] for _ in range(shards)]
+    shard_p: list[dict[str, list[str]]] = [{} for _ in range(shards)]
+    for t in spans:
+        shard_t[fnv1a(t) % shards].append(t)
+    for pre, v in prefix_map.items():
+        shard_p[fnv1a(pre) % shards][pre] = v
+
+    def entry(t: str) -> list[object]:  # in SCHEMA["term"] order
+        count, capped, a, e = spans[t]
+        return [count, 1, capped] if capped is not None else [count, 0, flat[a:e].tolist()]
+
+    return {f"search/t/{k}.json": dumps({"prefixes": shard_p[k],
+                                         "terms": {t: entry(t) for t in shard_t[k]}})
+            for k in range(shards)}, shards
+
+
+def _shard_count(size: int) -> int:
+    """Shards for `size` raw bytes: a power of two, so each averages ≤ SHARD_TARGET and the
+    count only changes when the data doubles."""
+    return 1 << max(0, math.ceil(math.log2(max(1, size / SHARD_TARGET))))
+
+
+def _doc_files(docs: Sequence[Paper], cats: list[str], topics: list[str],
+               venue_list: list[str], key: Key) -> dict[str, str]:
+    """Doc chunks, facet blocks and recent.json, each record in SCHEMA's order; the docs'
+    records go into `key` in order."""
+    cat_ix = {c: i for i, c in enumerate(cats)}
+    topic_ix = {s: i for i, s in enumerate(topics)}
+    venue_ix = {v: i for i, v in enumerate(venue_list)}
+    files: dict[str, str] = {}
+    for start in range(0, len(docs), CHUNK):
+        chunk = docs[start:start + CHUNK]
+        records = [_doc(p) for p in chunk]
+        for record, p in zip(records, chunk, strict=True):
+            key.doc(record, p)
+        files[f"search/d/{start // CHUNK}.json"] = dumps(records)
+    facets: dict[str, Callable[[Paper], object]] = {
+        "categories": lambda p: [cat_ix[c] for c in p.categories], "flags": _flags,
+        "topics": lambda p: [topic_ix[s] for s, _ in p.topics],
+        "venue": lambda p: venue_ix.get(venue_of(p) or "", -1),
+        **{clock: _clock(clock) for clock in CLOCKS}}
+    for start in range(0, len(docs), FACET_BLOCK):
+        block = docs[start:start + FACET_BLOCK]
+        files[f"search/f/{start // FACET_BLOCK}.json"] = dumps(
+            {name: [facets[name](p) for p in block] for name in SCHEMA["facet"]})
+    newest = range(len(docs) - 1, max(len(docs) - RECENT, 0) - 1, -1)  # in first_seen order
+    files["search/recent.json"] = dumps([[i, *(f(docs[i]) for f in _RECENT.values())]
+                                         for i in newest])
+    return files
+
+
+def _similar_files(docs: Sequence[Paper]) -> tuple[dict[str, str], int]:
+    """Each paper's similar papers, by the hash of its id as term shards are: its own doc
+    number, then theirs, most similar first. So 更多类似 works from every result, whether
+    the paper has a page or not, and loads one small file for the list."""
+    number = {p.arxiv_id: i for i, p in enumerate(docs)}
+    lists = {p.arxiv_id: [number[p.arxiv_id], *(number[n] for n in p.similar if n in number)]
+             for p in docs if p.similar}
+    if not lists:
+        return {}, 0
+    size = sum(len(i) + 4 + 7 * len(v) for i, v in lists.items())
+    shards = _shard_count(size)
+    parts: list[dict[str, list[int]]] = [{} for _ in range(shards)]
+    for arxiv_id, numbers in lists.items():
+        parts[fnv1a(arxiv_id) % shards][arxiv_id] = numbers
+    return {f"search/s/{k}.json": dumps(part) for k, part in enumerate(parts)}, shards
+
+
+def _clock(name: str) -> Callable[[Paper], int]:
+    return lambda p: minutes(getattr(p, name))
+
+
+def _flags(p: Paper) -> int:
+    """Bit i set when SCHEMA["flag"][i] holds."""
+    return sum(1 << i for i, test in enumerate(_FLAGS.values()) if test(p))
+
+
+def _doc(p: Paper) -> list[object]:
+    return [f(p) for f in _DOC.values()]
+
+
+# The records the index holds, by field: declared once here, named in the manifest
+# ("fields"), read by name in search.js and follow.js.
+_DOC: dict[str, Callable[[Paper], object]] = {
+    "id": lambda p: p.arxiv_id, "title": lambda p: plain_tex(p.title),
+    "authors": lambda p: p.authors[:12], "n_authors": lambda p: len(p.authors),
+    "categories": lambda p: p.categories, "topics": lambda p: [s for s, _ in p.topics],
+    "flags": _flags, **{clock: _clock(clock) for clock in CLOCKS},
+    "version": lambda p: p.version,
+    "tldr": lambda p: excerpt(plain_tex((p.digest or {}).get("tldr") or ""), TLDR_CHARS),
+    "venue": lambda p: p.venue.short if p.venue else "",  # the badge: "ICML 2026", "DOI"
+}
+_RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
+    "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),
+    "authors": lambda p: [normalise(a) for a in p.authors], "categories": lambda p: p.categories,
+    "topics": lambda p: [s for s, _ in p.topics],
+}
+# "page": the paper may have a page; it has one from the manifest's pages_from on (the
+# oldest page [site] max_site_mb keeps), so the index need not change when that moves.
+_FLAGS: dict[str, Callable[[Paper], bool]] = {
+    "ai": lambda p: p.ai_related, "revised": lambda p: p.version > 1,
+    "hf": lambda p: p.hf_day is not None, "page": lambda p: p.pageable,
+    "venue": lambda p: p.venue is not None,
+}
+SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),
+          "facet": ["categories", "topics", "flags", "venue", *CLOCKS],
+          "term": ["df", "capped", "postings"]}
+
+
+class Key:
+    """The index's key over everything it is made of, in index order: what each doc is
+    searched by, what it shows and its similar papers, the topic names and this module's
+    code and constants. Fields the index leaves out (HF upvotes, comments, …) change often
+    and leave the key alone. Made on its own (fingerprint) or by build_index as it goes,
+    from the texts and records it makes anyway: the same key either way."""
+
+    def __init__(self, topic_names: dict[str, str]) -> None:
+        self.topic_names = topic_names
+        self.texts = hashlib.blake2b(digest_size=16)
+        self.docs = hashlib.blake2b(digest_size=16)
+
+    def text(self, texts: dict[str, str]) -> None:
+        self.texts.update(repr(texts).encode())
+
+    def doc(self, record: list[object], p: Paper) -> None:
+        self.docs.update(repr((record, p.similar)).encode())
+
+    def hexdigest(self) -> str:
+        h = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
+        h.update(repr(sorted(self.topic_names.items())).encode())
+        h.update(self.texts.digest())
+        h.update(self.docs.digest())
+        return h.hexdigest()
+
+
+def fingerprint(docs: Sequence[Paper], topic_names: dict[str, str]) -> str:
+    """The Key of the index build_index would make of `docs` (in index order)."""
+    key = Key(topic_names)
+    for p in docs:
+        key.text(_field_texts(p, topic_names))
+    for p in docs:
+        key.doc(_doc(p), p)
+    return key.hexdigest()

@@ -1,0 +1,686 @@
+"""What the templates see: the store read once and shaped into plain view objects.
+
+All untrusted text (titles, abstracts, names, digests) leaves here either as a
+plain str (Jinja autoescapes it) or as Markup built by escaping first
+(`render_tex`, `word_diff`), never as raw HTML.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Final, Literal, cast
+from urllib.parse import quote
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+from markupsafe import Markup
+
+from pipeline.config import Config
+from pipeline.derive import scope, stats
+from pipeline.derive.readings import Reading, around
+from pipeline.digest import prompt as digest_prompt
+from pipeline.site.model import history as _history
+from pipeline.site.model.note import Part, Side, note, note_text
+from pipeline.site.render.diff import changed, word_diff
+from pipeline.site.render.feeds import recent
+from pipeline.site.render.safe import clean, clean_opt
+from pipeline.site.render.tex import excerpt, links_in, plain_tex, render_tex
+from pipeline.sources import facts as source_facts
+from pipeline.store import Store
+from pipeline.text import reasons
+from pipeline.text.ids import is_arxiv_id
+from pipeline.text.reasons import Why
+from pipeline.text.venue import Venue, venue
+
+CLOCKS = ("updated", "first_seen", "published")
+# Two lines of a card on a phone, most of two at 1366 px (CSS clamps to two lines at any
+# width). A paper is in many lists: at 20,000 papers 200 characters cost 22 MB, 160 19 MB.
+EXCERPT_CHARS = 160
+DIGEST_FIELDS = tuple(digest_prompt.FIELDS)  # as the digest step asks the model for them
+DIFF_CONTEXT = 12  # words kept on each side of a change to an abstract
+OK: Final = "ok"  # a digest's or change note's stored status when it was written
+
+
+@dataclass
+class Version:
+    """One version on a paper's timeline. The (title, abstract) of a revision and of the
+    version before it are kept, and the diffs made from them only when the paper's page
+    is rendered (in a worker process, see pages/paper.py), not while the library loads."""
+
+    version: int
+    updated: str
+    seen: str
+    texts: tuple[str, str] | None = None  # this version's (title, abstract), for a diff
+    previous: tuple[str, str] | None = None  # the version before's; None for the first
+    # What arXiv showed with the version before, last, and with this one, first (None:
+    # not read, see Library.readings).
+    before: Reading | None = None
+    after: Reading | None = None
+    model_note: str | None = None  # the change note the model wrote (pipeline.digest.notes)
+
+    @property
+    def meta(self) -> list[tuple[str, str | None, str | None]]:
+        """(field, before, after) of the comment and journal-ref that changed with it."""
+        if self.after is None:
+            return []
+        return [(key, getattr(self.before, key, None), getattr(self.after, key))
+                for key in ("comment", "journal_ref")
+                if getattr(self.before, key, None) != getattr(self.after, key)]
+
+    @property
+    def note(self) -> list[Part]:
+        """Its change note (修订说明) by rule, as catalogue keys and values (model.note). Made
+        each time it is asked for, not cached: a cached_property computes under a lock
+        that a worker forked at that moment would inherit held (site.workers)."""
+        if self.texts is None or self.previous is None:
+            return []
+
+        def side(texts: tuple[str, str], said: Reading | None) -> Side:
+            return Side(plain_tex(texts[0]), plain_tex(texts[1]),
+                        said.comment if said else None, said.journal_ref if said else None)
+
+        return note(side(self.previous, self.before), side(self.texts, self.after),
+                    meta=self.before is not None and self.after is not None)
+
+    def told(self, strings: dict[str, str]) -> tuple[str, str] | None:
+        """(label, text) of its change note: the model's when there is one, else by rule."""
+        if self.model_note:
+            return strings["change_note_ai"], self.model_note
+        note = self.note
+        return (strings["change_note"], note_text(note, strings)) if note else None
+
+    @property
+    def title_changed(self) -> bool:
+        return self._changed(0)
+
+    @property
+    def abstract_changed(self) -> bool:
+        return self._changed(1)
+
+    @property
+    def title_diff(self) -> Markup | None:
+        return self._diff(0)
+
+    @property
+    def abstract_diff(self) -> Markup | None:
+        return self._diff(1)
+
+    @property
+    def meta_diffs(self) -> list[tuple[str, Markup]]:
+        """(field, word diff) of each changed comment and journal-ref, whole: they are short."""
+        return [(key, word_diff(plain_tex(a or ""), plain_tex(b or ""))) for key, a, b in self.meta]
+
+    def _changed(self, i: int) -> bool:
+        return (self.texts is not None and self.previous is not None
+                and changed(self.previous[i], self.texts[i]))
+
+    def _diff(self, i: int) -> Markup | None:
+        if not self._changed(i):
+            return None
+        # A title whole; an abstract by what changed (it is shown whole above).
+        # Compared as read (Unicode, no TeX commands), as the feeds compare them.
+        return word_diff(plain_tex(self.previous[i]), plain_tex(self.texts[i]),  # type: ignore[index]
+                         None if i == 0 else DIFF_CONTEXT)
+
+
+NoDigestWhy = Literal["off", "ai", "topics", "retrying", "failed", "queued"]
+
+
+@dataclass(frozen=True)
+class NoDigest:
+    """Why a paper has no digest: the [digest] settings, or its attempts so far."""
+
+    why: NoDigestWhy
+    attempts: int = 0
+    per_run: int = 0  # [digest] max_per_run, for "queued"
+
+    def said(self, s: Mapping[str, str]) -> str:
+        """What a reader is told instead of a digest, in the language of `s`."""
+        return s[f"digest_why_{self.why}"].format(attempts=self.attempts,
+                                                  n=f"{self.per_run:,}")
+
+
+@dataclass
+class Paper:
+    arxiv_id: str
+    version: int
+    title: str
+    title_html: Markup
+    abstract_text: str
+    authors: list[str]
+    categories: list[str]
+    primary: str
+    comment: str | None
+    journal_ref: str | None
+    doi: str | None
+    published: dt.datetime
+    updated: dt.datetime
+    first_seen: dt.datetime
+    version_seen_at: dt.datetime
+    ai_related: bool
+    ai_reason: Why  # empty when not AI-related; said in the site's language at render
+    topics: list[tuple[str, Why]]  # (slug, why)
+    hf_upvotes: int | None = None
+    hf_repo: str | None = None
+    hf_day: dt.date | None = None
+    hf_stars: int | None = None  # the code repository's, as Hugging Face reports them
+    hf_project: str | None = None  # the project page Hugging Face links
+    # (column, text) that sources add (`Source.facts`), labelled by a page (`fact_labels`)
+    facts: tuple[tuple[str, str], ...] = ()
+    digest: dict[str, str | None] | None = None
+    digest_model: str | None = None
+    digest_version: int | None = None  # the version it was written for
+    digest_created: dt.datetime | None = None
+    digest_why: NoDigest | None = None  # why there is no digest
+    versions: list[Version] = field(default_factory=list)
+    # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
+    # paper/<id>.html): the paper may have a page. Under [site] max_site_mb its page may be
+    # light, or left out (Pages).
+    pageable: bool = True
+    venue: Venue | None = None  # the venue that took it (_venue), as the latest version says
+    venue_version: int | None = None  # the first version that said so
+    venue_seen: dt.datetime | None = None  # when that was first read here
+    similar: list[str] = field(default_factory=list)  # ids, most similar first
+
+    @property
+    def path(self) -> str:
+        """Site-relative path of the paper page: one file per paper, not a folder each
+        (20k mkdirs cost seconds); old ids such as astro-ph/0601001 nest one level."""
+        return f"paper/{self.arxiv_id}.html"
+
+    @property
+    def anchor(self) -> str:
+        """The id of the paper's card in a list (old ids' slash is not an id character)."""
+        return "p-" + self.arxiv_id.replace("/", "-")
+
+    def as_of(self, version: int, seen: dt.datetime) -> Paper:
+        """The paper as its `version` came in (`seen`): that version's number, time and
+        history, for a past day's list of revisions. Its text is the latest: the card links
+        to the paper as it is now."""
+        return dataclasses.replace(self, version=version, version_seen_at=seen,
+                                   versions=[v for v in self.versions if v.version <= version])
+
+    def at(self, clock: str) -> dt.datetime:
+        """The paper's time on ``clock``: a list's sort key (CLOCKS, "revision" when this
+        version came in, "digest" when its digest was written, "venue" when its venue was
+        first read)."""
+        if clock == "revision":
+            return self.version_seen_at
+        if clock == "digest":
+            return self.digest_created or self.version_seen_at
+        if clock == "venue":
+            return self.venue_seen or self.version_seen_at
+        return cast(dt.datetime, getattr(self, clock))
+
+    @property
+    def title_text(self) -> str:
+        """The title as read (LaTeX as Unicode), for places that take no markup."""
+        return plain_tex(self.title)
+
+    @property
+    def description(self) -> str:
+        """What a search result or a link preview shows: the digest's line, else the
+        abstract's start."""
+        text = (self.digest or {}).get("tldr") or self.abstract_text
+        return plain_tex(excerpt(text, EXCERPT_CHARS))
+
+    @property
+    def excerpt_html(self) -> Markup:
+        """A card's text when the paper has no digest: the abstract's first two lines (made
+        when a card renders, and not kept: a paper page's key is its fields)."""
+        return render_tex(excerpt(self.abstract_text, EXCERPT_CHARS))
+
+    @property
+    def links(self) -> frozenset[str]:
+        """The URLs the paper itself links (abstract, comment): all its digest may link."""
+        return links_in(self.abstract_text, self.comment)
+
+    @property
+    def abstract_html(self) -> Markup:
+        """Made when a page shows it (a paper page, the home page's few cards), in the
+        worker that renders it: a fifth of the library's load otherwise, and lists show no
+        abstract."""
+        return render_tex(self.abstract_text)
+
+    @property
+    def _ref(self) -> str:
+        """The id as it goes into a URL: an id outside arXiv's grammar is quoted whole, so
+        its link stays on the page it names (a 404 there), never climbing with `../`."""
+        return self.arxiv_id if is_arxiv_id(self.arxiv_id) else quote(self.arxiv_id, safe="")
+
+    @property
+    def abs_url(self) -> str:
+        return self.version_url(self.version)
+
+    def version_url(self, version: int) -> str:
+        """arXiv's page of one version (each stays readable there after the next)."""
+        return f"https://arxiv.org/abs/{self._ref}v{version}"
+
+    @property
+    def pdf_url(self) -> str:
+        return f"https://arxiv.org/pdf/{self._ref}v{self.version}"
+
+    @property
+    def html_url(self) -> str:
+        return f"https://arxiv.org/html/{self._ref}v{self.version}"
+
+    @property
+    def hf_url(self) -> str | None:
+        return f"https://huggingface.co/papers/{self._ref}" if self.hf_day else None
+
+    @property
+    def repo_url(self) -> str | None:
+        repo = self.hf_repo or ""
+        return repo if repo.startswith(("https://github.com/", "https://gitlab.com/")) else None
+
+
+class PageKind(StrEnum):
+    """What a paper has at its address, paper/<id>.html (pages.paper)."""
+
+    FULL = "full"
+    LIGHT = "light"  # its article in a shard the page's script fetches
+    NONE = "none"  # not pageable, or left out: its links go to arXiv
+
+
+@dataclass(frozen=True)
+class Pages:
+    """Which pages [site] max_site_mb (_budget) makes light, the oldest, and which it leaves
+    out when even light pages do not all fit: a new value at each pass of the build, which
+    renderers read from the SiteData. By default every pageable paper's page is full."""
+
+    light: frozenset[str] = frozenset()
+    left_out: frozenset[str] = frozenset()
+
+    def kind(self, p: Paper) -> PageKind:
+        if not p.pageable or p.arxiv_id in self.left_out:
+            return PageKind.NONE
+        return PageKind.LIGHT if p.arxiv_id in self.light else PageKind.FULL
+
+    def has(self, p: Paper) -> bool:
+        """Whether `p` has a page of its own, full or light."""
+        return self.kind(p) is not PageKind.NONE
+
+
+@dataclass
+class Library:
+    """Everything a build needs, loaded once from the store."""
+
+    papers: list[Paper]
+    by_id: dict[str, Paper]
+    frames: dict[str, pd.DataFrame]
+    tz: ZoneInfo
+    now: dt.datetime
+    # What arXiv said of the watched papers, the revisions the feeds show, the revised
+    # papers with a page and the accepted ones, reading by reading (comment, journal-ref,
+    # DOI: the tables keep only the latest).
+    readings: dict[str, list[Reading]] = field(default_factory=dict)
+
+
+def _opt(value: object) -> object:
+    if value is None:
+        return None
+    if isinstance(value, float) and pd.isna(value):
+        return None
+    return value
+
+
+def clock(runs: pd.DataFrame) -> dt.datetime:
+    """The site's "now": when the newest run finished, so a rebuild of unchanged data
+    writes the same bytes; but never past the build's own clock, and never a paper's
+    time: one run or paper dated 2099 would empty every 24 h window and take every paper
+    page past paper_pages_days."""
+    return min(stats.as_of(runs), dt.datetime.now(dt.UTC).replace(microsecond=0))
+
+
+def _clean_strings(df: pd.DataFrame) -> pd.DataFrame:
+    """Every str cell through `clean`: for the small tables (runs) shown as they are."""
+    for col in df.select_dtypes(include=["object", "str"]).columns:
+        df[col] = df[col].map(lambda v: clean(v) if isinstance(v, str) else v)
+    return df
+
+
+def _decodable(table: pa.Table) -> pa.Table:
+    """Stored bytes that are not UTF-8 (a lone surrogate written as WTF-8, say) as U+FFFD:
+    pandas cannot load such a cell at all, and one of them stopped every build."""
+    for i, f in enumerate(table.schema):
+        try:
+            table.column(i).validate(full=True)
+        except pa.ArrowInvalid:
+            if f.type == pa.string() or f.type == pa.list_(pa.string()):
+                raw = table.column(i).cast(pa.binary() if f.type == pa.string()
+                                           else pa.list_(pa.binary()))
+                table = table.set_column(i, f, pa.array(
+                    # stubs: to_pylist is typed for flat types only
+                    [_decoded(v) for v in raw.to_pylist()], f.type))  # type: ignore[misc]
+    return table
+
+
+def _decoded(value: object) -> object:
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return [_decoded(v) for v in value] if isinstance(value, list) else value
+
+
+def _read(store: Store, name: str) -> pd.DataFrame:
+    return _decodable(store.read(name)).to_pandas()
+
+
+def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
+    """The library: the papers table makes the papers' fields, and each step of ATTACH
+    adds what one more table holds. Every paper is made once, from all of it: none changes
+    after."""
+    tz = ZoneInfo(cfg.site.timezone)
+    frames = _frames(cfg, store)
+    now = now or clock(frames["runs"])
+    papers = _papers(cfg, frames["papers"], now)
+    tables = Tables(cfg, store, frames, tz, now,
+                    _history.readings(store, _wanted(cfg, frames, papers, now, tz)))
+    for attach in ATTACH:
+        # Folded into load's own dicts, before any Paper is made: a new dict a paper at
+        # each step cost 0.9 s of CPU a step that adds to every paper, at 200,000 (0.1 s).
+        for arxiv_id, fields in attach(tables, papers).items():
+            papers[arxiv_id].update(fields)
+    made = [Paper(**fields) for fields in papers.values()]
+    return Library(made, {p.arxiv_id: p for p in made}, frames, tz, now, tables.readings)
+
+
+Fields = dict[str, Any]  # a paper's fields by name, as Paper takes them (it checks the names)
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What the attach steps read: the config, the store at one commit and the tables read
+    once for all (the papers in the fork's scope, versions, digests, runs, announcements),
+    the site's clock, and what arXiv said of the papers whose pages show their history."""
+
+    cfg: Config
+    store: Store
+    frames: dict[str, pd.DataFrame]
+    tz: ZoneInfo
+    now: dt.datetime
+    readings: dict[str, list[Reading]]
+
+
+# A step: from what it reads and the papers so far (their fields, by id) to the fields it
+# adds or replaces, for the papers it has something for. Never changes what it is given.
+Attach = Callable[[Tables, Mapping[str, Fields]], dict[str, Fields]]
+
+
+def _frames(cfg: Config, store: Store) -> dict[str, pd.DataFrame]:
+    """The tables read once: the papers in the fork's scope (what it does not select is
+    neither shown nor counted), their versions and digests, the runs and announcements."""
+    papers = _decodable(scope.within(cfg, store.library())).to_pandas()
+    kept = papers["arxiv_id"]
+    versions, digests = (_read(store, name) for name in ("versions", "digests"))
+    return {"papers": papers, "versions": versions[versions["arxiv_id"].isin(kept)],
+            "digests": digests[digests["arxiv_id"].isin(kept)],
+            "runs": _clean_strings(_read(store, "runs")),
+            "announcements": _read(store, "announcements")}
+
+
+def _papers(cfg: Config, df: pd.DataFrame, now: dt.datetime) -> dict[str, Fields]:
+    """The papers table's own columns, by id. Reasons stay as stored: a page says them in
+    its language (`| reason`)."""
+    cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
+    out: dict[str, Fields] = {}
+    for row in _records(df, _PAPER_COLUMNS):
+        arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
+        comment, journal_ref, doi = (_str_or_none(row[c]) for c in ("comment", "journal_ref",
+                                                                     "doi"))
+        out[arxiv_id] = {
+            "arxiv_id": arxiv_id, "version": int(row["version"]), "title": title,
+            "title_html": render_tex(title), "abstract_text": clean(row["abstract"]),
+            "authors": [clean(a) for a in row["authors"]],
+            "categories": [clean(c) for c in row["categories"]],
+            "primary": clean(row["primary_category"]), "comment": comment,
+            "journal_ref": journal_ref, "doi": doi,
+            **{key: row[key].to_pydatetime() for key in _TIMES},
+            "ai_related": bool(_opt(row["ai_related"]) or False),
+            "ai_reason": reasons.read(_str_or_none(row["ai_reason"])),
+            "topics": [(clean(str(s)), reasons.read(clean(str(r)))) for s, r in zip(
+                _list(row["topics"]), _list(row["topic_reasons"]), strict=False)],
+            "pageable": row["updated"].to_pydatetime() >= cutoff and is_arxiv_id(arxiv_id),
+            "venue": venue(comment, journal_ref, doi)}
+    return out
+
+
+def _wanted(cfg: Config, frames: dict[str, pd.DataFrame], papers: Mapping[str, Fields],
+            now: dt.datetime, tz: ZoneInfo) -> set[str]:
+    """The papers whose readings pages show: the watched, the revisions the feeds show,
+    the revised papers with a page and the accepted ones."""
+    counts = frames["versions"]["arxiv_id"].value_counts()
+    revised = {clean(i) for i in counts[counts > 1].index}
+    return (_revised_lately(cfg, frames["versions"], frames["papers"], now, tz)
+            | {i for f in cfg.follows for i in f.watch}
+            | {i for i, p in papers.items() if (p["pageable"] and i in revised) or p["venue"]})
+
+
+def _hf(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """Hugging Face's table (Store.library() joins it to papers): the board's upvotes and
+    day, the code repository's stars and the links it reports."""
+    out: dict[str, Fields] = {}
+    for row in _records(tables.frames["papers"], _HF_COLUMNS):
+        fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
+                  "hf_repo": _str_or_none(row["hf_repo"]),
+                  "hf_day": None if pd.isna(row["hf_day"]) else row["hf_day"],
+                  "hf_stars": _int_or_none(row["hf_stars"]),
+                  "hf_project": _http_or_none(row["hf_project_page"])}
+        if any(v is not None for v in fields.values()):
+            out[clean(row["arxiv_id"])] = fields
+    return out
+
+
+def _facts(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """What the sources' own tables add to a paper's page (`Source.facts`), as (column,
+    text): a page labels each in its language (the `fact_labels` global)."""
+    columns = tuple(dict.fromkeys(f.column for f in source_facts()))
+    out: dict[str, Fields] = {}
+    for row in _records(tables.frames["papers"], ("arxiv_id", *columns)):
+        facts = tuple((c, _fact_text(row[c])) for c in columns if _opt(row[c]) is not None)
+        if facts:
+            out[clean(row["arxiv_id"])] = {"facts": facts}
+    return out
+
+
+def _versions(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The versions table: each paper's timeline, oldest first, a revision with its text
+    and the version before's (diffed when its page renders)."""
+    def local(t: pd.Timestamp) -> str:
+        return t.to_pydatetime().astimezone(tables.tz).strftime("%Y-%m-%d %H:%M")
+
+    ordered = tables.frames["versions"].sort_values(["arxiv_id", "version"], kind="stable")
+    out: dict[str, Fields] = {}
+    rows = _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated",
+                              "first_seen"))
+    for arxiv_id, history in itertools.groupby(rows, key=lambda v: v["arxiv_id"]):
+        versions, previous = [], None
+        for v in history:
+            texts = (clean(v["title"]), clean(v["abstract"]))
+            versions.append(Version(int(v["version"]), local(v["updated"]),
+                                    local(v["first_seen"]),
+                                    texts=texts if previous else None, previous=previous))
+            previous = texts
+        if (key := clean(arxiv_id)) in papers:
+            out[key] = {"versions": versions}
+    return out
+
+
+def _readings(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The snapshots (Library.readings): what arXiv showed before and with each revision,
+    for its note, and when a venue that took the paper was first read (a store without its
+    snapshots knows no more than the latest version)."""
+    out: dict[str, Fields] = {}
+    for arxiv_id, p in papers.items():
+        told = tables.readings.get(arxiv_id)
+        fields: Fields = {}
+        if told is not None:
+            versions = p.get("versions", [])
+            fields["versions"] = [*versions[:1], *(_told(v, told) for v in versions[1:])]
+        if p["venue"]:
+            fields["venue_version"], fields["venue_seen"] = _history.first_venue(
+                told or []) or (p["version"], p["version_seen_at"])
+        if fields:
+            out[arxiv_id] = fields
+    return out
+
+
+def _told(version: Version, told: list[Reading]) -> Version:
+    """`version` with what arXiv showed with the version before, last, and with it, first."""
+    before, after = around(told, version.version)
+    return dataclasses.replace(version, before=before, after=after)
+
+
+def _notes(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The notes table: the model's change note of each revision, in the site's language
+    (the newest written, whatever model or prompt wrote it)."""
+    table = tables.store.read("notes", ["arxiv_id", "from_version", "version", "language",
+                                        "status", "note", "created"])
+    # stubs: compute functions take Python scalars
+    table = table.filter(pc.and_(pc.equal(table["status"], OK),  # type: ignore[arg-type, call-overload]
+                                 # stubs: compute functions take Python scalars
+                                 pc.equal(table["language"], tables.cfg.digest_language)))  # type: ignore[call-overload]
+    noted: dict[str, dict[tuple[int, int], str]] = {}
+    for row in table.sort_by("created").to_pylist():  # the newest last, so it wins
+        if row["note"] and row["arxiv_id"] in papers:
+            noted.setdefault(row["arxiv_id"], {})[row["from_version"], row["version"]] = \
+                clean(row["note"])
+    out: dict[str, Fields] = {}
+    for arxiv_id, notes in noted.items():
+        versions = papers[arxiv_id].get("versions", [])
+        out[arxiv_id] = {"versions": [*versions[:1], *(
+            dataclasses.replace(b, model_note=notes[a.version, b.version])
+            if (a.version, b.version) in notes else b
+            for a, b in itertools.pairwise(versions))]}
+    return out
+
+
+def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The digests table: each paper's latest digest in the digests' language, or why it
+    has none (a NoDigest, said in the page's language)."""
+    cfg, digests = tables.cfg, tables.frames["digests"]
+    latest = _latest_digests(digests, cfg.digest_language)
+    failed = _failed_digests(digests, cfg.digest_language)
+    out: dict[str, Fields] = {}
+    for arxiv_id, p in papers.items():
+        d = latest.get(arxiv_id)
+        out[arxiv_id] = {
+            "digest": {k: _str_or_none(d[k]) for k in DIGEST_FIELDS},
+            "digest_model": _str_or_none(d["model"]), "digest_version": int(d["version"]),
+            "digest_created": d["created"].to_pydatetime(),
+        } if d else {"digest_why": _why_no_digest(cfg, p["ai_related"], bool(p["topics"]),
+                                                  failed.get(arxiv_id))}
+    return out
+
+
+def _similar(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
+    """The similar table: each paper's similar papers still in the library, most similar
+    first."""
+    table = tables.store.read("similar", ["arxiv_id", "neighbours"])
+    out: dict[str, Fields] = {}
+    for arxiv_id, neighbours in zip(cast(list[str], table["arxiv_id"].to_pylist()),
+                                    cast(list[list[str]], table["neighbours"].to_pylist()),
+                                    strict=True):
+        if arxiv_id in papers:  # the library's own id strings: 200,000 lists share them
+            out[arxiv_id] = {"similar": [papers[n]["arxiv_id"] for n in neighbours
+                                         if n in papers]}
+    return out
+
+
+# One step per table, in order: a step may read what an earlier one attached (the readings
+# and the notes change the versions).
+ATTACH: tuple[Attach, ...] = (_hf, _facts, _versions, _readings, _notes, _digests, _similar)
+
+
+def _revised_lately(cfg: Config, versions: pd.DataFrame, papers: pd.DataFrame,
+                    now: dt.datetime, tz: ZoneInfo) -> set[str]:
+    """The papers whose revisions the revisions feed shows."""
+    rev = stats.revisions(versions, papers).sort_values("first_seen", ascending=False)
+    rows = list(zip(rev["arxiv_id"], rev["first_seen"], strict=True))
+    return {i for i, _ in recent(rows, lambda r: r[1].to_pydatetime(), now,
+                                 cfg.site.feed_days, tz)}
+
+
+_TIMES = ("published", "updated", "first_seen", "version_seen_at")
+_PAPER_COLUMNS = ("arxiv_id", "version", "title", "abstract", "authors", "categories",
+                  "primary_category", "comment", "journal_ref", "doi", *_TIMES,
+                  "ai_related", "ai_reason", "topics", "topic_reasons")
+_HF_COLUMNS = ("arxiv_id", "hf_upvotes", "hf_repo", "hf_day", "hf_stars", "hf_project_page")
+
+
+def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
+    """Rows as dicts of `columns`, made column by column: to_dict("records") boxes every
+    cell of every column through pandas, a third of the library's load at 200,000 papers."""
+    for values in zip(*(df[c].tolist() for c in columns), strict=True):
+        yield dict(zip(columns, values, strict=True))
+
+
+def _fact_text(value: object) -> str:
+    """A source's fact as text: a count stays a count (pandas reads an int column with
+    nulls as floats)."""
+    if isinstance(value, float) and value.is_integer():
+        return f"{int(value):,}"
+    if isinstance(value, (list, tuple, np.ndarray)):  # a list column: its items, in order
+        return "; ".join(clean(str(v)) for v in value if v is not None)
+    return clean(str(value))
+
+
+def _list(value: Iterable[Any] | None) -> list[Any]:
+    return [] if value is None else list(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if pd.isna(value) else int(value)
+
+
+def _str_or_none(value: object) -> str | None:
+    return clean_opt(_opt(value))  # type: ignore[arg-type]
+
+
+def _http_or_none(value: object) -> str | None:
+    """A link from upstream data, kept only when it is an http(s) URL."""
+    url = _str_or_none(value)
+    return url if url and url.startswith(("https://", "http://")) else None
+
+
+def _why_no_digest(cfg: Config, ai_related: bool, in_topics: bool, attempts: int | None
+                   ) -> NoDigest:
+    """Why a paper has no digest, for a reader: never silence."""
+    d = cfg.digest
+    if not d.enabled:
+        return NoDigest("off")
+    if d.selection == "ai" and not ai_related:
+        return NoDigest("ai")
+    if d.selection == "topics" and not in_topics:
+        return NoDigest("topics")
+    if attempts:
+        return NoDigest("failed" if attempts >= d.max_attempts else "retrying", attempts)
+    return NoDigest("queued", per_run=d.max_per_run)
+
+
+def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
+    """Attempts so far, by paper, of the digests that have not succeeded yet."""
+    if digests.empty:
+        return {}
+    rows = digests[digests["language"] == language]
+    rows = rows.sort_values(["arxiv_id", "version", "created"], kind="stable")
+    last = rows.drop_duplicates("arxiv_id", keep="last")
+    last = last[last["status"] != OK]
+    return dict(zip(last["arxiv_id"], last["attempts"].fillna(0).astype(int), strict=True))
+
+
+def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict[Hashable, Any]]:
+    if digests.empty:
+        return {}
+    ok = digests[(digests["status"] == OK) & (digests["language"] == language)
+                 & ~digests["superseded"].fillna(False).astype(bool)]
+    ok = ok.sort_values(["arxiv_id", "version", "created"], kind="stable")
+    return {r["arxiv_id"]: r for r in ok.drop_duplicates("arxiv_id", keep="last")
+            .to_dict("records")}
