@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import Literal
+
+# What a run's row in the ledger says of it (the `status` column of `runs`).
+RunStatus = Literal["ok", "partial", "failed", "skipped"]
 
 
 @dataclass
 class RunReport:
     source: str
-    status: str  # ok | partial | failed | skipped
+    status: RunStatus
     counts: dict[str, int] = field(default_factory=dict)
     requests: int = 0
     retries: int = 0

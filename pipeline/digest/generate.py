@@ -17,7 +17,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar, cast
+from typing import Generic, Literal, TypeVar, cast
 
 import openai
 from openai.types.chat import ChatCompletionMessageParam
@@ -81,7 +81,7 @@ def parse_completion(body: bytes) -> Reply | None:
 @dataclass
 class Outcome(Generic[T]):
     item: T
-    status: str  # ok | failed | budget (not sent: it could have exceeded the token budget)
+    status: Literal["ok", "failed", "budget"]  # budget: not sent, it could have exceeded it
     fields: dict[str, str] | None = None
     error: str | None = None
     tokens_in: int = 0

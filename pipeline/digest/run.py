@@ -23,7 +23,7 @@ from pipeline.derive import scope
 from pipeline.digest.generate import Asking, Budget, Dispatch, Outcome, generate
 from pipeline.digest.plan import Key, key_of, plan, queue, select
 from pipeline.digest.prompt import PaperText, messages, prompt_hash, validate
-from pipeline.report import RunReport
+from pipeline.report import RunReport, RunStatus
 from pipeline.runs import Run, recorded
 from pipeline.store import Store
 from pipeline.tables import DIGESTS, to_table
@@ -183,7 +183,7 @@ def summed(name: str, outcomes: list[Outcome[Any]], dispatch: Dispatch, budget: 
     if dispatch.left_outage:
         errors.append(f"the server failed several requests in a row; {dispatch.left_outage} "
                       "left for the next run")
-    status = "ok"
+    status: RunStatus = "ok"
     if failed or dispatch.left_outage:
         status = "partial" if made or cached else "failed"
     return DigestReport(name, status, counts, sum(o.requests for o in outcomes),

@@ -16,6 +16,7 @@ import datetime as dt
 import json
 import os
 from collections.abc import Mapping
+from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
@@ -94,7 +95,8 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     batch, over = pending[:channel.max_items], pending[channel.max_items:]
     s = i18n.strings(cfg.site.language)
 
-    def row(item: Item, status: str, error: str | None = None) -> dict[str, object]:
+    def row(item: Item, status: Literal["sent", "failed", "skipped"], error: str | None = None
+            ) -> dict[str, object]:
         before = tried.get(item.key)
         attempts = 0 if before is None or pd.isna(before["attempts"]) else before["attempts"]
         first = run.started if before is None or pd.isna(before["first_tried"]) \

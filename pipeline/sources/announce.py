@@ -43,7 +43,7 @@ import requests
 from lxml import etree
 
 from pipeline.merge import merge_arxiv
-from pipeline.report import RunReport
+from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import (
     Answer,
     FetchStats,
@@ -293,7 +293,7 @@ class AnnounceSource:
         if stale:
             problems.append(_stale_message(stale, expected))
         failed = reading.error is not None and not reading.feeds and not batch.num_rows
-        status = "failed" if failed else "partial" if problems else "ok"
+        status: RunStatus = "failed" if failed else "partial" if problems else "ok"
         newest = max((f.day for f in trusted), default=None)
         after = before if newest is None else not_after(max(filter(None, [
             before, dt.datetime.combine(newest, dt.time(), EASTERN).astimezone(dt.UTC)])),

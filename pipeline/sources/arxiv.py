@@ -33,7 +33,7 @@ import pyarrow.compute as pc
 import requests
 
 from pipeline.merge import merge_arxiv
-from pipeline.report import RunReport
+from pipeline.report import RunReport, RunStatus
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import (
     Answer,
@@ -498,9 +498,10 @@ class ArxivSource:
         lookups = (follow_lookups(cfg, library, {r["arxiv_id"] for r in fetch.rows}, started)
                    if fetch.complete else Lookups())
         merged = self.merge(cfg, library, pa.concat_tables([batch, lookups.table()]))
-        status = ("ok" if fetch.complete and not (fetch.truncated or fetch.shortfall)
-                  and lookups.complete
-                  else "partial" if batch.num_rows or lookups.rows else "failed")
+        status: RunStatus = (
+            "ok" if fetch.complete and not (fetch.truncated or fetch.shortfall)
+            and lookups.complete
+            else "partial" if batch.num_rows or lookups.rows else "failed")
         wanted = set(acfg.categories)
         per_category = Counter(c for row in fetch.rows for c in row["categories"]
                                if c in wanted)

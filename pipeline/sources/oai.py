@@ -37,7 +37,7 @@ import requests
 from lxml import etree
 
 from pipeline.merge import merge_arxiv
-from pipeline.report import RunReport
+from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import (
     Answer,
     FetchStats,
@@ -338,7 +338,8 @@ class OAISource:
         got = harvest(acfg, since, started)
         batch = got.table()
         merged = self.merge(cfg, library, batch)
-        status = "ok" if got.error is None else ("partial" if batch.num_rows else "failed")
+        status: RunStatus = ("ok" if got.error is None
+                             else "partial" if batch.num_rows else "failed")
         after = (not_after(got.answered, started, skew=dt.timedelta(0))
                  if got.error is None else before)
         report = RunReport(self.name, status, merged.counts, got.stats.requests,
