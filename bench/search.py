@@ -38,6 +38,7 @@ from pipeline.site import i18n
 from pipeline.site.index import search as _search
 from pipeline.site.model.brand import brand
 from pipeline.site.model.views import DIGEST_FIELDS, Paper
+from pipeline.site.pages import static
 
 REPO = Path(__file__).resolve().parents[1]
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -121,6 +122,9 @@ def site(out: Path, info: dict) -> None:
         topic_names={}, venues=[])
     (out / "search" / "index.html").write_text(html, encoding="utf-8")
     shutil.copytree(REPO / "theme" / "static", out / "theme")
+    # app.js imports ui.js, which the build renders from its template (pages/static.py)
+    ui = env.get_template("ui.js").render(s=strings, lang="zh-CN", root=static.ROOT)
+    (out / "theme" / "ui.js").write_text(ui, encoding="utf-8")
 
 
 def gz(path: Path) -> int:

@@ -41,6 +41,7 @@ from pipeline.site.pages import paper as paper_pages
 from pipeline.site.render import filters as _html
 from pipeline.sources import SOURCES
 from pipeline.store import Store
+from pipeline.text import reasons
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 from tests.support.servers import serve
 from tests.support.site import (
@@ -1078,17 +1079,21 @@ def test_each_attach_step_adds_fields_and_changes_nothing_it_was_given(tmp_path)
     assert [vars(p) for p in lib.papers] == [vars(_views.Paper(**f)) for f in papers.values()]
 
 
-def test_reasons_are_kept_as_stored_and_said_in_the_pages_language(tmp_path):
-    cfg = make_config(tmp_path, language="en")
-    store = run_pipeline(cfg, DAYS[:2])
-    with store.snapshot():
-        lib = _views.load(cfg, store)
-    stored = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
-    topical = next(p for p in lib.papers if p.topics)
-    assert [r for _, r in topical.topics] == stored[topical.arxiv_id]["topic_reasons"]
-    env = jinja2.Environment(autoescape=True)
-    env.filters.update(settings.plain(cfg)["JINJA_FILTERS"])
-    said = env.from_string("{{ r | reason }}")
-    text = "keyword 'diffusion' in abstract; category cs.CV"
-    assert said.render(r=text, lang="zh-CN") == "摘要含“diffusion”；分类 cs.CV"
-    assert said.render(r=text, lang="en") == text
+def test_reasons_are_read_as_codes_that_say_the_stored_text_and_translate(zh_site):
+    """The library holds each reason as codes (text/reasons.py) that give back the text
+    the store keeps; the `why` filter says them in the page's language."""
+    with zh_site.store.snapshot():
+        lib = _views.load(zh_site.cfg, zh_site.store)
+    stored = {p["arxiv_id"]: p for p in zh_site.store.read("papers").to_pylist()}
+    flagged = [p for p in lib.papers if p.ai_reason]
+    assert flagged and all(reasons.stored(p.ai_reason) == stored[p.arxiv_id]["ai_reason"]
+                           for p in flagged)
+    assert all([reasons.stored(r) for _, r in p.topics]
+               == (stored[p.arxiv_id]["topic_reasons"] or []) for p in lib.papers)
+    env = jinja2.Environment()
+    env.filters.update(settings.plain(zh_site.cfg)["JINJA_FILTERS"])
+    said = env.from_string("{{ r | why(s) }}")
+    why = reasons.read("keyword 'diffusion' in abstract; category cs.CV")
+    assert said.render(r=why, s=i18n.strings("zh-CN")) == "摘要含“diffusion”；分类 cs.CV"
+    assert said.render(r=why, s=i18n.strings("en")) == (
+        "keyword 'diffusion' in abstract; category cs.CV")

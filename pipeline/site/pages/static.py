@@ -6,7 +6,7 @@ from __future__ import annotations
 from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
-_ROOT = "\ue000"  # stands for a page's relative root in ui.js's links (app.js puts it in)
+ROOT = "\ue000"  # stands for a page's relative root in ui.js's links (app.js puts it in)
 
 
 def render(site: SiteData, out: Output) -> list[str]:
@@ -16,6 +16,6 @@ def render(site: SiteData, out: Output) -> list[str]:
     for path in sorted(static.rglob("*")):
         if path.is_file():
             out.writer.put(out.root / "theme" / path.relative_to(static), path.read_bytes())
-    ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=_ROOT)
+    ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=ROOT)
     out.writer.put(out.root / "theme" / "ui.js", ui.encode("utf-8"))
     return []
