@@ -450,6 +450,7 @@ def test_control_characters_from_arxiv_are_removed_not_fatal(config, tmp_path):
 # -- a server that trickles -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_trickling_response_ends_the_run_at_max_run_seconds(replay, store_after_first_day,
                                                              config):
     store = store_after_first_day

@@ -161,6 +161,7 @@ def test_home_page_order_in_chromium(site_built, browser, width):
         page.close()
 
 
+@pytest.mark.slow
 def test_a_follow_by_initials_puts_the_paper_in_the_queue_as_the_site_matches_it(site_built):
     store = Store(site_built.store_path)
     library, versions = store.library(), store.read("versions")

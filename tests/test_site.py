@@ -1048,6 +1048,7 @@ def test_a_renamed_topic_shows_its_new_name_on_every_paper_page_rebuilt_in_place
     assert len(shown) > 5 and all(n == ["扩散生成"] for n in shown)
 
 
+@pytest.mark.slow
 def test_each_attach_step_adds_fields_and_changes_nothing_it_was_given(tmp_path):
     """The library is made by steps, one per table: each returns the fields it adds to
     the papers it has something for, leaving the papers so far as they were."""
