@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections import defaultdict
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -30,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.config import Topic
+from pipeline.config import Follow, Topic
 from pipeline.derive.classify import first_category
 from pipeline.text import phrases as _text
 from pipeline.text.names import name_tokens, same_person
@@ -103,6 +104,19 @@ def _holding(title: pa.Array[Any] | pa.ChunkedArray[Any],
     rest = np.flatnonzero(~hit)
     hit[rest] = matcher.contains(abstract.take(rest))
     return hit
+
+
+def follow_matches(papers: pa.Table, follow: Follow, authors: AuthorIndex | None
+                   ) -> Iterator[tuple[int, Why]]:
+    """(row, why) for each paper one of `follow`'s lists matches: unlike a topic, where
+    categories narrow the keywords, each list is a topic of its own, so one is enough."""
+    for topic in (Topic(keywords=follow.keywords),
+                  Topic(authors=follow.authors, match_initials=follow.match_initials),
+                  Topic(categories=follow.categories)):
+        if topic.keywords or topic.authors or topic.categories:
+            for row, why in enumerate(match_topic(papers, topic, authors)):
+                if why is not None:
+                    yield row, why
 
 
 def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,

@@ -22,7 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.config import Config, Follow, Topic
+from pipeline.config import Config, Follow
 from pipeline.derive import rank, scope
 from pipeline.derive import topics as topic_match
 from pipeline.digest.prompt import PaperText
@@ -204,12 +204,7 @@ def _followed(papers: pa.Table, follows: tuple[Follow, ...]) -> set[int]:
     ids, slugs = papers["arxiv_id"].to_pylist(), papers["topics"].to_pylist()
     rows: set[int] = set()
     for f in follows:
-        for topic in (Topic(keywords=f.keywords),
-                      Topic(authors=f.authors, match_initials=f.match_initials),
-                      Topic(categories=f.categories)):
-            if topic.keywords or topic.authors or topic.categories:
-                found = topic_match.match_topic(papers, topic, names)
-                rows |= {i for i, why in enumerate(found) if why is not None}
+        rows |= {i for i, _ in topic_match.follow_matches(papers, f, names)}
         rows |= {i for i, (arxiv_id, own) in enumerate(zip(ids, slugs, strict=True))
                  if arxiv_id in f.watch or set(own or ()) & set(f.topics)}
     return rows

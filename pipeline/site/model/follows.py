@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from pipeline.config import Follow, Topic
+from pipeline.config import Follow
 from pipeline.derive import topics as topic_match
 from pipeline.site.model.history import Event, events
 from pipeline.site.model.views import Library, Paper
@@ -63,14 +63,8 @@ def _matches(follow: Follow, table: pa.Table, names: topic_match.AuthorIndex | N
              lib: Library) -> list[tuple[int, Why]]:
     """(row, why) for every paper `follow` matches; its name leads the reasons."""
     label: Why = (Reason(Code.FOLLOW, (follow.name,)),) if follow.name else ()
-    out: list[tuple[int, Why]] = []
-    # Each list is a topic of its own, so that one list matching is enough.
-    for topic in (Topic(keywords=follow.keywords),
-                  Topic(authors=follow.authors, match_initials=follow.match_initials),
-                  Topic(categories=follow.categories)):
-        if topic.keywords or topic.authors or topic.categories:
-            reasons = topic_match.match_topic(table, topic, names)
-            out += [(i, label + r) for i, r in enumerate(reasons) if r is not None]
+    out: list[tuple[int, Why]] = [(i, label + why) for i, why in
+                                  topic_match.follow_matches(table, follow, names)]
     wanted_topics, watched = set(follow.topics), set(follow.watch)
     if not (wanted_topics or watched):
         return out
