@@ -71,7 +71,7 @@ def render_chunk(site: SiteData, out: Output, papers: list[Paper], old: dict[str
     mtime]."""
     keys: dict[str, PageKey] = {}
     for paper in papers:
-        _fresh(out, paper.path, _key(salt, out, paper), old, keys,
+        _fresh(out, paper.path, _keys(salt, out, paper)(site.pages.kind(paper)), old, keys,
                functools.partial(render_one, site, out, paper))
     return keys
 
@@ -84,12 +84,13 @@ def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper
     shards of the oldest pages while it still measures how many more turn light)."""
     keys: dict[str, PageKey] = {}
     for name, members in shards:
-        for paper in members:
+        kinds = [_keys(salt, out, paper) for paper in members]
+        for paper, key in zip(members, kinds, strict=True):
             if site.pages.kind(paper) is PageKind.LIGHT:
-                _fresh(out, paper.path, _key(salt, out, paper), old, keys,
+                _fresh(out, paper.path, key(PageKind.LIGHT), old, keys,
                        functools.partial(_render_light, site, out, paper))
-        key = _hash("".join(_key(salt, out, p, page=PageKind.FULL) for p in members))
-        _fresh(out, name, key, old, keys, functools.partial(_render_shard, out, name, members))
+        made = _hash("".join(key(PageKind.FULL) for key in kinds))
+        _fresh(out, name, made, old, keys, functools.partial(_render_shard, out, name, members))
     return keys
 
 
@@ -117,15 +118,22 @@ def _fresh(out: Output, path: str, key: str, old: dict[str, PageKey], keys: dict
     keys[path] = [key, *(seen or [])]
 
 
-def _key(salt: str, out: Output, paper: Paper, **state: object) -> str:
-    """The key of a page: what renders it (salt()) and its template's context, the one its
+def _keys(salt: str, out: Output, paper: Paper) -> Callable[[PageKind], str]:
+    """The key of the paper's page of a kind (full, light: a page that turns light, or
+    back, is made again): what renders it (salt()) and its template's context, the one its
     render gets (_context), so nothing it shows can change and leave the key as it was.
     The paper in it by its fields: the page says whether it has similar papers, not which
-    (search.js lists them); with its kind (full, light), so a page that turns light (or
-    back) is made again; `state` overrides a field its bytes do not depend on."""
-    seen = {**vars(paper), "similar": bool(paper.similar), "page": out.site.pages.kind(paper),
-            **state}
-    return _hash(salt + out.context_text({**_context(out, paper), "p": seen}))
+    (search.js lists them). The context's text is made once for both kinds: a light page
+    and its full article in a shard each need theirs."""
+    seen = {**vars(paper), "similar": bool(paper.similar)}
+    text = salt + out.context_text({**_context(out, paper), "p": seen})
+    made = hashlib.blake2b(text.encode(), digest_size=16)
+
+    def key(kind: PageKind) -> str:
+        of_kind = made.copy()
+        of_kind.update(kind.encode())
+        return of_kind.hexdigest()
+    return key
 
 
 def _hash(text: str) -> str:
@@ -145,21 +153,17 @@ def render_one(site: SiteData, out: Output, paper: Paper) -> None:
 
 def html(site: SiteData, out: Output, paper: Paper) -> str:
     """The full page: its meta and main blocks in the chrome rendered once."""
-    return _page(out, paper, "paper.html", entry(out, paper))
+    return _page(out, paper, entry(out, paper))
 
 
 def light_html(site: SiteData, out: Output, paper: Paper) -> str:
     """The light page: its title and arXiv link, the rest in its shard (app.js)."""
-    return _page(out, paper, "light.html", _blocks(out, paper, "light.html"))
+    return out.light_page(paper, page_feeds(out, paper))
 
 
 def entry(out: Output, paper: Paper) -> Entry:
     """What a full page holds and a light one fetches: its meta and main blocks."""
-    return _blocks(out, paper, "paper.html")
-
-
-def _blocks(out: Output, paper: Paper, page: str) -> Entry:
-    template = out.template(page)
+    template = out.template("paper.html")
     blocks = template.new_context(_context(out, paper))
     meta, main = ("".join(template.blocks[b](blocks)) for b in ("meta", "main"))
     return meta, main
@@ -169,11 +173,12 @@ def _context(out: Output, paper: Paper) -> dict[str, Any]:
     return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper)
 
 
-def _page(out: Output, paper: Paper, page: str, blocks: Entry) -> str:
+def _page(out: Output, paper: Paper, blocks: Entry) -> str:
     if not paper.title:  # base.html leaves out the title's separator then
-        return out.template(page).render({**_context(out, paper), "title": paper.title_text})
+        return out.template("paper.html").render({**_context(out, paper),
+                                                  "title": paper.title_text})
     meta, main = blocks
-    return out.in_chrome(paper.path, paper.title_text, meta, main, page_feeds(out, paper), page)
+    return out.in_chrome(paper.path, paper.title_text, meta, main, page_feeds(out, paper))
 
 
 def sizes(site: SiteData, out: Output, papers: list[Paper], per_shard: int
@@ -184,7 +189,7 @@ def sizes(site: SiteData, out: Output, papers: list[Paper], per_shard: int
     full, light, entries = [], [], []
     for p in papers:
         made = entry(out, p)
-        full.append(len(_page(out, p, "paper.html", made).encode("utf-8")))
+        full.append(len(_page(out, p, made).encode("utf-8")))
         light.append(len(light_html(site, out, p).encode("utf-8")))
         entries.append((p.arxiv_id, made))
     shares = []
