@@ -10,7 +10,14 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.site.render.tex import MAX_ARGUMENT_CHARS, excerpt, links_in, plain_tex, render_tex
+from pipeline.site.render.tex import (
+    _TOKEN,
+    MAX_ARGUMENT_CHARS,
+    excerpt,
+    links_in,
+    plain_tex,
+    render_tex,
+)
 
 # (source, HTML, plain Unicode)
 CASES = [
@@ -156,6 +163,22 @@ def test_no_backslash_command_is_left_in_the_sample() -> None:
 ])
 def test_an_excerpt_ends_at_a_word(text: str, chars: int, cut: str) -> None:
     assert excerpt(text, chars) == cut
+
+
+def test_an_excerpt_cuts_outside_every_token_a_whole_scan_finds() -> None:
+    """excerpt() looks for tokens only before the cut; a token that starts there and runs
+    past it (a formula, an argument) still keeps the cut out of it. Every sample text at
+    several widths: no cut falls inside a token _TOKEN finds scanning the whole text."""
+    checked = 0
+    for text in _texts():
+        spans = [m.span() for m in _TOKEN.finditer(text)]
+        for chars in (20, 60, 160):
+            cut = excerpt(text, chars).removesuffix("…").rstrip()
+            if len(text) > chars and cut:
+                checked += 1
+                assert text.startswith(cut)
+                assert not any(a < len(cut) < b for a, b in spans), (text[:80], chars)
+    assert checked > 5000
 
 
 def test_a_models_text_links_only_the_urls_its_paper_links() -> None:

@@ -56,6 +56,8 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
+_START = re.compile(r"[\\$`'~{-]|https?:")  # where a _TOKEN may start: its lookahead
+
 # Text commands whose one argument is shown, wrapped in an element (or in none).
 _WRAP = {
     "textbf": "b", "textit": "i", "textsl": "i", "emph": "em", "texttt": "code",
@@ -118,11 +120,18 @@ def excerpt(text: str, chars: int) -> str:
     whole text when it is that short."""
     if len(text) <= chars:
         return text
+    # The tokens that start before the cut, as _TOKEN.finditer finds them; tried only where
+    # one may start, as finditer would, but with the search for a start ending at the cut
+    # (finditer's search for the next token scans to the end of the text: 30 µs a card).
     spans = []
-    for m in _TOKEN.finditer(text):
-        if m.start() >= chars:
-            break
+    pos = 0
+    while (start := _START.search(text, pos, chars)) is not None:
+        m = _TOKEN.match(text, start.start())
+        if m is None:
+            pos = start.start() + 1
+            continue
         spans.append((m.start(), m.end()))
+        pos = m.end()
     for cut in range(chars, 0, -1):
         if not (text[cut] == " " or _CJK.match(text[cut - 1]) or _CJK.match(text[cut])):
             continue
