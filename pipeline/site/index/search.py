@@ -19,11 +19,9 @@ import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
@@ -164,16 +162,18 @@ def _postings(docs: Sequence[Paper], key: Key
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
-    # Per batch of docs, every token as (doc, term number, field weight) in flat lists,
-    # summed per (doc, term) by numpy: a dict per doc and field would cost far more. Terms
-    # are numbered per batch by pandas' hash table, then mapped to global numbers.
+    # Per batch of docs, every token in one flat list and, per (doc, field) run of them,
+    # the doc, the field's weight and whether it is outside the author names: numpy
+    # repeats those over each run and sums per (doc, term). A dict per doc and field would
+    # cost far more. Terms are numbered in one dict as they come.
     term_no: dict[str, int] = {}
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, BATCH):
         t_tok: list[str] = []
-        t_doc: list[int] = []
-        t_w: list[float] = []
-        t_word: list[bool] = []
+        runs: list[int] = []
+        r_doc: list[int] = []
+        r_w: list[float] = []
+        r_word: list[bool] = []
         for i in range(start, min(n, start + BATCH)):
             texts = _field_texts(docs[i], key.topic_names)
             key.text(texts)
@@ -181,21 +181,22 @@ def _postings(docs: Sequence[Paper], key: Key
                 toks = tokens(texts[field])
                 if not toks:
                     continue
-                scale = weight / (1 - B + B * len(texts[field]) / avg[field]) if norm else weight
-                t_tok.extend(toks)
-                t_doc.extend(repeat(i, len(toks)))
-                t_w.extend(repeat(scale, len(toks)))
-                t_word.extend(repeat(field != "authors", len(toks)))
+                t_tok += toks
+                runs.append(len(toks))
+                r_doc.append(i)
+                r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
+                           else weight)
+                r_word.append(field != "authors")
         if not t_tok:
             continue
-        codes, uniques = pd.factorize(np.array(t_tok, dtype=object))
-        numbers = np.array([term_no.setdefault(t, len(term_no)) for t in uniques],
-                           dtype=np.int64)
-        pairs = np.array(t_doc, dtype=np.int64) << 32 | numbers[codes]  # (doc, term)
+        numbers = np.fromiter((term_no.setdefault(t, len(term_no)) for t in t_tok),
+                              dtype=np.int64, count=len(t_tok))
+        counts = np.array(runs)
+        pairs = np.repeat(np.array(r_doc, dtype=np.int64), counts) << 32 | numbers  # (doc, term)
         uniq, inverse = np.unique(pairs, return_inverse=True)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
-                      np.bincount(inverse, weights=t_w).astype(np.float32),
-                      np.bincount(inverse, weights=t_word) > 0))
+                      np.bincount(inverse, weights=np.repeat(r_w, counts)).astype(np.float32),
+                      np.bincount(inverse, weights=np.repeat(r_word, counts)) > 0))
     terms = np.array(list(term_no), dtype=object)
     # 32-bit columns: at 200k papers there are ~35M postings.
     doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
