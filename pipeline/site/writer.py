@@ -73,6 +73,7 @@ class SkipUnchangedWriter:
         self.written = 0
         self.unchanged = 0
         self._root = os.path.realpath(output_path)
+        self._prefix = os.path.join(str(Path(output_path)), "")  # as out.root / name has it
         self._safe_dirs: set[str] = set()
         self._made_dirs: set[Path] = set()  # folders this writer made or found
         self._journal_fd: int | None = None
@@ -133,7 +134,9 @@ class SkipUnchangedWriter:
         leaves its files known as its own, and the next build may remove them. One append
         (a single write, whole even from several processes) per new file, to a descriptor
         opened once per process (an open per file was a tenth of a paper page's cost)."""
-        line = os.path.relpath(path, self.output_path) + "\n"
+        name = str(path)  # under the output folder (check()); relpath costs 8 µs a file
+        line = (name[len(self._prefix):] if name.startswith(self._prefix)
+                else os.path.relpath(name, self.output_path)) + "\n"
         if self._journal_fd is None or self._journal_pid != os.getpid():
             journal = os.path.join(self.output_path, JOURNAL)
             os.makedirs(os.path.dirname(journal), exist_ok=True)

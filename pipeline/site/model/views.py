@@ -65,6 +65,7 @@ class Version:
     before: Reading | None = None
     after: Reading | None = None
     model_note: str | None = None  # the change note the model wrote (pipeline.digest.notes)
+    _note: list[Part] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def meta(self) -> list[tuple[str, str | None, str | None]]:
@@ -77,9 +78,15 @@ class Version:
 
     @property
     def note(self) -> list[Part]:
-        """Its change note (修订说明) by rule, as catalogue keys and values (model.note). Made
-        each time it is asked for, not cached: a cached_property computes under a lock
-        that a worker forked at that moment would inherit held (site.workers)."""
+        """Its change note (修订说明) by rule, as catalogue keys and values (model.note): made
+        with difflib the first time it is asked for (a card, the paper's page), then kept.
+        Kept in a plain field, not a cached_property, which computes under a lock that a
+        worker forked at that moment would inherit held (site.workers)."""
+        if self._note is None:
+            self._note = self._rule_note()
+        return self._note
+
+    def _rule_note(self) -> list[Part]:
         if self.texts is None or self.previous is None:
             return []
 
