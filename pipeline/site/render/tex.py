@@ -33,9 +33,10 @@ MAX_ARGUMENT_CHARS = 1000
 # dollars, no digit right after the closing one) so "$5 and $10" stays prose. No body can
 # run past its own kind of delimiter, so a failed opener scans only to the next one and
 # the pass stays linear even on a text of ten thousand unclosed openers.
+_START = re.compile(r"[\\$`'~{-]|https?:")  # where a token may start (excerpt's scan too)
 _TOKEN = re.compile(
+    r"(?=" + _START.pattern + r")"  # fails fast where no token can start: most of the text
     r"""
-    (?=[\\$`'~{-]|https?:)  # fails fast where no token can start: most of the text
     (?:
       \\(?P<special>[$%&_\#{}])
     | \$\$(?P<display>(?:\\.|[^\\$])+)\$\$
@@ -55,8 +56,6 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
-
-_START = re.compile(r"[\\$`'~{-]|https?:")  # where a _TOKEN may start: its lookahead
 
 # Text commands whose one argument is shown, wrapped in an element (or in none).
 _WRAP = {
