@@ -21,6 +21,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import deflate
 from jinja2 import Template
 from pelican import signals
 from pelican.utils import get_relative_path, path_to_url
@@ -45,6 +46,14 @@ def stamp(path: Path) -> list[int] | None:
     except FileNotFoundError:
         return None
     return [st.st_size, st.st_mtime_ns]
+
+
+def gzipped(data: bytes) -> bytes:
+    """`data` as a gzip file (what the site serves as stored: light pages' shards, the
+    search index), the same bytes for the same data: no time in the header. libdeflate at
+    its level 8 makes what zlib's level 9 makes, to 0.1%, in about half the time: at
+    200,000 papers zlib spent ~30 s of CPU on the paper shards alone."""
+    return bytes(deflate.gzip_compress(data, 8))
 
 
 def manifest_bytes(out: Path, produced: set[str]) -> bytes:

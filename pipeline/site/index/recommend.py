@@ -14,7 +14,6 @@ paper older than the window, a followed query. docs/RECOMMEND.md has the format.
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from sklearn.utils.extmath import randomized_svd
 
 from pipeline.site.index.search import fnv1a, tokens
 from pipeline.site.render.tex import plain_tex
+from pipeline.site.writer import gzipped
 
 VERSION = 1
 DIMS = 48  # 14 days of all cs.* (~17,000 papers) fit ≤ 1.5 MB gzip with the rest
@@ -125,9 +125,9 @@ def _top_terms(matrix: sp.csr_matrix, column: np.ndarray) -> np.ndarray:
 
 
 def files(window: Window, first_doc: int, as_of: int, days: int) -> dict[str, bytes]:
-    """The two files foryou.js loads, gzipped with mtime 0 (the same window, the same
-    bytes). vectors.bin: title keys (uint32), terms (uint16), vectors, then the words'
-    vectors (int8), each little-endian and row by row; meta.json says the shapes."""
+    """The two files foryou.js loads, gzipped (the same window, the same bytes).
+    vectors.bin: title keys (uint32), terms (uint16), vectors, then the words' vectors
+    (int8), each little-endian and row by row; meta.json says the shapes."""
     n, dims = window.vectors.shape
     meta = {"v": VERSION, "as_of": as_of, "days": days, "count": n, "dims": dims,
             "terms": TERMS, "first_doc": first_doc, "ids": window.ids,
@@ -137,8 +137,7 @@ def files(window: Window, first_doc: int, as_of: int, days: int) -> dict[str, by
                      window.terms.astype("<u2").tobytes(), window.vectors.tobytes(),
                      window.term_vectors.tobytes()])
     text = json.dumps(meta, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return {META: gzip.compress(text.replace("<", "\\u003c").encode(), 9, mtime=0),
-            VECTORS: gzip.compress(blob, 9, mtime=0)}
+    return {META: gzipped(text.replace("<", "\\u003c").encode()), VECTORS: gzipped(blob)}
 
 
 def _short(x: float) -> float:

@@ -10,7 +10,6 @@ describes the format; theme/static/search.js reads it (its tokenizer mirrors `to
 from __future__ import annotations
 
 import datetime as dt
-import gzip
 import hashlib
 import json
 import math
@@ -25,6 +24,7 @@ import numpy as np
 
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
+from pipeline.site.writer import gzipped
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
@@ -99,10 +99,9 @@ def minutes(t: dt.datetime | None) -> int:
 def stored(name: str, text: str) -> tuple[str, bytes]:
     """Where an index file is written, and its bytes: the term shards, doc chunks, facet
     blocks and similar lists gzipped (GitHub Pages' 1 GB counts stored bytes, and this
-    JSON gzips to a third; search.js inflates it), with mtime 0 so the same text always
-    makes the same bytes."""
+    JSON gzips to a third; search.js inflates it), the same text always to the same bytes."""
     if name.startswith(("search/t/", "search/d/", "search/f/", "search/s/")):
-        return name + ".gz", gzip.compress(text.encode(), compresslevel=6, mtime=0)
+        return name + ".gz", gzipped(text.encode())
     return name, text.encode()
 
 

@@ -9,7 +9,6 @@ its full page is ~5 KB. app.js fetches the shard and puts them in place."""
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import json
 from collections.abc import Callable, Iterable
@@ -23,7 +22,7 @@ from pipeline.site.model.views import PageKind, Paper
 from pipeline.site.output import Output
 from pipeline.site.render.feeds import FeedSpec
 from pipeline.site.workers import Task
-from pipeline.site.writer import read_record, stamp
+from pipeline.site.writer import gzipped, read_record, stamp
 
 CHUNK = 1000  # paper pages per worker task
 CACHE = ".papertrail/pages.json"  # per file: its inputs' key, the file's stamp
@@ -144,7 +143,7 @@ def _gzip(entries: dict[str, Entry]) -> bytes:
     """A shard: {id: [meta, main]}, gzipped (Pages serves it as is: it counts as stored).
     The same entries give the same bytes (no time in the gzip header)."""
     text = json.dumps(entries, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    return gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    return gzipped(text.encode("utf-8"))
 
 
 def render_one(site: SiteData, out: Output, paper: Paper) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 from collections.abc import Iterable
 from dataclasses import asdict
@@ -11,6 +10,7 @@ from markupsafe import escape
 
 from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
+from pipeline.site.writer import gzipped
 
 # The sitemap protocol's limit per file; past it sitemap.xml is an index of gzipped parts,
 # sitemap/1.xml.gz … (a year of cs.* is ~170,000 pages; gzip makes 14 MB of them 1 MB).
@@ -36,8 +36,8 @@ def render(site: SiteData, out: Output, pages: Iterable[str]) -> list[str]:
     else:
         for n, part in enumerate(parts, 1):
             xml = f"{_XML}<urlset {_NS}>\n{''.join(part)}</urlset>\n"
-            # mtime 0: the same URLs make the same bytes, so an unchanged part is not rewritten
-            w.put(out.root / f"sitemap/{n}.xml.gz", gzip.compress(xml.encode(), mtime=0))
+            # The same URLs make the same bytes, so an unchanged part is not rewritten.
+            w.put(out.root / f"sitemap/{n}.xml.gz", gzipped(xml.encode()))
         index = "".join(f"  <sitemap><loc>{escape(prefix)}sitemap/{n}.xml.gz</loc></sitemap>\n"
                         for n in range(1, len(parts) + 1))
         w.write_text("sitemap.xml", f"{_XML}<sitemapindex {_NS}>\n{index}</sitemapindex>\n")
