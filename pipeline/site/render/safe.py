@@ -9,6 +9,7 @@ build), and bidi controls reorder the text around them on a page.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from pipeline.text.untrusted import clean_text
 
@@ -23,6 +24,15 @@ def clean(text: str) -> str:
     if text.isascii() and text.isprintable():  # nearly every title and name: no regex
         return text
     return clean_text(_UNSHOWN.sub("", text))
+
+
+def clean_all(texts: Iterable[str]) -> list[str]:
+    """`clean` over a list (authors, categories), checked by builtins first: nearly every
+    name is printable ASCII, and a call a name cost a second of a build at 200,000 papers."""
+    texts = list(texts)
+    if all(map(str.isascii, texts)) and all(map(str.isprintable, texts)):
+        return texts
+    return [clean(t) for t in texts]
 
 
 def clean_opt(text: str | None) -> str | None:
