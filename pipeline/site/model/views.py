@@ -260,8 +260,11 @@ class Paper:
     @property
     def _ref(self) -> str:
         """The id as it goes into a URL: an id outside arXiv's grammar is quoted whole, so
-        its link stays on the page it names (a 404 there), never climbing with `../`."""
-        return self.arxiv_id if is_arxiv_id(self.arxiv_id) else quote(self.arxiv_id, safe="")
+        its link stays on the page it names (a 404 there), never climbing with `../`. A
+        pageable paper's id was checked when it was loaded (a page asks ~7 times)."""
+        if self.pageable or is_arxiv_id(self.arxiv_id):
+            return self.arxiv_id
+        return quote(self.arxiv_id, safe="")
 
     @property
     def abs_url(self) -> str:
