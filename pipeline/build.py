@@ -24,6 +24,7 @@ from pipeline.site.writer import (
     PelicanWriter,
     manifest_bytes,
     read_record,
+    relative,
 )
 from pipeline.store.durable import replace_atomically
 
@@ -161,7 +162,7 @@ def _remove_stale(out: Path, produced: set[str]) -> int:
     lists, and those a build killed since created (its journal). A file no build made is
     never touched, even if output/ is a folder with other things in it. Then this build's
     files become the manifest."""
-    ours = {os.path.relpath(p, out) for p in produced}
+    ours = {relative(p, out) for p in produced}
     manifest = manifest_bytes(out, produced)
     journal = out / JOURNAL
     known = set(read_record(out / MANIFEST).get("files", []))
