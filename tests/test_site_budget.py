@@ -27,7 +27,7 @@ from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.site import generator
-from pipeline.site.budget import HEADROOM, PaperPages, order
+from pipeline.site.budget import HEADROOM, REST_SHARE, PaperPages, order
 from pipeline.site.index import recommend as _recommend
 from pipeline.site.index import search as _search
 from pipeline.site.model.views import PageKind, Pages, Paper
@@ -525,6 +525,35 @@ def test_moving_the_boundary_makes_new_pages_and_changes_no_paper(tmp_path):
         *[PageKind.FULL] * 4]
     assert (len(pages.light), pages.left_out, len(pages.full)) == (2, 2, 5)
     assert [vars(p) for p in papers] == made
+
+
+def test_full_pages_that_fit_only_by_themselves_wait_for_the_rest_on_a_first_build(tmp_path):
+    """At a year of cs.* the full pages fit in 950 MB by themselves, not beside the rest (43%
+    of it): rendered alongside it, 71,000 were made full, then again light. Until a measure
+    draws the boundary (this build's of the rest, or the last build's), they render
+    alongside the rest only when they would fit beside REST_SHARE of the limit."""
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    papers = [Paper(f"2606.{i:05d}", 1, "t", Markup("t"), "a", [], ["cs.AI"], "cs.AI",
+                    None, None, None, *[t0 + dt.timedelta(hours=i)] * 4, False, None, [])
+              for i in range(100)]
+
+    def first_build(max_site_mb: float) -> PaperPages:
+        pages = PaperPages.of(papers, _config(tmp_path, max_site_mb), "salt")
+        pages.estimate([(6000, 1000)] * len(pages.sample()))  # 600 KB full, 100 KB light
+        return pages
+
+    assert first_build(10).to_render() == papers[::-1]  # far within the limit
+    pages = first_build(1)
+    full, limit = 100 * 6000, 1e6  # alone they fit, beside REST_SHARE of the limit not
+    assert limit * (1 - HEADROOM - REST_SHARE) < full < limit * (1 - HEADROOM)
+    assert pages.to_render() is None
+    out = tmp_path / "out"
+    writer = SkipUnchangedWriter(str(out))
+    writer.put(out / "index.html", b"x" * 200_000)  # the rest, as rendered
+    pages.give_way(writer)
+    assert pages.light == [] and pages.to_render() == papers[::-1]
+    pages.fit(writer)  # records the boundary for the next build
+    assert first_build(1).to_render() == papers[::-1]
 
 
 def test_a_pass_that_leaves_pages_out_renders_again_only_what_links_them(

@@ -5,8 +5,9 @@ keeps its address, and its article waits in a shard its script fetches. When eve
 pages do not all fit (a store of years), the oldest are left out: their papers link to
 arXiv, as papers past paper_pages_days do. Each pass first
 renders a sample of the pages in memory, full and light, to estimate their bytes. When the
-full pages would not all fit even if nothing else took any room, the pass renders
-everything else first, measures it, and the oldest turn light; while the search index, the
+full pages might not fit beside everything else (taken to be REST_SHARE of the limit, unless
+the last build drew the boundary), the pass renders everything else first, measures it,
+and the oldest turn light; while the search index, the
 longest part, is still being made, the build's process renders the light pages so far and
 their shards, then the newest pages that may stay full (none is rendered again). Otherwise
 the paper pages render alongside the rest. At the end the whole site is measured, and when
@@ -43,6 +44,12 @@ HEADROOM = 0.01
 # Paper pages rendered in memory, full and light, to estimate the bytes of all of them:
 # ~1 s, and close (docs/SCALE.md).
 SAMPLE = 2000
+# Before the rest of the site is measured, the paper pages render alongside it only when
+# they would fit with the rest this share of the limit (or the last build drew the
+# boundary). At a year of cs.* the full pages fit alone, the rest then took 43% of 950 MB,
+# and 71,000 pages were made full, then light (37 s); waiting costs two cores nothing, as
+# the index's worker keeps the second busy while the rest renders.
+REST_SHARE = 0.5
 # Passes that may give back pages left out, from what the light pages took as written: the
 # pages given back are the oldest light, whose shards may be new, so a second pass measures
 # again.
@@ -100,6 +107,9 @@ class PaperPages:
     ranges: Shards = field(default_factory=dict)  # every paper by its shard, by id
     pages: Pages = field(default_factory=Pages)  # light and left out, anew by keep_from()
     _brought_back: int = 0  # passes that gave back pages left out, from the measure
+    # The boundaries were drawn from a measure: the last build's (for this limit and make),
+    # or this one's (give_way(), fit()).
+    measured: bool = False
 
     @classmethod
     def of(cls, papers: list[Paper], cfg: Config, salt: str) -> PaperPages:
@@ -114,6 +124,7 @@ class PaperPages:
                 pages.keep_from(*(None if record.get(k) is None else
                                   (int(record[k][0]), str(record[k][1])) for k in
                                   ("first", "paged")))
+                pages.measured = True
         except (TypeError, ValueError, IndexError, KeyError):
             pass  # a damaged record: start from every page full, the measure decides
         return pages
@@ -202,9 +213,10 @@ class PaperPages:
 
     def to_render(self) -> list[Paper] | None:
         """The full pages, newest first, to render while the rest of the site is (fit()
-        decides then); None when they would not all fit even if the rest took no room:
-        some turn light, and which depends on what the rest takes (give_way())."""
-        return None if self._cut(0) != (0, 0) else self.full[::-1]
+        decides then); None when they might not all fit beside the rest (REST_SHARE): some
+        may turn light, and which depends on what the rest takes (give_way())."""
+        rest = 0 if self.measured else int(self.limit * REST_SHARE)
+        return None if self._cut(rest) != (0, 0) else self.full[::-1]
 
     def give_way(self, writer: SkipUnchangedWriter) -> None:
         """With the rest of the site rendered and the pages waiting: the oldest turn light
@@ -215,6 +227,7 @@ class PaperPages:
             self._too_large(rest)
         cut, drop = self._cut(rest)
         self._turn(cut, min(drop, len(self.eligible) - 1))
+        self.measured = True
 
     def _rest(self, writer: SkipUnchangedWriter) -> int:
         """The bytes of everything but the paper pages and shards (some may be rendered
@@ -237,6 +250,7 @@ class PaperPages:
         }).encode(), atomic=True)
         files = {os.path.normpath(p) for p in writer.files()}
         size = _bytes(out, files)
+        self.measured = True
         if size <= self.limit:
             return not self._bring_back(out, files, size)
         need, full, each = float(size - self.limit * (1 - HEADROOM)), self.full, self._light_each()
