@@ -140,9 +140,10 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
 
 
 def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
-    """The site, its paper pages only when the full ones would fit even if nothing else took
-    any room; False when they, as estimated, do not fit in what the rest leaves, and the
-    oldest turned light: the site is to be rendered again so (see site.budget)."""
+    """The site, its paper pages only when the full ones would fit beside the rest
+    (PaperPages.to_render); False when they, as estimated, do not fit in what the rest
+    leaves, and the oldest turned light: the site is to be rendered again so (see
+    site.budget)."""
     site = out.site
     # The index and the paper pages, the light ones with their shards and then the full ones
     # newest first, go to worker processes while this one renders the rest; the index
