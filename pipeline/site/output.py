@@ -159,11 +159,11 @@ class Output:
         190,000 pages, a tenth of their time when each was a render. Stand-ins are
         private-use characters, which no upstream text keeps (text.untrusted)."""
         root = "../" * paper.path.count("/")
-        values = {"arxiv_id": paper.arxiv_id, "abs_url": paper.abs_url,
-                  "title_html": paper.title_html}
         title = paper.title_text
         if not title:  # base.html leaves out the title's separator then
-            return self.template("light").render(self.context(root, feeds, title="", **values))
+            return self.template("light").render(self.context(
+                root, feeds, title="", arxiv_id=paper.arxiv_id, abs_url=paper.abs_url,
+                title_html=paper.title_html))
         key = (len(root), feeds)
         if key not in self._lights:
             self._lights[key] = self.template("light").render(self.context(
