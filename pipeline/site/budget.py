@@ -35,7 +35,7 @@ from pipeline.config import Config, ConfigError
 from pipeline.site.index.search import minutes
 from pipeline.site.model.views import PageKind, Pages, Paper
 from pipeline.site.pages.paper import SHARDS, Shards, shard
-from pipeline.site.writer import SkipUnchangedWriter, manifest_bytes, read_record
+from pipeline.site.writer import SkipUnchangedWriter, manifest_bytes, read_record, relative
 
 RECORD = ".papertrail/budget.json"  # the limit, the oldest full page and the oldest page
 # Left free when pages turn light, so the next builds' new papers fit without a second pass:
@@ -78,10 +78,10 @@ def pages_from(paged: Sequence[Paper]) -> Rank | None:
 
 
 def _recorded(path: str) -> int:
-    """What a paper page adds to the build's records: its line in files.json ("path",)
-    and in pages.json ("path": [key of 32 digits, size, mtime of 19 digits]), both JSON
-    with a line per value."""
-    return 2 * len(path) + 76
+    """What a paper page adds to the build's records: its line in files.json ("path",) and
+    its lines in pages.json ("path": ["key of 32 digits", size, mtime of 19 digits],), both
+    JSON with a line between values (writer.LINES)."""
+    return 2 * len(path) + 74
 
 
 def _bytes(out: Path, files: set[str]) -> int:
@@ -233,10 +233,10 @@ class PaperPages:
         """The bytes of everything but the paper pages and shards (some may be rendered
         ahead)."""
         out = Path(writer.output_path)
-        pages = {os.path.normpath(out / p.path) for p in self.eligible}
-        shards = os.path.normpath(out / SHARDS) + os.sep
-        return _bytes(out, {path for path in map(os.path.normpath, writer.files())
-                            if path not in pages and not path.startswith(shards)})
+        pages = {p.path for p in self.eligible}
+        return _bytes(out, {path for path in writer.files()
+                            if (name := relative(path, out)) not in pages
+                            and not name.startswith(SHARDS)})
 
     def fit(self, writer: SkipUnchangedWriter) -> bool:
         """Record this pass's boundary, then measure; when over the limit, move the boundary

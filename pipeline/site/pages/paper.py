@@ -22,7 +22,7 @@ from pipeline.site.model.views import PageKind, Paper
 from pipeline.site.output import Output
 from pipeline.site.render.feeds import FeedSpec
 from pipeline.site.workers import Task
-from pipeline.site.writer import gzipped, read_record, stamp
+from pipeline.site.writer import LINES, gzipped, read_record, stamp
 
 CHUNK = 1000  # paper pages per worker task
 CACHE = ".papertrail/pages.json"  # per file: its inputs' key, the file's stamp
@@ -211,8 +211,8 @@ def save_keys(out: Output, keys: Iterable[dict[str, PageKey]]) -> None:
     """Written once every page is (and atomically): a build that fails midway must not
     record keys of pages it never wrote."""
     merged = {path: key for chunk in keys for path, key in chunk.items()}
-    out.writer.put(out.root / CACHE, json.dumps(merged, sort_keys=True, indent=0).encode(),
-                   atomic=True)
+    text = json.dumps(merged, sort_keys=True, separators=LINES)
+    out.writer.put(out.root / CACHE, text.encode(), atomic=True)
 
 
 def salt(out: Output) -> str:
