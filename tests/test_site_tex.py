@@ -11,8 +11,11 @@ from lxml import etree
 
 from pipeline.replay import sample
 from pipeline.site.render.tex import (
+    _STARTS,
     _TOKEN,
     MAX_ARGUMENT_CHARS,
+    _next_token,
+    _starts,
     excerpt,
     links_in,
     plain_tex,
@@ -179,6 +182,26 @@ def test_an_excerpt_cuts_outside_every_token_a_whole_scan_finds() -> None:
                 assert text.startswith(cut)
                 assert not any(a < len(cut) < b for a, b in spans), (text[:80], chars)
     assert checked > 5000
+
+
+def test_tokens_are_tried_only_where_one_may_start() -> None:
+    """_render and excerpt try _TOKEN only where a text holds one of _STARTS: the same
+    tokens as _TOKEN's alternatives tried at every position, on every sample text and on
+    near-tokens (one hyphen, one quote, http without a colon)."""
+    lookahead = "(?=" + "|".join(map(re.escape, _STARTS)) + ")"
+    assert _TOKEN.pattern.startswith(lookahead)
+    everywhere = re.compile(_TOKEN.pattern.removeprefix(lookahead), re.VERBOSE)
+    near = (r"a - b -- c --- d ``q'' 'x' ` `` ~\ref{x} {\it y} \$ https://a.b/c http x "
+            r"$a$ $$b$$ \(c\) \[d\] a--b x---y ~ \begin{equation}e\end{equation}")
+    checked = 0
+    for text in [*_texts(), near]:
+        found, pos, starts = [], 0, _starts(text)
+        while (m := _next_token(text, pos, starts)) is not None:
+            found.append(m.span())
+            pos = m.end()
+        assert found == [m.span() for m in everywhere.finditer(text)], text[:80]
+        checked += len(found)
+    assert checked > 1000
 
 
 def test_a_models_text_links_only_the_urls_its_paper_links() -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from bisect import bisect_left
 from collections.abc import Collection
 
 from markupsafe import Markup, escape
@@ -33,9 +34,10 @@ MAX_ARGUMENT_CHARS = 1000
 # dollars, no digit right after the closing one) so "$5 and $10" stays prose. No body can
 # run past its own kind of delimiter, so a failed opener scans only to the next one and
 # the pass stays linear even on a text of ten thousand unclosed openers.
-_START = re.compile(r"[\\$`'~{-]|https?:")  # where a token may start (excerpt's scan too)
+# What every token starts with: _TOKEN is tried only where one of these is (_starts).
+_STARTS = ("\\", "$", "~", "{", "--", "``", "''", "http")
 _TOKEN = re.compile(
-    r"(?=" + _START.pattern + r")"  # fails fast where no token can start: most of the text
+    "(?=" + "|".join(map(re.escape, _STARTS)) + ")"  # so it cannot match anywhere else
     r"""
     (?:
       \\(?P<special>[$%&_\#{}])
@@ -119,16 +121,11 @@ def excerpt(text: str, chars: int) -> str:
     whole text when it is that short."""
     if len(text) <= chars:
         return text
-    # The tokens that start before the cut, as _TOKEN.finditer finds them; tried only where
-    # one may start, as finditer would, but with the search for a start ending at the cut
-    # (finditer's search for the next token scans to the end of the text: 30 µs a card).
+    # The tokens that start before the cut, as _TOKEN.finditer finds them.
     spans = []
     pos = 0
-    while (start := _START.search(text, pos, chars)) is not None:
-        m = _TOKEN.match(text, start.start())
-        if m is None:
-            pos = start.start() + 1
-            continue
+    starts = _starts(text, chars)
+    while (m := _next_token(text, pos, starts)) is not None:
         spans.append((m.start(), m.end()))
         pos = m.end()
     for cut in range(chars, 0, -1):
@@ -140,6 +137,29 @@ def excerpt(text: str, chars: int) -> str:
     return ""
 
 
+def _starts(text: str, before: int | None = None) -> list[int]:
+    """Where a token may start in `text` (before `before`), in order: str.find skips the
+    text between at memchr's speed, where a regex tries every position (the bench's
+    abstracts, side by side: 33 µs for _TOKEN's search, 23 for a class of the first
+    characters, 9 for this)."""
+    found = []
+    for start in _STARTS:
+        end = len(text) if before is None else before + len(start) - 1
+        i = text.find(start, 0, end)
+        while i >= 0:
+            found.append(i)
+            i = text.find(start, i + 1, end)
+    return sorted(found)
+
+
+def _next_token(text: str, pos: int, starts: list[int]) -> re.Match[str] | None:
+    """_TOKEN.search(text, pos)'s match, tried only at `starts` (_starts(text), or some)."""
+    for k in range(bisect_left(starts, pos), len(starts)):
+        if (m := _TOKEN.match(text, starts[k])) is not None:
+            return m
+    return None
+
+
 def _render(text: str, *, html: bool, math: bool, depth: int, links: Links = None
             ) -> list[str]:
     def out(s: str) -> str:
@@ -149,7 +169,8 @@ def _render(text: str, *, html: bool, math: bool, depth: int, links: Links = Non
     pos = 0
     formulas = 0
     pairs: dict[int, int] | None = None  # found when the first command needs them
-    while (m := _TOKEN.search(text, pos)) is not None:
+    starts = _starts(text)
+    while (m := _next_token(text, pos, starts)) is not None:
         parts.append(out(text[pos : m.start()]))
         pos = m.end()
         if m["special"]:
