@@ -277,9 +277,9 @@ class PaperPages:
         if self._brought_back >= BRING_BACK_PASSES or not (left_out and light):
             return False
         self._brought_back += 1
-        shards = os.path.normpath(out / SHARDS) + os.sep
         written = (sum(os.stat(out / p.path).st_size + _recorded(p.path) for p in light)
-                   + sum(os.stat(f).st_size for f in files if f.startswith(shards)))
+                   + sum(os.stat(f).st_size for f in files
+                         if relative(f, out).startswith(SHARDS)))
         back = min(left_out, int((self.limit * (1 - HEADROOM) - size) / (written / len(light))))
         if back <= 0:
             return False
