@@ -39,6 +39,7 @@ from pipeline.site.model import views as _views
 from pipeline.site.model.views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.site.render import filters as _html
+from pipeline.site.writer import stamp
 from pipeline.sources import SOURCES
 from pipeline.store import Store
 from pipeline.text import reasons
@@ -344,9 +345,10 @@ def test_worker_processes_build_the_same_site_as_pelicans_own_writer(tmp_path, m
     fast = _tree(cfg.output_path)
     assert sum(k.startswith("paper/") for k in fast) > 100
 
-    def through_pelican(site, out, paper) -> None:  # the stock path: write_file
+    def through_pelican(site, out, paper) -> list[int] | None:  # the stock path: write_file
         out.page(paper.path, "paper.html", paper_pages.page_feeds(out, paper), p=paper,
                  title=paper.title_text)
+        return stamp(out.root / paper.path)
 
     monkeypatch.setattr(paper_pages, "render_one", through_pelican)
     one = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, output=Path("one"),

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import ANY
 
 import feedparser
 import pyarrow as pa
@@ -18,7 +19,7 @@ import pytest
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
-from pipeline.site.writer import SkipUnchangedWriter, UnsafePathError
+from pipeline.site.writer import SkipUnchangedWriter, UnsafePathError, stamp
 from pipeline.store import Store
 from tests.support.site import DAYS, add_digest, build_at_last_run, make_config, run_pipeline
 
@@ -87,11 +88,12 @@ cfg_path, now, part, n = sys.argv[1:]
 real, count = _writer.SkipUnchangedWriter.put, [0]
 
 def put(self, path, data, **kw):
-    real(self, path, data, **kw)
+    written = real(self, path, data, **kw)
     if part in str(path):
         count[0] += 1
         if count[0] >= int(n):
             os._exit(9)
+    return written
 
 _writer.SkipUnchangedWriter.put = put
 build.build(config.load(cfg_path), now=dt.datetime.fromisoformat(now))
@@ -191,9 +193,10 @@ main, to_render, forced = os.getpid(), _budget.PaperPages.to_render, []
 real_give_way, drawn = _budget.PaperPages.give_way, []
 
 def put(self, path, data, **kw):
-    real(self, path, data, **kw)
+    written = real(self, path, data, **kw)
     if at == "page" and "/paper/" in str(path) and os.getpid() == main:
         os.killpg(0, 9)
+    return written
 
 def give_way(self, writer):
     drawn.append(True)
@@ -504,3 +507,17 @@ def test_the_writer_refuses_a_path_outside_the_output_even_through_a_link(tmp_pa
     assert not (tmp_path / "evil.html").exists()
     writer.put(out / "paper" / "2401.12345.html", b"fine")
     assert (out / "paper" / "2401.12345.html").read_bytes() == b"fine"
+
+
+def test_the_writer_returns_the_stamp_of_what_it_wrote_or_left(tmp_path):
+    """A page's key records this stamp (pages.paper._fresh), so it must be the file's own,
+    whether the file was written, left as it was, or replaced atomically."""
+    out = tmp_path / "out"
+    writer = SkipUnchangedWriter(str(out))
+    page, record = out / "paper" / "2401.12345.html", out / ".papertrail" / "pages.json"
+    written = writer.put(page, b"<p>first</p>" * 1000)
+    assert written == stamp(page) and written[0] == 12_000
+    assert writer.put(page, b"<p>first</p>" * 1000) == written and writer.unchanged == 1
+    assert writer.put(page, b"second") == stamp(page) != written
+    assert writer.put(record, b"{}", atomic=True) == stamp(record) == [2, ANY]
+    assert page.read_bytes() == b"second" and writer.written == 3

@@ -105,15 +105,16 @@ class Output:
         depth and feeds: the same on every paper page, and its feed links a sixth of the
         render time when redone each time (its repr, the catalogue's strings, is ~20 KB:
         hashed into each of 200,000 pages' keys, a tenth of their time)."""
-        if (root, feeds) not in self._site_contexts:
+        known = self._site_contexts.get((root, feeds))  # one lookup: the key hashes feeds
+        if known is None:
             site = self.site
             head, foot = self._feed_links(root, feeds)
             made = {"s": site.strings, "lang": site.lang, "root": root,
                     "site_title": site.cfg.site.title, "brand": site.brand, "feeds": feeds,
                     "feed_head": head, "feed_foot": foot, "local": site.local,
                     "tz_label": site.tz_label, "topic_names": site.topic_names}
-            self._site_contexts[root, feeds] = made, fingerprint(repr(made))
-        return self._site_contexts[root, feeds]
+            known = self._site_contexts[root, feeds] = made, fingerprint(repr(made))
+        return known
 
     def context_text(self, ctx: dict[str, Any]) -> str:
         """Everything a context made by context() holds, as text for a key: the repr of

@@ -131,15 +131,18 @@ class SkipUnchangedWriter:
                 raise UnsafePathError(f"refusing to write {path}: outside {self._root}")
             self._safe_dirs.add(folder)
 
-    def put(self, path: Path, data: bytes, *, atomic: bool = False) -> None:
+    def put(self, path: Path, data: bytes, *, atomic: bool = False) -> list[int]:
         """Write `data` at `path` unless the file already holds exactly these bytes;
-        `atomic` for the build's own records (see replace_atomically)."""
+        `atomic` for the build's own records (see replace_atomically). Returns the file's
+        stamp, as stamp() would read it after."""
         self.check(path)
-        self.produced.add(str(path))
+        name = str(path)
+        self.produced.add(name)
         try:
-            if path.stat().st_size == len(data) and path.read_bytes() == data:
+            st = os.stat(name)
+            if st.st_size == len(data) and path.read_bytes() == data:
                 self.unchanged += 1
-                return
+                return [st.st_size, st.st_mtime_ns]
         except FileNotFoundError:
             if path.parent not in self._made_dirs:  # paper/ holds 200,000 files: one mkdir
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -147,12 +150,21 @@ class SkipUnchangedWriter:
             self._journal(path)
         if atomic:
             replace_atomically(path, data)
-        else:
-            # A plain write: the output is derived, and a page cut short by a crash differs
-            # from what the next build renders, so that build rewrites it.
-            with open(path, "wb") as fh:
-                fh.write(data)
+            self.written += 1
+            return stamp(path) or []
+        # A plain write: the output is derived, and a page cut short by a crash differs from
+        # what the next build renders, so that build rewrites it. Through the descriptor
+        # alone: open() adds an fstat and an ioctl, and a stat after, for 220,000 files.
+        fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         self.written += 1
+        return [st.st_size, st.st_mtime_ns]
 
     def _journal(self, path: Path) -> None:
         """Note a file before creating it, so a build killed before it records its manifest

@@ -93,28 +93,28 @@ def render_light(site: SiteData, out: Output, shards: list[tuple[str, list[Paper
     return keys
 
 
-def _render_light(site: SiteData, out: Output, paper: Paper) -> None:
-    out.writer.put(out.root / paper.path, light_html(site, out, paper).encode("utf-8"))
+def _render_light(site: SiteData, out: Output, paper: Paper) -> list[int]:
+    return out.writer.put(out.root / paper.path, light_html(site, out, paper).encode("utf-8"))
 
 
-def _render_shard(out: Output, name: str, papers: list[Paper]) -> None:
-    out.writer.put(out.root / name, _gzip({p.arxiv_id: entry(out, p) for p in papers}))
+def _render_shard(out: Output, name: str, papers: list[Paper]) -> list[int]:
+    return out.writer.put(out.root / name, _gzip({p.arxiv_id: entry(out, p) for p in papers}))
 
 
 def _fresh(out: Output, path: str, key: str, old: dict[str, PageKey], keys: dict[str, PageKey],
-           make: Callable[[], None]) -> None:
-    """Keep the file at `path` when the cache saw it made from `key`, else make it; note
-    its [key, size, mtime] in `keys`. A file is trusted only while it is the one the cache
-    saw written: a build killed after rewriting it (in another language, say) leaves a file
-    with another stamp, and it is made again."""
+           make: Callable[[], list[int]]) -> None:
+    """Keep the file at `path` when the cache saw it made from `key`, else make it (`make`
+    returns its stamp); note its [key, size, mtime] in `keys`. A file is trusted only while
+    it is the one the cache saw written: a build killed after rewriting it (in another
+    language, say) leaves a file with another stamp, and it is made again."""
     target = out.root / path
-    seen = stamp(target)
-    if seen and old.get(path) == [key, *seen]:
+    recorded = old.get(path)
+    seen = stamp(target) if recorded else None  # none recorded (a first build): no stat
+    if seen and recorded == [key, *seen]:
         out.writer.keep(target)
     else:
-        make()
-        seen = stamp(target)
-    keys[path] = [key, *(seen or [])]
+        seen = make()
+    keys[path] = [key, *seen]
 
 
 def _keys(salt: str, out: Output, paper: Paper) -> Callable[[PageKind], str]:
@@ -146,8 +146,8 @@ def _gzip(entries: dict[str, Entry]) -> bytes:
     return gzipped(text.encode("utf-8"))
 
 
-def render_one(site: SiteData, out: Output, paper: Paper) -> None:
-    out.writer.put(out.root / paper.path, html(site, out, paper).encode("utf-8"))
+def render_one(site: SiteData, out: Output, paper: Paper) -> list[int]:
+    return out.writer.put(out.root / paper.path, html(site, out, paper).encode("utf-8"))
 
 
 def html(site: SiteData, out: Output, paper: Paper) -> str:

@@ -54,8 +54,7 @@ def render_index(site: SiteData, out: Output, made: str | None = None) -> str:
         stamps = {}
         for name in sorted(index.files):
             path, data = _search.stored(name, index.files[name])
-            w.put(root / path, data)
-            stamps[path] = stamp(root / path)
+            stamps[path] = w.put(root / path, data)
     # The site's zone, for the times search.js and follow.js show; the badge of a venue
     # known by its DOI alone (the index says "DOI"); the oldest paper page kept; the
     # glossary, for the English form of a Chinese query.
