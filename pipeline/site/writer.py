@@ -46,9 +46,12 @@ def stamp(path: Path) -> list[int] | None:
     it wrote, and trusts the file by only while the file still shows the same, so a file a
     killed build (or anyone) rewrote since is made again."""
     try:
-        st = path.stat()
+        return _stamp_of(path.stat())
     except FileNotFoundError:
         return None
+
+
+def _stamp_of(st: os.stat_result) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
@@ -142,7 +145,7 @@ class SkipUnchangedWriter:
             st = os.stat(name)
             if st.st_size == len(data) and path.read_bytes() == data:
                 self.unchanged += 1
-                return [st.st_size, st.st_mtime_ns]
+                return _stamp_of(st)
         except FileNotFoundError:
             if path.parent not in self._made_dirs:  # paper/ holds 200,000 files: one mkdir
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,7 +167,7 @@ class SkipUnchangedWriter:
         finally:
             os.close(fd)
         self.written += 1
-        return [st.st_size, st.st_mtime_ns]
+        return _stamp_of(st)
 
     def _journal(self, path: Path) -> None:
         """Note a file before creating it, so a build killed before it records its manifest
