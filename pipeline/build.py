@@ -135,9 +135,9 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
         for writer in made:
             writer.ours.close()
     out, w = cfg.output_path, made[0].ours
-    produced = {os.path.normpath(p) for p in w.files()}
-    removed = _remove_stale(out, produced)
-    size = sum(os.stat(p).st_size for p in produced)
+    produced = {os.path.normpath(p): size for p, size in w.files().items()}
+    removed = _remove_stale(out, set(produced))
+    size = sum(produced.values())
     record = read_record(out / BUDGET)
     light, left_out = (record.get(k) for k in ("light", "left_out"))
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,

@@ -125,7 +125,7 @@ def test_pelicans_own_pages_are_written_through_ours(tmp_path):
     stock = (tmp_path / "stock" / "about" / "index.html").read_bytes()
     assert about.read_bytes() == stock == b"..|about/index.html|p|.."
     assert context == stock_context  # localsiteurl: where the content resolves its links
-    assert (writer.ours.written, writer.ours.files()) == (1, {str(about)})
+    assert (writer.ours.written, writer.ours.files()) == (1, {str(about): len(stock)})
 
     with pytest.raises(FileOverwriteFailedError):  # one path once per build
         writer.write_file("about/index.html", template, context, relative_urls=True)

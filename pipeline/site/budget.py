@@ -84,9 +84,10 @@ def _recorded(path: str) -> int:
     return 2 * len(path) + 74
 
 
-def _bytes(out: Path, files: set[str]) -> int:
-    """The bytes of `files` (paths under `out`) and of the manifest that lists them."""
-    return sum(os.stat(p).st_size for p in files) + len(manifest_bytes(out, files))
+def _bytes(out: Path, files: dict[str, int]) -> int:
+    """The bytes of `files` (paths under `out`: bytes) and of the manifest that lists
+    them."""
+    return sum(files.values()) + len(manifest_bytes(out, set(files)))
 
 
 @dataclass
@@ -234,7 +235,7 @@ class PaperPages:
         ahead)."""
         out = Path(writer.output_path)
         pages = {p.path for p in self.eligible}
-        return _bytes(out, {path for path in writer.files()
+        return _bytes(out, {path: size for path, size in writer.files().items()
                             if (name := relative(path, out)) not in pages
                             and not name.startswith(SHARDS)})
 
@@ -248,7 +249,7 @@ class PaperPages:
             "left_out": self.left_out, "first": list(self.first) if self.first else None,
             "paged": list(self.paged) if self.paged else None,
         }).encode(), atomic=True)
-        files = {os.path.normpath(p) for p in writer.files()}
+        files = {os.path.normpath(p): size for p, size in writer.files().items()}
         size = _bytes(out, files)
         self.measured = True
         if size <= self.limit:
@@ -256,7 +257,7 @@ class PaperPages:
         need, full, each = float(size - self.limit * (1 - HEADROOM)), self.full, self._light_each()
         # what turning each light saves: its full page, less a light page as sampled; then
         # what leaving out each light one saves
-        saved = [os.stat(out / p.path).st_size - each for p in full]
+        saved = [files[os.path.normpath(out / p.path)] - each for p in full]
         cut = 0
         while cut < len(full) and need > 0:
             need -= saved[cut]
@@ -268,7 +269,7 @@ class PaperPages:
         self._turn(cut, drop if need > 0 else 0)
         return False
 
-    def _bring_back(self, out: Path, files: set[str], size: int) -> bool:
+    def _bring_back(self, out: Path, files: dict[str, int], size: int) -> bool:
         """Up to BRING_BACK_PASSES a build, when pages were left out and the site fits: give
         back as many of the newest left out as the room (less the headroom) holds, each at
         what a light page took as written with its share of the shards (the sample's
@@ -277,9 +278,9 @@ class PaperPages:
         if self._brought_back >= BRING_BACK_PASSES or not (left_out and light):
             return False
         self._brought_back += 1
-        written = (sum(os.stat(out / p.path).st_size + _recorded(p.path) for p in light)
-                   + sum(os.stat(f).st_size for f in files
-                         if relative(f, out).startswith(SHARDS)))
+        written = (sum(files[os.path.normpath(out / p.path)] + _recorded(p.path)
+                       for p in light)
+                   + sum(b for f, b in files.items() if relative(f, out).startswith(SHARDS)))
         back = min(left_out, int((self.limit * (1 - HEADROOM) - size) / (written / len(light))))
         if back <= 0:
             return False

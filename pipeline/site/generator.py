@@ -115,7 +115,7 @@ class Carried:
 
     pages: dict[str, paper.PageKey] = field(default_factory=dict)
     index: str | None = None
-    rest: tuple[Rank | None, set[str], list[str]] | None = None
+    rest: tuple[Rank | None, dict[str, int], list[str]] | None = None
 
 
 def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Carried
@@ -132,10 +132,11 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
         names = [*said, *(path for render in _IN_PROCESS for path in render(site, out))]
         names += [p.path for p in site.paged]
         sitemap.render(site, out, names)
-        carried.rest = pages.paged, writer.files() - made, names
+        carried.rest = pages.paged, {p: size for p, size in writer.files().items()
+                                     if p not in made}, names
     else:
-        for path in carried.rest[1]:
-            writer.keep(Path(path))
+        for path, size in carried.rest[1].items():
+            writer.keep(Path(path), size)
     return carried.rest[2]
 
 

@@ -35,7 +35,7 @@ TASKS_PER_WORKER = 10
 @dataclass
 class Done:
     value: Any
-    files: set[str]
+    files: dict[str, int]  # path: bytes, as SkipUnchangedWriter.produced
     written: int
     unchanged: int
 
@@ -53,7 +53,7 @@ def _run(i: int) -> Done:
     assert _FORKED is not None
     out, tasks = _FORKED
     w = out.writer
-    w.produced, w.written, w.unchanged = set(), 0, 0
+    w.produced, w.written, w.unchanged = {}, 0, 0
     value = run(out, tasks[i])
     return Done(value, w.produced, w.written, w.unchanged)
 
@@ -111,7 +111,7 @@ class Workers:
             _FORKED = None
         w = self.out.writer
         for done in results:
-            w.produced |= done.files
+            w.produced.update(done.files)
             w.written += done.written
             w.unchanged += done.unchanged
         return [done.value for done in results]

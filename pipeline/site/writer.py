@@ -98,7 +98,9 @@ class SkipUnchangedWriter:
 
     def __init__(self, output_path: str) -> None:
         self.output_path = output_path
-        self.produced: set[str] = set()  # every file this build produced, written or not
+        # Every file this build produced, written or not, with its bytes: the budget and the
+        # build's report add them up (a stat a file was 1.2 s a time at 200,000 papers).
+        self.produced: dict[str, int] = {}
         self.written = 0
         self.unchanged = 0
         self._root = os.path.realpath(output_path)
@@ -140,7 +142,7 @@ class SkipUnchangedWriter:
         stamp, as stamp() would read it after."""
         self.check(path)
         name = str(path)
-        self.produced.add(name)
+        self.produced[name] = len(data)
         try:
             st = os.stat(name)
             if st.st_size == len(data) and path.read_bytes() == data:
@@ -188,22 +190,22 @@ class SkipUnchangedWriter:
             os.close(self._journal_fd)
         self._journal_fd = None
 
-    def keep(self, path: Path) -> None:
+    def keep(self, path: Path, size: int | None = None) -> None:
         """Count a file this build produces without rendering it again (its inputs are
-        unchanged), so it is not removed as stale."""
-        self.produced.add(str(path))
+        unchanged), so it is not removed as stale; `size`: its bytes, when known."""
+        self.produced[str(path)] = path.stat().st_size if size is None else size
         self.unchanged += 1
 
-    def restart(self, kept: set[str]) -> None:
+    def restart(self, kept: dict[str, int]) -> None:
         """Forget what this build produced since `kept` (what it had produced before), for a
         second pass over the same output (see site.budget): files stay on disk, and those the
         pass does not produce again are removed as stale when the build ends."""
-        self.produced = set(kept)
+        self.produced = dict(kept)
         self.unchanged = 0
 
-    def files(self) -> set[str]:
-        """Every file this build produced, written or left unchanged."""
-        return set(self.produced)
+    def files(self) -> dict[str, int]:
+        """Every file this build produced, written or left unchanged, with its bytes."""
+        return dict(self.produced)
 
 
 class PelicanWriter(Writer):  # type: ignore[misc]  # pelican ships no type information

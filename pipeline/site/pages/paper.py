@@ -111,7 +111,7 @@ def _fresh(out: Output, path: str, key: str, old: dict[str, PageKey], keys: dict
     recorded = old.get(path)
     seen = stamp(target) if recorded else None  # none recorded (a first build): no stat
     if seen and recorded == [key, *seen]:
-        out.writer.keep(target)
+        out.writer.keep(target, seen[0])
     else:
         seen = make()
     keys[path] = [key, *seen]
