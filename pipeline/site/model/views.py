@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -441,25 +442,30 @@ def _frames(cfg: Config, store: Store) -> dict[str, pd.DataFrame]:
 
 def _papers(cfg: Config, df: pd.DataFrame, now: dt.datetime) -> dict[str, Fields]:
     """The papers table's own columns, by id. Reasons stay as stored: a page says them in
-    its language (`| reason`)."""
+    its language (`| reason`). Its texts are cleaned a column at a time (_texts)."""
     cutoff = now - dt.timedelta(days=cfg.site.paper_pages_days)
     out: dict[str, Fields] = {}
-    for row in _records(df, _PAPER_COLUMNS):
-        arxiv_id, title = clean(row["arxiv_id"]), clean(row["title"])
-        comment, journal_ref, doi = (_str_or_none(row[c]) for c in ("comment", "journal_ref",
-                                                                     "doi"))
+    texts = (_texts(_column(df, c)) for c in ("arxiv_id", "title", "abstract",
+                                               "primary_category", "comment", "journal_ref",
+                                               "doi"))
+    rows = zip(*texts, *(_column(df, c) for c in ("version", "authors", "categories",
+                                                   *_TIMES, "ai_related", "ai_reason",
+                                                   "topics", "topic_reasons")), strict=True)
+    for (arxiv_id, title, abstract, primary, comment, journal_ref, doi, version, authors,
+         categories, published, updated, first_seen, version_seen_at, ai_related, ai_reason,
+         topics, topic_reasons) in rows:
         out[arxiv_id] = {
-            "arxiv_id": arxiv_id, "version": int(row["version"]), "title": title,
-            "title_html": render_tex(title), "abstract_text": clean(row["abstract"]),
-            "authors": clean_all(row["authors"]), "categories": clean_all(row["categories"]),
-            "primary": clean(row["primary_category"]), "comment": comment,
-            "journal_ref": journal_ref, "doi": doi,
-            **{key: row[key] for key in _TIMES},
-            "ai_related": bool(_opt(row["ai_related"]) or False),
-            "ai_reason": reasons.read(_str_or_none(row["ai_reason"])),
+            "arxiv_id": arxiv_id, "version": int(version), "title": title,
+            "title_html": render_tex(title), "abstract_text": abstract,
+            "authors": clean_all(authors), "categories": clean_all(categories),
+            "primary": primary, "comment": comment, "journal_ref": journal_ref, "doi": doi,
+            "published": published, "updated": updated, "first_seen": first_seen,
+            "version_seen_at": version_seen_at,
+            "ai_related": bool(_opt(ai_related) or False),
+            "ai_reason": reasons.read(_str_or_none(ai_reason)),
             "topics": [(clean(str(s)), reasons.read(clean(str(r)))) for s, r in zip(
-                _list(row["topics"]), _list(row["topic_reasons"]), strict=False)],
-            "pageable": row["updated"] >= cutoff and is_arxiv_id(arxiv_id),
+                _list(topics), _list(topic_reasons), strict=False)],
+            "pageable": updated >= cutoff and is_arxiv_id(arxiv_id),
             "venue": venue(comment, journal_ref, doi)}
     return out
 
@@ -479,7 +485,9 @@ def _hf(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     """Hugging Face's table (Store.library() joins it to papers): the board's upvotes and
     day, the code repository's stars and the links it reports."""
     out: dict[str, Fields] = {}
-    for row in _records(tables.frames["papers"], _HF_COLUMNS):
+    papers_table = tables.frames["papers"]
+    held = papers_table[list(_HF_COLUMNS[1:])].notna().any(axis=1)  # most have no such row
+    for row in _records(papers_table[held], _HF_COLUMNS):
         fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
                   "hf_repo": _str_or_none(row["hf_repo"]),
                   "hf_day": None if pd.isna(row["hf_day"]) else row["hf_day"],
@@ -510,17 +518,21 @@ def _versions(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]
     ordered = ordered.assign(**{f"{c}_local": ordered[c].dt.tz_convert(tables.tz)
                                 .dt.strftime("%Y-%m-%d %H:%M") for c in ("updated", "first_seen")})
     out: dict[str, Fields] = {}
-    rows = _records(ordered, ("arxiv_id", "version", "title", "abstract", "updated_local",
-                              "first_seen_local"))
-    for arxiv_id, history in itertools.groupby(rows, key=lambda v: v["arxiv_id"]):
+    ids = cast(list[str], _texts(_column(ordered, "arxiv_id")))  # the column has no null
+    numbers, titles, abstracts, updated, seen = (_column(ordered, c) for c in (
+        "version", "title", "abstract", "updated_local", "first_seen_local"))
+    for arxiv_id, rows in itertools.groupby(range(len(ids)), key=ids.__getitem__):
         versions, previous = [], None
-        for v in history:
-            texts = (clean(v["title"]), clean(v["abstract"]))
-            versions.append(Version(int(v["version"]), v["updated_local"], v["first_seen_local"],
+        for i in rows:
+            # Texts only for a diff, with the version before or after: most papers have
+            # one version, which needs none.
+            texts = None if previous is None and ids[i + 1:i + 2] != [arxiv_id] else (
+                clean(titles[i]), clean(abstracts[i]))
+            versions.append(Version(int(numbers[i]), updated[i], seen[i],
                                     texts=texts if previous else None, previous=previous))
             previous = texts
-        if (key := clean(arxiv_id)) in papers:
-            out[key] = {"versions": versions}
+        if arxiv_id in papers:
+            out[arxiv_id] = {"versions": versions}
     return out
 
 
@@ -579,6 +591,8 @@ def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     cfg, digests = tables.cfg, tables.frames["digests"]
     latest = _latest_digests(digests, cfg.digest_language)
     failed = _failed_digests(digests, cfg.digest_language)
+    # One (frozen) NoDigest for each reason: 200,000 papers have a few between them.
+    why = functools.cache(functools.partial(_why_no_digest, cfg))
     out: dict[str, Fields] = {}
     for arxiv_id, p in papers.items():
         d = latest.get(arxiv_id)
@@ -586,8 +600,8 @@ def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
             "digest": {k: _str_or_none(d[k]) for k in DIGEST_FIELDS},
             "digest_model": _str_or_none(d["model"]), "digest_version": int(d["version"]),
             "digest_created": d["created"].to_pydatetime(),
-        } if d else {"digest_why": _why_no_digest(cfg, p["ai_related"], bool(p["topics"]),
-                                                  failed.get(arxiv_id))}
+        } if d else {"digest_why": why(p["ai_related"], bool(p["topics"]),
+                                       failed.get(arxiv_id))}
     return out
 
 
@@ -595,13 +609,14 @@ def _similar(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     """The similar table: each paper's similar papers still in the library, most similar
     first."""
     table = tables.store.read("similar", ["arxiv_id", "neighbours"])
+    own = {arxiv_id: p["arxiv_id"] for arxiv_id, p in papers.items()}
     out: dict[str, Fields] = {}
     for arxiv_id, neighbours in zip(cast(list[str], table["arxiv_id"].to_pylist()),
                                     cast(list[list[str]], table["neighbours"].to_pylist()),
                                     strict=True):
-        if arxiv_id in papers:  # the library's own id strings: 200,000 lists share them
-            out[arxiv_id] = {"similar": [papers[n]["arxiv_id"] for n in neighbours
-                                         if n in papers]}
+        if arxiv_id in own:  # the library's own id strings: 200,000 lists share them
+            out[arxiv_id] = {"similar": [s for n in neighbours
+                                                 if (s := own.get(n)) is not None]}
     return out
 
 
@@ -627,17 +642,27 @@ _HF_COLUMNS = ("arxiv_id", "hf_upvotes", "hf_repo", "hf_day", "hf_stars", "hf_pr
 
 
 def _records(df: pd.DataFrame, columns: tuple[str, ...]) -> Iterator[dict[str, Any]]:
-    """Rows as dicts of `columns`, made column by column, times as datetimes: to_dict
-    ("records") boxes every cell of every column through pandas, a third of the library's
-    load at 200,000 papers, and a Timestamp a cell, then its datetime, cost 1 s a column."""
-    def column(c: str) -> list[Any]:
-        values = df[c]
-        if isinstance(values.dtype, pd.DatetimeTZDtype):
-            return cast(list[Any], values.dt.to_pydatetime().tolist())
-        return values.tolist()
-
-    for values in zip(*(column(c) for c in columns), strict=True):
+    """Rows as dicts of `columns`, made column by column (_column): to_dict("records")
+    boxes every cell of every column through pandas, a third of the library's load at
+    200,000 papers."""
+    for values in zip(*(_column(df, c) for c in columns), strict=True):
         yield dict(zip(columns, values, strict=True))
+
+
+def _column(df: pd.DataFrame, c: str) -> list[Any]:
+    """A column's cells, times as datetimes: a Timestamp a cell, then its datetime, cost
+    1 s a column at 200,000 papers."""
+    values = df[c]
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return cast(list[Any], values.dt.to_pydatetime().tolist())
+    return values.tolist()
+
+
+def _texts(values: list[Any]) -> list[str | None]:
+    """`_str_or_none` over a column's cells, its test inline: a call a cell cost ~0.1 µs,
+    and nearly every cell is printable ASCII."""
+    return [v if type(v) is str and v.isascii() and v.isprintable() else _str_or_none(v)
+            for v in values]
 
 
 def _fact_text(value: object) -> str:
