@@ -104,6 +104,13 @@ def test_hugging_face_picks_of_other_fields_only_when_asked(tmp_path):
     assert scope.in_scope(hidden, picks).tolist() == [True, False, True]
 
 
+def test_within_keeps_the_rows_in_scope_and_the_table_itself_when_all_are(tmp_path):
+    papers = pa.table({"arxiv_id": ["a", "b"], "authors": [["X"], ["Y"]],
+                       "categories": [["cs.RO"], ["cs.CV"]]})
+    assert scope.within(_write(tmp_path, ROBOTICS), papers)["arxiv_id"].to_pylist() == ["a"]
+    assert scope.within(_write(tmp_path, ALL_CS), papers) is papers  # no copy of the columns
+
+
 def test_seed_from_keeps_only_what_the_forks_config_selects(tmp_path, remote):
     upstream = tmp_path / "upstream"
     upstream.mkdir()

@@ -62,8 +62,10 @@ def in_scope(cfg: Config, papers: pa.Table) -> npt.NDArray[np.bool_]:
 
 
 def within(cfg: Config, papers: pa.Table) -> pa.Table:
-    """The rows of `papers` in scope."""
-    return papers.filter(pa.array(in_scope(cfg, papers)))
+    """The rows of `papers` in scope: the table itself when all are (a fork of all cs.*),
+    as filtering copies every column (0.2-0.5 s at 200,000 papers)."""
+    mask = in_scope(cfg, papers)
+    return papers if mask.all() else papers.filter(pa.array(mask))
 
 
 def unserved(cfg: Config, stored: set[str]) -> list[str]:
