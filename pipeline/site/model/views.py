@@ -486,7 +486,7 @@ def _hf(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     day, the code repository's stars and the links it reports."""
     out: dict[str, Fields] = {}
     papers_table = tables.frames["papers"]
-    held = papers_table[list(_HF_COLUMNS[1:])].notna().any(axis=1)  # most have no such row
+    held = papers_table[list(_HF_COLUMNS[1:])].notna().any(axis=1)  # most papers: none
     for row in _records(papers_table[held], _HF_COLUMNS):
         fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
                   "hf_repo": _str_or_none(row["hf_repo"]),
@@ -615,8 +615,8 @@ def _similar(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
                                     cast(list[list[str]], table["neighbours"].to_pylist()),
                                     strict=True):
         if arxiv_id in own:  # the library's own id strings: 200,000 lists share them
-            out[arxiv_id] = {"similar": [s for n in neighbours
-                                                 if (s := own.get(n)) is not None]}
+            similar = [s for n in neighbours if (s := own.get(n)) is not None]
+            out[arxiv_id] = {"similar": similar}
     return out
 
 
