@@ -447,6 +447,7 @@ def test_the_bibtex_copy_button_copies_the_entry(page, site):
     page.locator("details.cite summary").click()
     button = page.locator("button[data-copy]")
     assert button.is_visible()
+    page.bring_to_front()  # Chromium writes the clipboard only for a focused document
     button.click()
     page.wait_for_function("() => document.querySelector('button[data-copy]').textContent"
                            " === '已复制'")
