@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import math
 import re
@@ -53,6 +54,11 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 # The same tokens as _TOKEN keeps for ASCII text: ids, words of 2+ characters, lone digits.
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
+_OTHER_SCRIPT = re.compile(rf"[\u0370-\u03ff\u0400-\u04ff{_CJK}]")  # letters but a-z _TOKEN keeps
+# For _words: ASCII bytes lowered, and every byte no token holds made a space.
+_RUNS = bytes(c + 32 if 65 <= c <= 90 else c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz."
+              else 32 for c in range(256))
+_LETTERS = dict.fromkeys("abcdefghijklmnopqrstuvwxyz", -1)  # words tokens() leaves out
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
 MANIFEST = "search/manifest.json"
 
@@ -66,13 +72,49 @@ def tokens(text: str) -> list[str]:
     """Latin/Greek/Cyrillic words, arXiv ids whole, CJK runs as character bigrams."""
     if text.isascii():  # the common case: no script checks, the length rule in the regex
         return _ASCII_TOKEN.findall(text.lower())
+    return _tokens_of_normalised(normalise(text))
+
+
+def _tokens_of_normalised(text: str) -> list[str]:
     out: list[str] = []
-    for tok in _TOKEN.findall(normalise(text)):
+    for tok in _TOKEN.findall(text):
         if _CJK_RUN.match(tok):
             out.extend([tok] if len(tok) == 1 else [tok[i:i + 2] for i in range(len(tok) - 1)])
         elif len(tok) > 1 or tok.isdigit():
             out.append(tok)
     return out
+
+
+def _words(text: str) -> list[str]:
+    """tokens(text) in another order, with lone letters kept (the index drops them by
+    number, _LETTERS). Text in Latin letters, once normalised, is lowered and cut at every
+    other character by one byte table, then split, at C speed: findall tried its patterns
+    at each character, 4x slower over the bench's texts. A dot stays only where an arXiv id
+    may hold it: a sentence's goes by a replace, and the rest unless one has four digits
+    on each side."""
+    if not text.isascii():
+        text = normalise(text)
+        if _OTHER_SCRIPT.search(text):
+            return _tokens_of_normalised(text)
+    runs = text.encode("ascii", "replace").translate(_RUNS).decode().replace(". ", " ").rstrip(".")
+    if "." not in runs:
+        return runs.split()
+    if not _may_hold_id(runs):
+        return runs.replace(".", " ").split()
+    words = runs.split()
+    return [w for w in words if "." not in w] + [
+        t for w in words if "." in w for t in _ASCII_TOKEN.findall(w)]
+
+
+def _may_hold_id(runs: str) -> bool:
+    """Whether a dot has four digits before it and after it, as an arXiv id's has: a
+    regex's search took 20 µs an abstract, and the few dots left are looked at here."""
+    dot = runs.find(".")
+    while dot >= 0:
+        if runs[max(dot - 4, 0):dot].isdigit() and runs[dot + 1:dot + 5].isdigit():
+            return True
+        dot = runs.find(".", dot + 1)
+    return False
 
 
 def prefixes(term: str) -> Iterable[str]:
@@ -164,8 +206,9 @@ def _postings(docs: Sequence[Paper], key: Key
     # Per batch of docs, every token in one flat list and, per (doc, field) run of them,
     # the doc, the field's weight and whether it is outside the author names: numpy
     # repeats those over each run and sums per (doc, term). A dict per doc and field would
-    # cost far more. Terms are numbered in one dict as they come.
-    term_no: dict[str, int] = {}
+    # cost far more. Terms are numbered as they come, in one pass of builtins (a new term's
+    # lookup draws the next number); lone letters (-1) are dropped by numpy.
+    term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _LETTERS)
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, BATCH):
         t_tok: list[str] = []
@@ -177,7 +220,7 @@ def _postings(docs: Sequence[Paper], key: Key
             texts = _field_texts(docs[i], key.topic_names)
             key.text(texts)
             for field, weight, norm in FIELDS:
-                toks = tokens(texts[field])
+                toks = _words(texts[field])
                 if not toks:
                     continue
                 t_tok += toks
@@ -188,15 +231,17 @@ def _postings(docs: Sequence[Paper], key: Key
                 r_word.append(field != "authors")
         if not t_tok:
             continue
-        numbers = np.fromiter((term_no.setdefault(t, len(term_no)) for t in t_tok),
-                              dtype=np.int64, count=len(t_tok))
+        numbers = np.fromiter(map(term_no.__getitem__, t_tok), dtype=np.int64,
+                              count=len(t_tok))
         counts = np.array(runs)
-        pairs = np.repeat(np.array(r_doc, dtype=np.int64), counts) << 32 | numbers  # (doc, term)
-        uniq, inverse = np.unique(pairs, return_inverse=True)
+        kept = numbers >= 0
+        pairs = (np.repeat(np.array(r_doc, dtype=np.int64), counts) << 32 | numbers)[kept]
+        uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
-                      np.bincount(inverse, weights=np.repeat(r_w, counts)).astype(np.float32),
-                      np.bincount(inverse, weights=np.repeat(r_word, counts)) > 0))
-    terms = np.array(list(term_no), dtype=object)
+                      np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]
+                                  ).astype(np.float32),
+                      np.bincount(inverse, weights=np.repeat(r_word, counts)[kept]) > 0))
+    terms = list(term_no)[len(_LETTERS):]  # in the order of their numbers
     # 32-bit columns: at 200k papers there are ~35M postings.
     doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
     tno_all = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, np.uint32)
@@ -211,7 +256,8 @@ def _postings(docs: Sequence[Paper], key: Key
     df = np.bincount(tno, minlength=len(terms))
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     score = np.maximum(1, np.rint(100 * idf[tno] * w * (K1 + 1) / (w + K1))).astype(np.int32)
-    return terms, df, np.concatenate(([0], np.cumsum(df))), doc, score, worded
+    return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
+            score, worded)
 
 
 def build_index(papers: Sequence[Paper], now: dt.datetime,
