@@ -54,7 +54,7 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 # The same tokens as _TOKEN keeps for ASCII text: ids, words of 2+ characters, lone digits.
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
-_OTHER_SCRIPT = re.compile(rf"[\u0370-\u03ff\u0400-\u04ff{_CJK}]")  # letters but a-z _TOKEN keeps
+_OTHER_SCRIPT = re.compile(rf"[\u0370-\u03ff\u0400-\u04ff{_CJK}]")  # Greek, Cyrillic, CJK
 # For _words: ASCII bytes lowered, and every byte no token holds made a space.
 _RUNS = bytes(c + 32 if 65 <= c <= 90 else c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz."
               else 32 for c in range(256))
