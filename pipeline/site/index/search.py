@@ -91,7 +91,7 @@ def _words(text: str) -> list[str]:
     other character by one byte table, then split, at C speed: findall tried its patterns
     at each character, 4x slower over the bench's texts. A dot stays only where an arXiv id
     may hold it: a sentence's goes by a replace, and the rest unless one has four digits
-    on each side."""
+    on each side (then the pattern reads the cut text)."""
     if not text.isascii():
         text = normalise(text)
         if _OTHER_SCRIPT.search(text):
@@ -101,9 +101,7 @@ def _words(text: str) -> list[str]:
         return runs.split()
     if not _may_hold_id(runs):
         return runs.replace(".", " ").split()
-    words = runs.split()
-    return [w for w in words if "." not in w] + [
-        t for w in words if "." in w for t in _ASCII_TOKEN.findall(w)]
+    return _ASCII_TOKEN.findall(runs)  # the id field, and the rare text that may hold one
 
 
 def _may_hold_id(runs: str) -> bool:
