@@ -20,8 +20,11 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
@@ -55,10 +58,12 @@ _TOKEN = re.compile(rf"[0-9]{{4}}\.[0-9]{{4,5}}|[0-9a-z\u0370-\u03ff\u0400-\u04f
 _ASCII_TOKEN = re.compile(r"[0-9]{4}\.[0-9]{4,5}|[0-9a-z]{2,}|[0-9]")
 _CJK_RUN = re.compile(rf"[{_CJK}]")
 _OTHER_SCRIPT = re.compile(rf"[\u0370-\u03ff\u0400-\u04ff{_CJK}]")  # Greek, Cyrillic, CJK
-# For _words: ASCII bytes lowered, and every byte no token holds made a space.
+# For _cut: ASCII bytes lowered, and every byte no token holds made a space.
 _RUNS = bytes(c + 32 if 65 <= c <= 90 else c if chr(c) in "0123456789abcdefghijklmnopqrstuvwxyz."
               else 32 for c in range(256))
-_LETTERS = dict.fromkeys("abcdefghijklmnopqrstuvwxyz", -1)  # words tokens() leaves out
+# What splitting cut texts gives that tokens() leaves out: lone letters, and the empty
+# strings Arrow's split gives at a text's ends and for a text with no token.
+_NOT_TERMS = dict.fromkeys(["", *"abcdefghijklmnopqrstuvwxyz"], -1)
 _ARXIV_ID = re.compile(r"[0-9]{4}\.[0-9]{4,5}")
 MANIFEST = "search/manifest.json"
 
@@ -85,23 +90,25 @@ def _tokens_of_normalised(text: str) -> list[str]:
     return out
 
 
-def _words(text: str) -> list[str]:
-    """tokens(text) in another order, with lone letters kept (the index drops them by
-    number, _LETTERS). Text in Latin letters, once normalised, is lowered and cut at every
-    other character by one byte table, then split, at C speed: findall tried its patterns
-    at each character, 4x slower over the bench's texts. A dot stays only where an arXiv id
-    may hold it: a sentence's goes by a replace, and the rest unless one has four digits
-    on each side (then the pattern reads the cut text)."""
+def _cut(text: str) -> str:
+    """tokens(text) as one text, apart by spaces (a run of them at times, and at its ends),
+    with lone letters kept: the index splits a batch's cut texts and numbers the tokens in
+    Arrow, and drops what tokens() leaves out by number (_NOT_TERMS). Text in Latin
+    letters, once normalised, is lowered and cut at every other character by one byte
+    table, at C speed: findall tried its patterns at each character, 4x slower over the
+    bench's texts. A dot stays only where an arXiv id may hold it: a sentence's goes by a
+    replace, and the rest unless one has four digits on each side (then the pattern reads
+    the cut text)."""
     if not text.isascii():
         text = normalise(text)
         if _OTHER_SCRIPT.search(text):
-            return _tokens_of_normalised(text)
+            return " ".join(_tokens_of_normalised(text))
     runs = text.encode("ascii", "replace").translate(_RUNS).decode().replace(". ", " ").rstrip(".")
     if "." not in runs:
-        return runs.split()
+        return runs
     if not _may_hold_id(runs):
-        return runs.replace(".", " ").split()
-    return _ASCII_TOKEN.findall(runs)  # the id field, and the rare text that may hold one
+        return runs.replace(".", " ")
+    return " ".join(_ASCII_TOKEN.findall(runs))  # the id field, and the rare text that may hold one
 
 
 def _may_hold_id(runs: str) -> bool:
@@ -201,45 +208,46 @@ def _postings(docs: Sequence[Paper], key: Key
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
-    # Per batch of docs, every token in one flat list and, per (doc, field) run of them,
-    # the doc, the field's weight and whether it is outside the author names: numpy
-    # repeats those over each run and sums per (doc, term). A dict per doc and field would
-    # cost far more. Terms are numbered as they come, in one pass of builtins (a new term's
-    # lookup draws the next number); lone letters (-1) are dropped by numpy.
-    term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _LETTERS)
+    # Per batch of docs, each (doc, field)'s text cut (_cut), then split and its tokens
+    # numbered in Arrow, with no Python string a token: a batch's distinct tokens are
+    # numbered in the order they first come (dictionary_encode's order), new ones drawing
+    # the next number, so terms are numbered as they first come in the docs. Per (doc,
+    # field) run of tokens, the field's weight and whether it is outside the author names:
+    # numpy repeats those over each run and sums per (doc, term). What tokens() leaves
+    # out (_NOT_TERMS, -1) is dropped by numpy. At 200,000 papers (51 million tokens) a
+    # Python string and a dict lookup a token took this 49–52 s, Arrow 26–33 s.
+    term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _NOT_TERMS)
+    outside_names = np.array([field != "authors" for field, _, _ in FIELDS])
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     for start in range(0, n, BATCH):
-        t_tok: list[str] = []
-        runs: list[int] = []
-        r_doc: list[int] = []
+        batch = range(start, min(n, start + BATCH))
+        cuts: list[str] = []
         r_w: list[float] = []
-        r_word: list[bool] = []
-        for i in range(start, min(n, start + BATCH)):
+        for i in batch:
             texts = _field_texts(docs[i], key.topic_names)
             key.text(texts)
             for field, weight, norm in FIELDS:
-                toks = _words(texts[field])
-                if not toks:
-                    continue
-                t_tok += toks
-                runs.append(len(toks))
-                r_doc.append(i)
+                cuts.append(_cut(texts[field]))
                 r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
                            else weight)
-                r_word.append(field != "authors")
-        if not t_tok:
-            continue
-        numbers = np.fromiter(map(term_no.__getitem__, t_tok), dtype=np.int64,
-                              count=len(t_tok))
-        counts = np.array(runs)
+        split = pc.ascii_split_whitespace(pa.array(cuts, pa.string()))
+        counts = pc.list_value_length(split).to_numpy()
+        tokens_of_batch = split.flatten().dictionary_encode()
+        distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
+        numbers = np.fromiter(map(term_no.__getitem__, distinct), dtype=np.int64,
+                              count=len(distinct))[tokens_of_batch.indices.to_numpy()]
         kept = numbers >= 0
-        pairs = (np.repeat(np.array(r_doc, dtype=np.int64), counts) << 32 | numbers)[kept]
+        if not kept.any():
+            continue
+        r_doc = np.repeat(np.array(batch, dtype=np.int64), len(FIELDS))
+        pairs = (np.repeat(r_doc, counts) << 32 | numbers)[kept]
         uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
         parts.append(((uniq >> 32).astype(np.uint32), (uniq & 0xFFFFFFFF).astype(np.uint32),
                       np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]
                                   ).astype(np.float32),
-                      np.bincount(inverse, weights=np.repeat(r_word, counts)[kept]) > 0))
-    terms = list(term_no)[len(_LETTERS):]  # in the order of their numbers
+                      np.bincount(inverse, weights=np.repeat(np.tile(outside_names, len(batch)),
+                                                             counts)[kept]) > 0))
+    terms = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
     # 32-bit columns: at 200k papers there are ~35M postings.
     doc_all = np.concatenate([x[0] for x in parts]) if parts else np.zeros(0, np.uint32)
     tno_all = np.concatenate([x[1] for x in parts]) if parts else np.zeros(0, np.uint32)
