@@ -123,8 +123,9 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
     """Everything but the paper pages and the search index; returns the pages the sitemap
     lists. A later pass that only turned more pages light makes again only the sources
     page, which says which are; one that left pages out (or gave some back) renders the
-    rest again, but makes again only the pages and feeds whose links changed: the oldest
-    days' briefs and lists (Output.page, pages.feeds)."""
+    rest again, and writes again only the pages whose links changed, the oldest days'
+    briefs and lists (the writer keeps a file whose bytes are the same), and renders again
+    only the feeds whose entries changed (pages.feeds)."""
     writer = out.writer
     said = sources.render(site, out)
     if carried.rest is None or carried.rest[0] != pages.paged:

@@ -55,7 +55,7 @@ def render(site: SiteData, out: Output) -> list[str]:
         entries = make.feed(spec.slug)
         paths = [out.root / f"feeds/{spec.slug}.{kind}.xml" for kind in ("atom", "rss")]
         made = fingerprint(repr((spec, fs, max_bytes, entries)))
-        if out.cache.pages.get(f"feeds/{spec.slug}") == made and all(map(Path.exists, paths)):
+        if out.cache.feeds.get(f"feeds/{spec.slug}") == made and all(map(Path.exists, paths)):
             for path in paths:
                 out.writer.keep(path)
             continue
@@ -63,7 +63,7 @@ def render(site: SiteData, out: Output) -> list[str]:
                                      note=functools.partial(make.capped, spec))
         out.writer.put(paths[0], atom)
         out.writer.put(paths[1], rss)
-        out.cache.pages[f"feeds/{spec.slug}"] = made
+        out.cache.feeds[f"feeds/{spec.slug}"] = made
     out.writer.write_text("feeds.opml", _feeds.opml(opml_folders(site), fs))
     return []
 
