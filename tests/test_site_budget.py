@@ -556,6 +556,82 @@ def test_full_pages_that_fit_only_by_themselves_wait_for_the_rest_on_a_first_bui
     assert first_build(1).to_render() == papers[::-1]
 
 
+def test_before_the_rest_is_measured_only_pages_light_whatever_it_takes_turn_light(tmp_path):
+    """The pages that wait for the rest to be measured go to the workers beside the index
+    when they turn light even if the rest took no room: the oldest, and all of them among
+    those the measure then turns light."""
+    t0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
+    papers = [Paper(f"2606.{i:05d}", 1, "t", Markup("t"), "a", [], ["cs.AI"], "cs.AI",
+                    None, None, None, *[t0 + dt.timedelta(hours=i)] * 4, False, None, [])
+              for i in range(100)]
+    pages = PaperPages.of(papers, _config(tmp_path, 1), "salt")
+    pages.estimate([(15_000, 2_500)] * len(pages.sample()))  # 1.5 MB full, 0.25 MB light
+    assert pages.to_render() is None
+    pages.light_at_least()
+    # 0.99 MB less all light, 261,600 bytes with the records' lines, leaves room for 58
+    # pages' 12,500 bytes more
+    assert pages.light == papers[:42]
+    out = tmp_path / "out"
+    writer = SkipUnchangedWriter(str(out))
+    writer.put(out / "index.html", b"x" * 250_000)  # the rest, as rendered
+    pages.give_way(writer)
+    assert pages.light == papers[:62]
+
+
+def test_pages_light_whatever_the_rest_takes_render_in_a_worker_beside_it(store_of_a_day,
+                                                                       monkeypatch):
+    # Forced, as at 200,000 papers (a day's sample never needs it): the first pass waits
+    # for the rest to be measured, and the oldest third of the pages turn light whatever it
+    # takes. Their shards render in a worker beside the rest, each shard once, and the
+    # site is the one the same build makes when every page waits.
+    root = store_of_a_day
+    whole, pages = _whole_site(root)
+    noted = root / "shards.txt"
+    build_index, to_render = _search.build_index, PaperPages.to_render
+    forced: list[bool] = []
+    early: set[str] = set()
+    early_light: list[int] = []
+
+    def waiting_once(self):
+        if not forced:
+            forced.append(True)
+            return None
+        return to_render(self)
+
+    def oldest_third(self):
+        self.keep_from(order(self.eligible[len(self.eligible) // 3]), self.paged)
+        early.update(name.removeprefix(paper_pages.SHARDS) for name in self.shards())
+        early_light.append(len(self.light))
+
+    def slow_index(*args, **kwargs):  # the build's process renders the other shards meanwhile
+        time.sleep(3)
+        return build_index(*args, **kwargs)
+
+    _noting(monkeypatch, paper_pages, "_render_shard", noted,
+            lambda out, name, papers: name.removeprefix(paper_pages.SHARDS))
+    monkeypatch.setattr(_search, "build_index", slow_index)
+    monkeypatch.setattr(PaperPages, "to_render", waiting_once)
+    monkeypatch.setattr(PaperPages, "light_at_least", oldest_third)
+    cfg = _in_an_empty_folder(_config(root, (whole - pages * 0.3) / 1e6), "early")
+    cfg = dataclasses.replace(cfg, site=dataclasses.replace(cfg.site, build_jobs=2))
+    report = build_at_last_run(cfg)
+
+    lines = [line.split() for line in noted.read_text("utf-8").splitlines()]
+    assert forced and early and report.light >= early_light[0] > 0 and not report.left_out
+    assert Counter(name for name, _ in lines).most_common(1)[0][1] == 1
+    assert {name for name, pid in lines if int(pid) != os.getpid()} >= early
+    assert _pages(cfg.output_path)[1] and build_at_last_run(cfg).written == 0
+    # The same first pass, none of its pages early (none is light whatever the rest takes)
+    monkeypatch.setattr(PaperPages, "light_at_least", lambda self: None)
+    monkeypatch.setattr(_search, "build_index", build_index)
+    forced.clear()
+    unhurried = _in_an_empty_folder(cfg, "unhurried")
+    again = build_at_last_run(unhurried)
+    assert (again.light, again.left_out) == (report.light, report.left_out)
+    assert _pages(unhurried.output_path) == _pages(cfg.output_path)
+    assert _shards(unhurried.output_path) == _shards(cfg.output_path)
+
+
 def test_a_pass_that_leaves_pages_out_writes_again_only_what_links_them(
         store_of_a_day, monkeypatch):
     # Pages left out change the links of the lists, briefs and feeds that show their

@@ -219,6 +219,11 @@ class PaperPages:
         rest = 0 if self.measured else int(self.limit * REST_SHARE)
         return None if self._cut(rest) != (0, 0) else self.full[::-1]
 
+    def light_at_least(self) -> None:
+        """Before the rest of the site is measured: the oldest full pages that turn light
+        even if the rest took no room turn light now (give_way() can only turn more)."""
+        self._turn(self._cut(0)[0])
+
     def give_way(self, writer: SkipUnchangedWriter) -> None:
         """With the rest of the site rendered and the pages waiting: the oldest turn light
         for what the rest took, as estimated, leaving the headroom free. Called while the

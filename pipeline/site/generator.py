@@ -146,27 +146,35 @@ def render_site(out: Output, pages: PaperPages, carried: Carried) -> bool:
     (PaperPages.to_render); False when they, as estimated, do not fit in what the rest
     leaves, and the oldest turned light: the site is to be rendered again so (see
     site.budget)."""
-    site = out.site
     # The index and the paper pages, the light ones with their shards and then the full ones
     # newest first, go to worker processes while this one renders the rest; the index
     # first, as the longest single part.
     rendering = pages.to_render()
+    if rendering is None:
+        # The pages wait for the rest to be measured, but the oldest turn light whatever
+        # it takes: they go to the workers now, beside the index, so none idles while the
+        # rest renders (at 200,000 papers the index is done first).
+        pages.light_at_least()
+        out = out.with_pages(pages.pages)
+    site = out.site
     workers = _workers.Workers(out, _workers.jobs(site.cfg.site.build_jobs))
-    shards = pages.shards() if rendering is not None else {}
+    early = pages.shards()
     workers.start([(search.render_index, (carried.index,)),
-                   *paper.tasks(site, out, rendering or [], carried.pages, pages.salt, shards)])
+                   *paper.tasks(site, out, rendering or [], carried.pages, pages.salt, early)])
     names = render_rest(site, out, pages, carried)
     if rendering is None and workers.running():
-        # The pages wait for the rest to be measured, the index too. Until it is, the
-        # oldest turn light for what the rest takes, and this process renders them with
-        # their shards, then the newest that may stay full: the index can only turn more
-        # light, and a shard's bytes do not depend on which of its papers are. What
-        # another pass does not make again is removed as stale when the build ends.
+        # Until the workers are done, the oldest turn light for what the rest takes, and
+        # this process renders them with their shards (those the workers do not), then
+        # the newest that may stay full: the index can only turn more light, and a
+        # shard's bytes do not depend on which of its papers are. What another pass does
+        # not make again is removed as stale when the build ends.
         pages.give_way(out.writer)
         out = out.with_pages(pages.pages)
         site = out.site
+        shards = {name: members for name, members in pages.shards().items()
+                  if name not in early}
         for fn, args in paper.tasks(site, out, pages.full[::-1], carried.pages, pages.salt,
-                                    pages.shards()):
+                                    shards):
             if not workers.running():
                 break
             carried.pages.update(fn(site, out, *args))
