@@ -91,14 +91,14 @@ def _tokens_of_normalised(text: str) -> list[str]:
 
 
 def _cut(text: str) -> str:
-    """tokens(text) as one text, apart by spaces (a run of them at times, and at its ends),
-    with lone letters kept: the index splits a batch's cut texts and numbers the tokens in
-    Arrow, and drops what tokens() leaves out by number (_NOT_TERMS). Text in Latin
-    letters, once normalised, is lowered and cut at every other character by one byte
-    table, at C speed: findall tried its patterns at each character, 4x slower over the
-    bench's texts. A dot stays only where an arXiv id may hold it: a sentence's goes by a
-    replace, and the rest unless one has four digits on each side (then the pattern reads
-    the cut text)."""
+    """tokens(text) as one text, separated by spaces (at times a run of them, and at its
+    ends), with lone letters kept: the index splits a batch's cut texts and numbers their
+    tokens in Arrow, and drops what tokens() leaves out by number (_NOT_TERMS). Text in
+    Latin letters, once normalised, is lowered and cut at every other character by one
+    byte table, at C speed: findall tried its patterns at each character, 4x slower over
+    the bench's texts. A dot stays only where an arXiv id may hold it: a sentence's goes by
+    a replace, and the rest unless one has four digits on each side (then the pattern
+    reads the cut text)."""
     if not text.isascii():
         text = normalise(text)
         if _OTHER_SCRIPT.search(text):
@@ -230,7 +230,8 @@ def _postings(docs: Sequence[Paper], key: Key
                 cuts.append(_cut(texts[field]))
                 r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
                            else weight)
-        split = pc.ascii_split_whitespace(pa.array(cuts, pa.string()))
+        # 64-bit offsets: a batch of untrusted texts may pass 2 GB
+        split = pc.ascii_split_whitespace(pa.array(cuts, pa.large_string()))
         counts = pc.list_value_length(split).to_numpy()
         tokens_of_batch = split.flatten().dictionary_encode()
         distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
