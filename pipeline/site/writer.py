@@ -58,9 +58,10 @@ def _stamp_of(st: os.stat_result) -> list[int]:
 def gzipped(data: bytes) -> bytes:
     """`data` as a gzip file (what the site serves as stored: light pages' shards, the
     search index), the same bytes for the same data: no time in the header. libdeflate at
-    its level 8 makes what zlib's level 9 makes, to 0.1%, in about half the time: at
-    200,000 papers zlib spent ~30 s of CPU on the paper shards alone."""
-    return bytes(deflate.gzip_compress(data, 8))
+    its level 6: on the shards of 200,000 papers 43 µs a paper where its level 8 took 71
+    and zlib's 9 ~140, for 1.5% more bytes than either (2.7 MB, ~700 of 190,000 pages more
+    light); the search index 1.2% more (docs/SCALE.md)."""
+    return bytes(deflate.gzip_compress(data, 6))
 
 
 def relative(path: str, out: Path | str) -> str:
