@@ -17,6 +17,7 @@ from pipeline.site.i18n import say, say_pick
 from pipeline.site.model.data import SiteData
 from pipeline.site.model.views import Pages, Paper
 from pipeline.site.render.feeds import FeedSpec
+from pipeline.site.render.filters import time_element
 from pipeline.site.writer import SkipUnchangedWriter
 from pipeline.text.reasons import Why
 
@@ -206,8 +207,7 @@ class Output:
         t = paper.at(clock)
         s = self.site.strings
         label = s[clock if clock in ("updated", "first_seen", "published") else f"at_{clock}"]
-        return Markup(f'{escape(label)} <time datetime="{t.isoformat()}">'
-                      f"{escape(self.site.local(t))}</time>")
+        return escape(label) + " " + time_element(t, self.site.local)
 
     def cards_html(self, papers: Iterable[Paper], root: str,
                    notes: dict[str, Why] | None = None, full: bool = False,

@@ -16,7 +16,7 @@ from pipeline.config import Config
 from pipeline.site.model.brand import brand, titled
 from pipeline.site.model.views import DIGEST_FIELDS
 from pipeline.site.render.feeds import SITE_FEEDS
-from pipeline.site.render.filters import bdi, meta_tags
+from pipeline.site.render.filters import bdi, meta_tags, slashed, time_element
 from pipeline.site.render.safe import clean
 from pipeline.site.render.tex import render_tex
 from pipeline.sources import facts as source_facts
@@ -42,10 +42,13 @@ _FIXED: dict[str, object] = {
     # `text | tex`: untrusted text with LaTeX in it (comments) as safe HTML; `text | tex(links)`
     # a model's text (digests), linking only the paper's own URLs;
     # `names | bdi(12)` and `names | meta_tags(name)`: lists joined in one step (render.filters).
+    # `time | slashed`: 2025/11/03, a citation tag's date; `time | time_element(local)`: its
+    # <time> element, shown in the site's zone.
     # `page.content | titled(brand.title)`: the site's title where the prose names it.
     # `p.ai_reason | why(s)`: a paper's reasons (pipeline/text/reasons.py) in the site's language.
     "JINJA_FILTERS": {"tex": render_tex, "bdi": bdi, "meta_tags": meta_tags, "titled": titled,
-                      "why": i18n.say},
+                      "why": i18n.say, "slashed": slashed,
+                      "time_element": time_element},
     "ARTICLE_PATHS": [], "STATIC_PATHS": [],
     "PAGE_URL": "{slug}/", "PAGE_SAVE_AS": "{slug}/index.html", "DIRECT_TEMPLATES": [],
     **dict.fromkeys(("ARTICLE_SAVE_AS", "AUTHOR_SAVE_AS", "CATEGORY_SAVE_AS", "TAG_SAVE_AS",

@@ -48,7 +48,10 @@ class LocalTime:
     tz: ZoneInfo
 
     def __call__(self, t: dt.datetime | None) -> str:
-        return "—" if t is None else t.astimezone(self.tz).strftime("%Y-%m-%d %H:%M")
+        if t is None:
+            return "—"
+        d = t.astimezone(self.tz)  # by its fields: strftime took twice as long, 3 a page
+        return f"{d.year:04d}-{d.month:02d}-{d.day:02d} {d.hour:02d}:{d.minute:02d}"
 
 
 @dataclass(frozen=True)

@@ -234,6 +234,12 @@ class Paper:
         return plain_tex(self.title)
 
     @property
+    def title_as_written(self) -> str | None:
+        """The title as written when its text reads otherwise (TeX in it), else None: a
+        paper page keeps it for its BibTeX."""
+        return None if self.title_text == " ".join(self.title.split()) else self.title
+
+    @property
     def description(self) -> str:
         """What a search result or a link preview shows: the digest's line, else the
         abstract's start."""

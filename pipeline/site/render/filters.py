@@ -4,7 +4,8 @@ here in one step, where a template loop costs a few µs an item, on 200,000 page
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime as dt
+from collections.abc import Callable, Sequence
 
 from markupsafe import Markup, escape
 
@@ -19,5 +20,17 @@ def bdi(names: Sequence[str], limit: int | None = None) -> Markup:
 
 def meta_tags(values: Sequence[str], name: str) -> Markup:
     """One ``<meta name=… content=…>`` line per value (citation_author, say)."""
-    return Markup("".join(f'<meta name="{escape(name)}" content="{escape(v)}">\n'
-                          for v in values))
+    tag = f'<meta name="{escape(name)}" content="'
+    return Markup("".join(f'{tag}{escape(v)}">\n' for v in values))
+
+
+def slashed(t: dt.datetime) -> str:
+    """``2025/11/03``: the date as Highwire's citation tags write it (by its fields, twice
+    as fast as strftime, twice a paper page)."""
+    return f"{t.year:04d}/{t.month:02d}/{t.day:02d}"
+
+
+def time_element(t: dt.datetime, local: Callable[[dt.datetime], str]) -> Markup:
+    """``<time datetime="…">…</time>``: the time machine-readable, and as `local` shows it
+    (in one step: three a paper page, one a card)."""
+    return Markup(f'<time datetime="{escape(t.isoformat())}">{escape(local(t))}</time>')
