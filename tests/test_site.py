@@ -18,6 +18,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo
 
 import feedparser
 import jinja2
@@ -25,6 +26,7 @@ import pyarrow as pa
 import pytest
 from lxml import etree
 from lxml import html as lxml_html
+from markupsafe import Markup
 from pelican.settings import read_settings
 
 from pipeline import build as build_mod
@@ -36,6 +38,7 @@ from pipeline.site import i18n, settings
 from pipeline.site import workers as _workers
 from pipeline.site.index import search as _search
 from pipeline.site.model import views as _views
+from pipeline.site.model.data import LocalTime
 from pipeline.site.model.views import Version
 from pipeline.site.pages import paper as paper_pages
 from pipeline.site.render import filters as _html
@@ -258,6 +261,29 @@ def test_name_lists_are_escaped_and_cut_as_the_loops_were():
     assert _html.meta_tags(['x" onload="y'], "citation_author") == \
         '<meta name="citation_author" content="x&#34; onload=&#34;y">\n'
 
+
+
+def test_dates_and_times_render_as_the_template_calls_did():
+    t = dt.datetime(2026, 6, 26, 17, 5, 9, tzinfo=dt.UTC)
+    zone = ZoneInfo("Asia/Shanghai")
+    assert LocalTime(zone)(t) == t.astimezone(zone).strftime("%Y-%m-%d %H:%M") == \
+        "2026-06-27 01:05"
+    assert LocalTime(zone)(None) == "—"
+    assert _html.slashed(t) == t.strftime("%Y/%m/%d") == "2026/06/26"
+    assert _html.time_element(t, lambda _: "<now>") == \
+        '<time datetime="2026-06-26T17:05:09+00:00">&lt;now&gt;</time>'
+
+
+def test_a_paper_page_keeps_the_title_as_written_only_when_it_reads_otherwise():
+    t = dt.datetime(2026, 6, 26, tzinfo=dt.UTC)
+    plain = _views.Paper(
+        arxiv_id="2606.00001", version=1, title="Bo & Co: <fast> models",
+        title_html=Markup(""), abstract_text="", authors=[], categories=["cs.LG"],
+        primary="cs.LG", comment=None, journal_ref=None, doi=None, published=t, updated=t,
+        first_seen=t, version_seen_at=t, ai_related=False, ai_reason=(), topics=[])
+    assert plain.title_as_written is None  # characters HTML escapes read the same
+    tex = dataclasses.replace(plain, title="$\\alpha$-nets")
+    assert tex.title_text == "α-nets" and tex.title_as_written == "$\\alpha$-nets"
 
 def test_every_run_a_page_lists_has_a_name_in_both_languages():
     # A run's source shows on the home and sources pages as s["source_<name>"]: every
