@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, Template
+from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from pipeline.derive.rank import Ranked
@@ -70,6 +71,7 @@ class Output:
         self._chromes: dict[tuple[int, tuple[FeedSpec, ...]], tuple[str, str]] = {}
         self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict[str, Any], str]] = {}
         self._lights: dict[tuple[int, tuple[FeedSpec, ...]], str] = {}
+        self._globals: dict[Template, dict[str, Any]] = {}
 
     def with_pages(self, pages: Pages) -> Output:
         """An Output for the site with these pages light and left out (a pass of the build
@@ -79,6 +81,21 @@ class Output:
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
+
+    def new_context(self, template: Template, ctx: dict[str, Any]) -> Context:
+        """A context for one render of `template` (its blocks, or root_render_func): `ctx`
+        over the environment's globals, flattened once per template. Template.render
+        flattens them from a ChainMap at every call: a card took 47 µs that way, 31 so."""
+        flat = self._globals.get(template)
+        if flat is None:
+            flat = self._globals[template] = dict(template.globals)
+        return template.new_context({**flat, **ctx}, shared=True)
+
+    def render(self, name: str, ctx: dict[str, Any]) -> str:
+        """The template `name` rendered from `ctx` (and the globals): what
+        Template.render(ctx) makes, for the templates rendered once a paper."""
+        template = self.template(name)
+        return self.env.concat(template.root_render_func(self.new_context(template, ctx)))
 
     def page(self, path: str, template: str, feeds: Sequence[FeedSpec] = (), **ctx: object
              ) -> str:
@@ -194,9 +211,9 @@ class Output:
 
     def _render_card(self, paper: Paper, full: bool, revision: bool, when: str,
                      heading: str, href: str) -> str:
-        return self.template("card").render(p=paper, s=self.site.strings, root=_ROOT,
-                                            full=full, when=when, revision=revision,
-                                            heading=heading, href=href)
+        return self.render("card", {"p": paper, "s": self.site.strings, "root": _ROOT,
+                                    "full": full, "when": when, "revision": revision,
+                                    "heading": heading, "href": href})
 
     def _href(self, paper: Paper) -> Markup:
         return escape(_ROOT + paper.path if self.site.pages.has(paper) else paper.abs_url)
@@ -207,7 +224,7 @@ class Output:
         t = paper.at(clock)
         s = self.site.strings
         label = s[clock if clock in ("updated", "first_seen", "published") else f"at_{clock}"]
-        return escape(label) + " " + time_element(t, self.site.local)
+        return Markup(f"{escape(label)} {time_element(t, self.site.local)}")
 
     def cards_html(self, papers: Iterable[Paper], root: str,
                    notes: dict[str, Why] | None = None, full: bool = False,

@@ -165,7 +165,7 @@ def light_html(site: SiteData, out: Output, paper: Paper) -> str:
 def entry(out: Output, paper: Paper) -> Entry:
     """What a full page holds and a light one fetches: its meta and main blocks."""
     template = out.template("paper.html")
-    blocks = template.new_context(_context(out, paper))
+    blocks = out.new_context(template, _context(out, paper))
     meta, main = ("".join(template.blocks[b](blocks)) for b in ("meta", "main"))
     return meta, main
 
