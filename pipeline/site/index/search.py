@@ -457,7 +457,10 @@ class Key:
         self.docs = hashlib.blake2b(digest_size=16)
 
     def text(self, texts: dict[str, str]) -> None:
-        self.texts.update(repr(texts).encode())
+        """A doc's texts (_field_texts, always the same fields in the same order), each
+        after its length: repr() of them took 3 s of the index's 50 at 200,000 papers."""
+        self.texts.update("".join(f"{len(t)}:{t}" for t in texts.values()).encode(
+            "utf-8", "surrogatepass"))
 
     def doc(self, record: list[object], p: Paper) -> None:
         self.docs.update(repr((record, p.similar)).encode())
