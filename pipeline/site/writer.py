@@ -59,8 +59,8 @@ def gzipped(data: bytes) -> bytes:
     """`data` as a gzip file (what the site serves as stored: light pages' shards, the
     search index), the same bytes for the same data: no time in the header. libdeflate at
     its level 6: on the shards of 200,000 papers 43 µs a paper where its level 8 took 71
-    and zlib's 9 ~140, for 1.5% more bytes than either (2.7 MB, ~700 of 190,000 pages more
-    light); the search index 1.2% more (docs/SCALE.md)."""
+    and zlib's 9 ~140, for 1.5% more bytes than either; the search index's 1.2% more. At
+    200,000 papers ~7 s of CPU for ~3.5 MB: 1,000 more pages light (docs/SCALE.md)."""
     return bytes(deflate.gzip_compress(data, 6))
 
 
