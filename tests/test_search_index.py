@@ -240,6 +240,19 @@ def test_the_key_an_index_makes_along_the_way_is_the_one_made_on_its_own(monkeyp
     assert _search.fingerprint(in_order, names) != key
 
 
+def test_the_index_is_the_same_in_small_batches_and_joins(monkeypatch):
+    # Postings are gathered batch by batch and joined every _Column.JOIN_ROWS rows, and
+    # words are marked as found outside author names as their numbers come.
+    docs = [paper(i, title=f"Paper {i} on graph{i % 11}", authors=(f"Name{i % 5} Smith",),
+                  abstract=f"We study topic{i % 7} and words{i}.") for i in range(60)]
+    whole = _search.build_index(docs, T0)  # one batch
+    assert lookup(whole, "smith")[0] == list(range(60))
+    assert "smith" not in expansions(whole, "smi") and "graph10" in expansions(whole, "graph1")
+    monkeypatch.setattr(_search, "BATCH", 7)
+    monkeypatch.setattr(_search._Column, "JOIN_ROWS", 100)  # a join every two batches or so
+    assert _search.build_index(docs, T0).files == whole.files
+
+
 def test_a_word_found_only_in_author_names_completes_no_prefix():
     # "VLA" being typed finds VLA papers first, not Vladislav's (an author is found by
     # the whole name, or by au:)
