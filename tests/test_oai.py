@@ -5,8 +5,8 @@ in one run, and arXiv's flow control, errors and deletions."""
 from __future__ import annotations
 
 import dataclasses
-import json
 import datetime as dt
+import json
 import threading
 import time
 

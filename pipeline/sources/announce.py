@@ -306,6 +306,8 @@ class AnnounceSource:
         report = RunReport(self.name, status, merged.counts, sum(s.requests for s in stats),
                            sum(s.retries for s in stats), "; ".join(problems) or None, before,
                            after)
+        if fetch:
+            reading.findings.absorb(fetch.findings)
         catch = Catch(report, expected, {
             "day": expected.isoformat(), "feeds": len(reading.feeds),
             "announced": sum(len(listed(r)) for r in today),
@@ -313,7 +315,7 @@ class AnnounceSource:
             "capped": sorted({c for f in trusted if f.capped for c in f.categories}),
             "asked_by_id": len(wanted), "still_missing": sum(len(r["missing"])
                                                              for r in today + gaps),
-            **reading.findings.details(), **(fetch.findings.details() if fetch else {})})
+            **reading.findings.details()})
         catch.add(self.name, merged)
         rows = today + gaps
         if rows:
