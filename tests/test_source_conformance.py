@@ -128,11 +128,14 @@ class Upstream:
 
     route: str
     body: Callable[[], Iterator[bytes]]
+    length: int | None = None  # the Content-Length it declares (None: none, read to the end)
     sent: int = 0  # bytes of the source's own body handed to the socket
 
     def __call__(self, request: Request) -> Response:
         if request.path.startswith(self.route):
-            return Response(self._counted(), status=200, content_type="application/xml")
+            headers = {} if self.length is None else {"Content-Length": str(self.length)}
+            return Response(self._counted(), status=200, content_type="application/xml",
+                            headers=headers)
         ids = [i.split("v")[0] for i in parse_qs(request.query_string.decode()).get(
             "id_list", [""])[0].split(",") if i]
         return Response(atom([(i, f"Paper {i}", "An abstract.") for i in ids]), status=200)
@@ -150,8 +153,9 @@ def _config(base_config: Config, server: HTTPServer) -> Config:
 
 
 def _run(base_config: Config, httpserver: HTTPServer, name: str,
-         body: Callable[[], Iterator[bytes]]) -> tuple[RunReport, Store, Upstream]:
-    upstream = Upstream(SERVED[name].route, body)
+         body: Callable[[], Iterator[bytes]], length: int | None = None
+         ) -> tuple[RunReport, Store, Upstream]:
+    upstream = Upstream(SERVED[name].route, body, length)
     httpserver.expect_request(re.compile(".*")).respond_with_handler(upstream)
     cfg = _config(base_config, httpserver)
     report = ingest.ingest(cfg, Store(cfg.store_path), name, now=NOW)
@@ -208,10 +212,16 @@ def test_a_body_that_is_no_page_fails_the_source_and_stores_nothing(base_config,
         assert report.requests == 1 and "Service Unavailable" in (report.error or "")
 
 
+@pytest.mark.parametrize(("declared", "said"), [
+    (None, f"a response over {MAX_RESPONSE_BYTES:,} bytes (stopped reading)"),
+    (2 * MAX_RESPONSE_BYTES, f"a response of {2 * MAX_RESPONSE_BYTES:,} bytes, over "
+                             f"{MAX_RESPONSE_BYTES:,}"),
+], ids=["streamed", "declared"])
 def test_a_response_past_the_bound_is_read_no_further_and_not_asked_again(base_config,
-                                                                          httpserver):
-    """Every source: a body streamed without a length, twice the bound, is cut at the bound
-    and its request not retried."""
+                                                                          httpserver,
+                                                                          declared, said):
+    """Every source: a body twice the bound is cut at the bound (refused before it, when
+    its length says so) and its request not retried."""
     chunk = b"<" * 2**20
 
     def endless() -> Iterator[bytes]:
@@ -219,9 +229,9 @@ def test_a_response_past_the_bound_is_read_no_further_and_not_asked_again(base_c
             yield chunk
 
     for name in SOURCES:
-        report, store, upstream = _run(base_config, httpserver, name, endless)
+        report, store, upstream = _run(base_config, httpserver, name, endless, declared)
         assert report.status == "failed", name
-        assert f"over {MAX_RESPONSE_BYTES:,} bytes" in (report.error or ""), name
+        assert said in (report.error or ""), name
         assert report.requests == 1 and report.retries == 0, name
         # read no further than the bound (and what the sockets' buffers hold besides)
         assert upstream.sent < MAX_RESPONSE_BYTES + 16 * len(chunk), name
