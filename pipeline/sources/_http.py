@@ -14,6 +14,8 @@ from typing import Protocol, TypeVar
 import requests
 import urllib3
 
+from pipeline.sources._untrusted import TooLarge, capped
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -125,13 +127,15 @@ _CHUNK = 64 * 1024
 
 def get_within(session: requests.Session, url: str, headers: Mapping[str, str],
                deadline: float, timeout: float) -> Answer:
-    """GET with the body read in chunks as they arrive (read1) until `deadline`; a timeout
-    or a failed connection is Transient."""
+    """GET with the body read in chunks as they arrive (read1, decoded: the bound is on what
+    is parsed) until `deadline` and at most MAX_RESPONSE_BYTES; a timeout or a failed
+    connection is Transient."""
     try:
         with session.get(url, headers=headers, stream=True,
                          timeout=max(deadline - time.monotonic(), 0.01)) as resp:
             chunks = iter(lambda: resp.raw.read1(_CHUNK, decode_content=True), b"")
-            return resp.status_code, resp.headers, read_within(chunks, deadline)
+            return (resp.status_code, resp.headers,
+                    read_within(capped(chunks, resp.headers), deadline))
     except (requests.Timeout, urllib3.exceptions.ReadTimeoutError):
         raise Transient(f"no response within {timeout:g} s") from None
     except (requests.RequestException, urllib3.exceptions.HTTPError) as exc:
@@ -180,6 +184,8 @@ class Requests:
                 raise SourceError(f"{self.limit} reached while reading {where}") from None
             raise Transient(f"no complete response within {self.cfg.timeout_seconds:g} s"
                             ) from None
+        except TooLarge as exc:
+            raise SourceError(f"{exc}: {where}") from None
         finally:
             self._pacer.done()
 

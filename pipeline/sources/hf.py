@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 import math
 import re
 import time
@@ -38,6 +37,7 @@ from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # type:
 import pipeline.sources._http as _http
 from pipeline.report import RunReport
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources._untrusted import Malformed, NotExpected, capped, json_value, too_long
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 from pipeline.tables import REBUILD, Table, to_table
@@ -143,7 +143,7 @@ class HFClient:
         try:
             with get_session().stream("GET", self.url, params=params, headers=self.headers,
                                       timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-                raw = _http.read_within(resp.iter_raw(), deadline)
+                raw = _http.read_within(capped(resp.iter_raw(), resp.headers), deadline)
             return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
                                    request=resp.request)
         except httpx2.TimeoutException:
@@ -166,9 +166,9 @@ class HFClient:
             first_line = next(iter(str(exc).strip().splitlines()), "")
             raise _http.SourceError(f"HTTP {resp.status_code} {first_line}".strip()) from None
         try:
-            items = json.loads(resp.content)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _http.SourceError(f"malformed JSON for {day} ({exc})") from None
+            items = json_value(resp.content, "JSON")
+        except (Malformed, NotExpected) as exc:
+            raise _http.SourceError(f"{exc} for {day}") from None
         if not isinstance(items, list):
             raise _http.SourceError(f"expected a JSON list for {day}, got {type(items).__name__}")
         return items
@@ -216,6 +216,9 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
     """
     if not isinstance(item, dict) or not isinstance(item.get("paper"), dict):
         findings.reject(item, "not an item with a paper object")
+        return None
+    if oversized := too_long(item):
+        findings.reject(item["paper"].get("id"), oversized)
         return None
     paper = item["paper"]
 
