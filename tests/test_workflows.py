@@ -483,7 +483,7 @@ def test_the_pages_check_names_the_setting_once(answer, tmp_path):
 def test_the_pages_check_is_quiet_when_actions_build_the_site(tmp_path):
     done, calls, summary = _run_with_gh(_step("build", "id", "pages_on")["run"],
                                         {PAGES: [200, {"build_type": "workflow"}]}, tmp_path)
-    assert (done.returncode, done.stdout, summary) == (0, "", "")
+    assert (done.returncode, done.stdout, summary, calls) == (0, "", "", [PAGES])
 
 
 LIST = "GET repos/owner/repo/actions/workflows"
