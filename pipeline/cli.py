@@ -9,6 +9,7 @@ import errno
 import json
 import logging
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -431,19 +432,34 @@ _remote = click.option("--remote", default="origin", show_default=True,
 _branch = click.option("--branch", default="data", show_default=True, help="The data branch.")
 
 
+def _https_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A seed is another site's public repository, named by the workflow's input: an https
+    URL, never a path, an ssh remote or text git would read as one of its options."""
+    if not value:
+        return None
+    url = urllib.parse.urlsplit(value)
+    if url.scheme != "https" or not url.hostname or any(c.isspace() or not c.isprintable()
+                                                          for c in value):
+        raise click.BadParameter(f"{value!r} is not allowed: give an https URL of a repository "
+                                 "with a data branch (e.g. https://github.com/OWNER/REPO.git), "
+                                 "or nothing to start empty")
+    return value
+
+
 @data.command("restore")
 @_remote
 @_branch
 @click.option("--force", is_flag=True, help="Replace a store that is not empty.")
-@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
-              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
+@click.option("--seed-from", "seed", metavar="URL", callback=_https_url,
+              help="When --remote has no data branch yet, start from this https repository's "
+              "(e.g. upstream's). Empty: start empty.")
 @click.pass_obj
 def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
     """Replace the store with the data branch's data/ (no branch yet: start empty)."""
     from pipeline import databranch
 
     result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force, seed=seed or None,
+                                branch=branch, force=force, seed=seed,
                                 scope_of=obj.config)
     click.echo(result.line(branch))
 

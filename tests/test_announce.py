@@ -23,6 +23,7 @@ from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.report import RunReport
 from pipeline.store import Store
+from tests.support.markdown import shown
 from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()  # listing days, Monday to Friday
@@ -211,7 +212,7 @@ def test_status_and_the_job_summary_say_the_completeness(three, replay):
                                                "--json"]).output)
     announced = next(r for r in rows if r["source"] == "announce")["completeness"]
     assert {c["category"]: (c["held"], c["announced"]) for c in announced}["cs.CV"] == (cv, cv)
-    text = summary.markdown(Store(three.store_path))
+    text = shown(summary.markdown(Store(three.store_path)))
     assert f"Completeness: announced {DAYS[1]}: {listed:,} of {listed:,} held" in text
 
 
