@@ -208,8 +208,9 @@ def _report(store: Store, recorders: dict[str, Recorder], out: Path, echo: Echo)
         if not failed.empty:
             error = failed["error"].iloc[-1]
             echo(f"  {label}: {failed['item'].nunique()} items not sent: {error}"
-                 + (" (as in Actions; try never sends a secret on: set it to see this "
-                    "channel's messages here)" if "is not set" in str(error) else ""))
+                 + (" (as in Actions; set it here to see this channel's messages: its "
+                    "recorder gets a stand-in, never the secret)"
+                    if "is not set" in str(error) else ""))
         elif not texts:
             echo(f"  {label}: nothing to send (its follows matched nothing new; `top = N` "
                  "adds the day's top papers)")
