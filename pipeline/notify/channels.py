@@ -436,11 +436,12 @@ CHANNELS: dict[str, type[Sender]] = {
 
 
 def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] | None = None,
-                 session: requests.Session | None = None) -> Sender:
+                 session: requests.Session | None = None,
+                 kinds: Mapping[str, type[Sender]] = CHANNELS) -> Sender:
     """The channel ready to send, in the site's language: raises ChannelError when a secret
-    it needs is not set."""
-    return CHANNELS[cfg.kind](cfg, os.environ if env is None else env,
-                              session or requests.Session(), language)
+    it needs is not set. `kinds`: the sender of each kind (`papertrail try` records e-mail)."""
+    return kinds[cfg.kind](cfg, os.environ if env is None else env,
+                           session or requests.Session(), language)
 
 
 def messages(sender: Sender, heading: str, items: list[Item], more: str,
