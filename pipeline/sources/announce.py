@@ -14,9 +14,10 @@ serves an earlier day than expected, is read again in halves, down to one catego
 stale feed whose halves are as stale is the whole day behind: no smaller feed helps).
 The expected day is arXiv's own (today in US-Eastern time at the run's clock) or the
 latest any feed of the run served, whichever is later: a feed serving an earlier day
-is stale (seen in 2026: one category's feed a day behind the others). Its items are not
-trusted and nothing of it is recorded; the run says so (status partial) and the next
-run reads it again. A body that is not RSS is an error, never "nothing announced".
+is stale (seen in 2026: one category's feed a day behind the others). A feed serving a
+day after arXiv's today is set aside too (no day arXiv has not reached is trusted). Their
+items are not trusted and nothing of them is recorded; the run says so (status partial)
+and the next run reads them again. A body that is not RSS is an error, never "nothing announced".
 
 The ledger (`announcements`, one row per announcement day and category): the versioned
 ids listed as new (primary category here), cross-listed, and replaced, whether the

@@ -9,9 +9,10 @@ of its last change, a new version or new metadata alike: so this source reads
 `ListRecords` in `arXivRaw` (every version with its date and size, the current metadata)
 for each configured set, from the day of the last complete harvest's response
 (inclusive: a day's records may still arrive after a harvest), following resumption
-tokens. `noRecordsMatch` is an empty harvest, not an error; a body that is not OAI-PMH is
-an error, never "nothing new"; 503 with Retry-After is flow control, waited out by the
-shared retry loop (`_http.Requests`, paced with every other request to arXiv).
+tokens. `noRecordsMatch` to a list's first request is an empty harvest, not an error (to a
+token, it is a list cut short: a failure); a body that is not OAI-PMH is an error, never
+"nothing new"; 503 with Retry-After is flow control, waited out by the shared retry loop
+(`_http.Requests`, paced with every other request to arXiv).
 
 What a record adds to the store, against what the store holds (`merge`):
 - a paper the store lacks, or a version newer than the stored one: the record whole;
