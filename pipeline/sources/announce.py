@@ -154,9 +154,9 @@ def read_feeds(cfg: ArxivConfig, started: dt.datetime) -> Reading:
     except SourceError as exc:
         reading.error = str(exc)
     else:
-        # arXiv announces at most today, in its time zone (a clock a little behind
-        # arXiv's aside): a later day would pin the ledger there and its items be asked
-        # for by id every run.
+        # arXiv announces at most today in its time zone (CLOCK_SKEW: this clock may
+        # run a little behind arXiv's); a later day would pin the ledger there and have
+        # its items asked for by id on every run.
         latest = arxiv_day(started + CLOCK_SKEW)
         reading.feeds = [f for f in feeds if f.day <= latest]
         reading.ahead = [f for f in feeds if f.day > latest]
@@ -190,9 +190,9 @@ def _parse(answer: Answer, *, categories: tuple[str, ...], findings: Findings) -
     if day is None:
         raise SourceError("an RSS feed without the day it announces (pubDate)")
     items = channel.iter("item")
-    read = tuple(filter(None, (_listing(item, findings)
-                               for item in itertools.islice(items, FEED_CAP))))
-    return Feed(categories, day, read, dropped=sum(1 for _ in items))
+    listings = tuple(filter(None, (_listing(item, findings)
+                                   for item in itertools.islice(items, FEED_CAP))))
+    return Feed(categories, day, listings, dropped=sum(1 for _ in items))
 
 
 def _day(text: str | None) -> dt.date | None:
