@@ -11,6 +11,7 @@ import json
 import urllib.error
 import urllib.request
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from click.testing import CliRunner
@@ -26,6 +27,7 @@ from pipeline.report import RunReport
 from pipeline.sources import announce
 from pipeline.sources.announce import FEED_CAP
 from pipeline.store import Store
+from pipeline.tables import ANNOUNCEMENTS
 from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()  # listing days, Monday to Friday
@@ -323,3 +325,15 @@ def test_a_feed_past_arxivs_size_and_the_by_id_fetch_are_bounded(httpserver, bas
         second = _run(cfg, replay, "announce", FEED_D1 + dt.timedelta(hours=1))
         assert not set(_asked(replay)) & set(asked) and len(_asked(replay)) == 150  # resumed
     assert first.counts["new"] == second.counts["new"] == 150
+
+
+def test_a_ledger_row_of_a_future_day_is_never_asked_for_again(config, replay):
+    # As a release that trusted a feed's day wrote it: a day in 2099, its papers missing.
+    store = Store(config.store_path)
+    with store.lock():
+        store.append("announcements", pa.Table.from_pylist([{
+            "day": dt.date(2099, 1, 1), "category": "cs.LG", "new": ["2606.99999v1"],
+            "cross": [], "replace": [], "capped": False, "missing": ["2606.99999v1"],
+            "checked": FEED_D1 - dt.timedelta(days=1)}], schema=ANNOUNCEMENTS))
+    assert _run(config, replay, "announce", FEED_D1).status == "ok"
+    assert _asked(replay) and "2606.99999" not in _asked(replay)
