@@ -6,7 +6,7 @@
 import { card, local } from "./cards.js";
 import * as follows from "./follow.js";
 import {
-  MAX_IMPORT_BYTES, MAX_SEEDS, bibtex, clean, emptyProfile, entryKey, embed, fromEntry, fromRows,
+  MAX_IMPORT_BYTES, MAX_LINK_SEEDS, MAX_SEEDS, bibtex, clean, emptyProfile, entryKey, embed, fromEntry, fromRows,
   isMuted, linkIds, match, merged, rank, read, related, rowTerms, usable, windowOf,
   withEntries, withMute, withoutMute,
 } from "./recommend.js";
@@ -14,10 +14,11 @@ import { fetchBytes, index, store } from "./site.js";
 
 const KEY = "papertrail.foryou";
 const PAGE = 20;
-const FOLLOW_PAPERS = 50;  // a follow stands for the centroid of its newest matches
+const FOLLOW_PAPERS = 50;
+const SHOWN_SEEDS = 200;  // a follow stands for the centroid of its newest matches
 // Entries known by an id older than the window are looked up in the search index for a
-// title, this many at most (one search each).
-const LOOKUPS = MAX_SEEDS;
+// title, as many as a shared link may name (one search each); the rest stay unused.
+const LOOKUPS = MAX_LINK_SEEDS;
 
 function readProfile() {
   try {
@@ -154,10 +155,12 @@ function removeSeed(s) {
   if (writeProfile(p)) render();
 }
 
+// The first SHOWN_SEEDS seeds listed, then how many more: a list of 20,000 would take
+// the tab seconds to make and as long again to leave.
 function showSeeds(seeds) {
   seedList.textContent = "";
   document.getElementById("foryou-seeds-none").textContent = seeds.length ? "" : box.dataset.none;
-  seeds.forEach(function (s) {
+  seeds.slice(0, SHOWN_SEEDS).forEach(function (s) {
     const li = document.createElement("li");
     li.dataset.key = s.key;
     const kind = document.createElement("span");
@@ -171,8 +174,14 @@ function showSeeds(seeds) {
       box.dataset.remove + " · " + s.label));
     seedList.appendChild(li);
   });
+  if (seeds.length > SHOWN_SEEDS) {
+    const rest = document.createElement("li");
+    rest.className = "note";
+    rest.textContent = fmt(box.dataset.seedsMore, { n: seeds.length - SHOWN_SEEDS });
+    seedList.appendChild(rest);
+  }
   const share = document.getElementById("foryou-share");
-  const ids = seeds.map(function (s) { return s.id; }).filter(Boolean);
+  const ids = seeds.map(function (s) { return s.id; }).filter(Boolean).slice(0, MAX_LINK_SEEDS);
   share.hidden = shared !== null || !ids.length;
   share.href = "?seed=" + ids.map(encodeURIComponent).join(",");
 }
