@@ -253,10 +253,10 @@ def stored_profile(pg):
 def test_parentheses_in_bibtex_text_cut_no_entry(page, site, tmp_path):
     """BibTeX nests braces only: "1) … 2)" in an abstract and ":(" in a title are text."""
     open_page(page, site)
-    bib = ("@article{a, title={Results :(}, abstract={We 1) read and 2) rank.}}\n"
-           "@misc{b, title={Graph kernels (revisited)}}\n"
-           "@article(c, title={Paren-delimited) entry}, note={x})\n"
-           "@book{d, title={Deep graph kernels for molecules}}\n")
+    bib = ("@article{a, title={Results :(}}\n"
+           "@misc{b, title={Graph kernels}}\n"
+           "@article{c, title={Steps}, abstract={We 1) read and 2) rank.}}\n"
+           "@book(d, title={Deep graph kernels (for molecules)})\n")
     import_file(page, tmp_path, "paren.bib", bib)
     assert page.locator("#foryou-import-status").text_content().startswith("读入 4 条")
     assert len(seed_keys(page)) == 4
@@ -268,7 +268,8 @@ def test_twenty_thousand_ids_import_and_the_page_answers(page, site, tmp_path):
     made = [f"2101.{i:05d}" for i in range(20000 - len(window))]
     open_page(page, site)
     found = import_file(page, tmp_path, "ids.txt", "\n".join(window + made + made[:500]) + "\n")
-    assert page.locator("#foryou-import-status").text_content().startswith("读入 20500 条，其中 3 条")
+    status = page.locator("#foryou-import-status").text_content()
+    assert status.startswith("读入 20500 条，其中 3 条")
     assert len(stored_profile(page)["imported"]) == 20000  # each id once
     assert found and not set(found) & set(window)
     # The first 200 seeds listed and a count of the rest; a share link of 200 ids at most.
