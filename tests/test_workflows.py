@@ -3,6 +3,7 @@ FORKING.md and docs/DATA.md say it does."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from pipeline.cli import cli
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 NAMES = ["update.yml", "ci.yml", "lock.yml"]
+DEPENDABOT = REPO / ".github" / "dependabot.yml"
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+\s*$")
 
 
@@ -42,25 +44,63 @@ def _zizmor() -> str:
     return found
 
 
-@pytest.mark.parametrize("name", NAMES)
+def test_the_tests_read_every_workflow():
+    assert sorted(NAMES) == sorted(p.name for p in WORKFLOWS.iterdir())
+
+
+@pytest.mark.parametrize("path", [*(WORKFLOWS / n for n in NAMES), DEPENDABOT],
+                         ids=lambda p: p.name)
 @pytest.mark.parametrize("persona", ["regular", "pedantic", "auditor"])
-def test_zizmor_offline_reports_no_findings(name, persona):
+def test_zizmor_offline_reports_no_findings(path, persona):
     # --strict-collection: a file zizmor cannot parse is an error, not a silent skip. The
     # auditor's one finding is justified inline (# zizmor: ignore[...] beside its reason).
     done = subprocess.run([_zizmor(), "--offline", "--strict-collection", "--no-progress",
-                           f"--persona={persona}", "--format", "json", str(WORKFLOWS / name)],
+                           f"--persona={persona}", "--format", "json", str(path)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout) == []
 
 
+def _uses(doc: dict) -> list[str]:
+    """Every action and reusable workflow the document runs."""
+    return [u for job in doc["jobs"].values()
+            for u in [job.get("uses"), *(s.get("uses") for s in job.get("steps", []))] if u]
+
+
+def _actions_updater() -> dict:
+    """dependabot.yml's entry that keeps .github/workflows/ current."""
+    config = yaml.safe_load(DEPENDABOT.read_text(encoding="utf-8"))
+    assert config["version"] == 2
+    (entry,) = [u for u in config["updates"] if u["package-ecosystem"] == "github-actions"]
+    return entry
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_action_is_pinned_to_a_commit_with_its_version(name):
-    lines = [ln for ln in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
-             if re.match(r"^\s*(-\s+)?uses:", ln)]
-    assert lines
+def test_every_action_is_pinned_and_kept_current_by_dependabot(name):
+    """Dependabot moves a `@<sha> # vX.Y.Z` pin and its comment together, weekly, in one
+    pull request; an action it does not cover would keep its pin for ever."""
+    lines = [line for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+             if re.match(r"^\s*(?:-\s+)?uses:", line)]
     for line in lines:
-        assert PINNED.match(line), f"{name}: not pinned by SHA with a # vX.Y.Z comment: {line}"
+        assert PINNED.match(line), f"{name}: not pinned by SHA with # vX.Y.Z: {line}"
+    uses = _uses(load(name))
+    # none hides where the line check misses it (a flow mapping, a quoted key)
+    assert uses and len(uses) == len(lines)
+    entry = _actions_updater()
+    # "/" is where Dependabot looks for .github/workflows/
+    assert entry.get("directory") == "/" or "/" in entry.get("directories", [])
+    assert entry["schedule"]["interval"] == "weekly"
+    assert entry["cooldown"]["default-days"] >= 7  # a hijacked release gets noticed first
+    assert any(g.get("patterns") == ["*"] for g in entry["groups"].values())  # one PR
+    for use in uses:
+        action = use.split("@")[0]
+        owner_repo = "/".join(action.split("/")[:2])  # actions/x/sub: the repository's
+        assert not action.startswith((".", "docker://")), f"{name}: Dependabot skips {use}"
+        allowed = [a["dependency-name"] for a in entry.get("allow", [])] or ["*"]
+        assert any(fnmatch.fnmatch(owner_repo, a) for a in allowed), use
+        for rule in entry.get("ignore", []):  # a rule with no versions ignores every one
+            assert not (fnmatch.fnmatch(owner_repo, rule["dependency-name"])
+                        and not {"versions", "update-types"} & rule.keys()), use
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -162,7 +202,28 @@ def test_update_runs_on_a_schedule_and_by_hand_one_at_a_time():
         minute = cron.split()[0]
         assert minute.isdigit() and minute != "0", cron  # GitHub delays :00 runs most
     assert "workflow_dispatch" in doc["on"]
-    assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False}
+
+
+def test_a_dispatched_run_waits_its_turn_and_no_later_run_replaces_it():
+    """GitHub runs one run of a concurrency group at a time and, by default, keeps one
+    pending: a new one cancels it. The group is the same for every trigger (no
+    expression), so no two runs ever write the data branch, notify or deploy at once;
+    `queue: max` keeps every pending run (FIFO, up to 100), so an hourly run queued after
+    a Run workflow with seed_from no longer cancels it. cancel-in-progress stays false: a
+    run cancelled halfway could leave its data unpushed (and GitHub refuses it with max)."""
+    doc = load("update.yml")
+    assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False,
+                                  "queue": "max"}
+    for job_id, job in doc["jobs"].items():  # a job-level group would not wait for it
+        assert "concurrency" not in job, job_id
+    # actionlint does not know `queue` yet: ci.yml ignores that one message and no other
+    (lint,) = [s["run"] for s in load("ci.yml")["jobs"]["actionlint"]["steps"] if "run" in s]
+    (pattern,) = re.findall(r"-ignore '([^']*)'", lint)
+    said = 'unexpected key "{}" for "concurrency" section. expected one of ' \
+           '"cancel-in-progress", "group"'
+    assert re.search(pattern, said.format("queue"))
+    assert not re.search(pattern, said.format("queue-size"))
+    assert not re.search(pattern, said.format("cancel-in-progres"))
 
 
 def test_the_keepalive_re_enables_every_scheduled_workflow_with_actions_write_alone():
