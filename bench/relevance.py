@@ -1,0 +1,281 @@
+"""Relevance against judged reading: what each ranker puts in front of a reader of a narrow
+interest, scored against judgements. Prints figures; asserts nothing.
+
+The judgements (bench/judgements/, method in docs/RECOMMEND.md "How relevance is measured"):
+reading profiles, each with three seed papers of the sample's first two days, and grades of
+the later days' papers (2 = on the theme, 1 = related, absent = not). Only the later days'
+papers are ranked (the candidate pool); the seeds are never in it.
+
+Rankers:
+- 为你推荐: the demo site built by the real pipeline over the sample (as `papertrail demo`),
+  its recommend/ files ranked by theme/static/recommend.js under node, seeded as a link
+  for-you/?seed=a,b,c is (bench/_foryou.mjs): the browser's data and scoring exactly.
+- offline, on title + abstract over the sample's papers, scored as the site scores (half
+  the cosine with the seeds' centroid, half with the closest seed): TF-IDF sublinear;
+  the same with bigrams; BM25 weights (k1 1.2, b 0.75).
+- newest first: what a reader without a profile sees; the floor.
+- similar papers: each seed's list in the built store's `similar` table, restricted to the
+  pool: the share of those neighbours graded relevant.
+
+Figures per profile and their mean: nDCG@10 (gain = grade), P@10 counting grade ≥ 1 and
+counting grade 2 only. `--record` appends them, dated, with the commit, to
+bench/results/relevance.csv.
+
+Run: .venv/bin/python bench/relevance.py [--record]   (--smoke: two profiles)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import math
+import subprocess
+import tempfile
+import tomllib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+from sklearn.preprocessing import normalize
+
+from pipeline import config as config_mod
+from pipeline import demo
+from pipeline.replay import sample
+from pipeline.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+JUDGEMENTS = REPO / "bench" / "judgements"
+RESULTS = REPO / "bench" / "results" / "relevance.csv"
+FORYOU_JS = REPO / "bench" / "_foryou.mjs"
+K = 10
+SEED_DAYS = 2  # seeds come from the sample's first two days; the later days are the pool
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    seeds: tuple[str, ...]
+    grades: dict[str, int]  # graded papers of the pool; the rest are 0
+
+
+@dataclass(frozen=True)
+class Paper:
+    arxiv_id: str
+    day: str
+    text: str
+
+
+def papers() -> list[Paper]:
+    return [Paper(e.arxiv_id, e.announced.date().isoformat(), f"{e.title}\n{e.abstract}")
+            for e in sample.entries() if e.version == 1]
+
+
+def load_profiles(corpus: Sequence[Paper]) -> list[Profile]:
+    """The judgements, checked against the sample: seeds of the first days, grades of the
+    pool, grades 1 or 2, each paper graded once per profile."""
+    days = sample.days()
+    day_of = {p.arxiv_id: p.day for p in corpus}
+    spec = tomllib.loads((JUDGEMENTS / "profiles.toml").read_text(encoding="utf-8"))
+    grades: dict[str, dict[str, int]] = {name: {} for name in spec}
+    with (JUDGEMENTS / "grades.csv").open(encoding="utf-8", newline="") as fh:
+        for row in csv.DictReader(fh):
+            name, arxiv_id, grade = row["profile"], row["arxiv_id"], int(row["grade"])
+            where = f"grades.csv: {name},{arxiv_id}"
+            if name not in grades:
+                raise SystemExit(f"{where}: no such profile in profiles.toml")
+            if day_of.get(arxiv_id, "") < days[SEED_DAYS] or grade not in (1, 2):
+                raise SystemExit(f"{where}: not a paper of the later days, or grade not 1/2")
+            if arxiv_id in grades[name]:
+                raise SystemExit(f"{where}: graded twice")
+            grades[name][arxiv_id] = grade
+    out = []
+    for name, body in spec.items():
+        seeds = tuple(body["seeds"])
+        if any(day_of.get(s, "9") >= days[SEED_DAYS] for s in seeds):
+            raise SystemExit(f"profiles.toml: [{name}] seeds must be papers of {days[:SEED_DAYS]}")
+        out.append(Profile(name, seeds, grades[name]))
+    return out
+
+
+# -- metrics -----------------------------------------------------------------------------------
+
+def ndcg(ranked: Sequence[str], grades: dict[str, int], k: int = K) -> float:
+    gain = sum(grades.get(a, 0) / math.log2(i + 2) for i, a in enumerate(ranked[:k]))
+    ideal = sorted(grades.values(), reverse=True)[:k]
+    best = sum(g / math.log2(i + 2) for i, g in enumerate(ideal))
+    return gain / best if best else 0.0
+
+
+def precision(ranked: Sequence[str], grades: dict[str, int], at_least: int, k: int = K) -> float:
+    return sum(grades.get(a, 0) >= at_least for a in ranked[:k]) / k
+
+
+# -- rankers: each maps a profile to the pool's ids, best first --------------------------------
+
+Ranker = Callable[[Profile], list[str]]
+
+
+def site_score(matrix: sp.csr_matrix | np.ndarray, seeds: Sequence[int]) -> np.ndarray:
+    """recommend.js's scoring on any row-normalised matrix: half the cosine with the seeds'
+    centroid (re-normalised), half the cosine with the closest seed."""
+    rows = matrix[list(seeds)]
+    centroid = np.asarray(rows.mean(axis=0)).ravel()
+    centroid /= np.linalg.norm(centroid) or 1.0
+    to_centroid = np.asarray(matrix @ centroid).ravel()
+    to_seeds = matrix @ rows.T
+    closest = np.asarray(to_seeds.todense() if sp.issparse(to_seeds) else to_seeds).max(axis=1)
+    return 0.5 * to_centroid + 0.5 * np.asarray(closest).ravel()
+
+
+def bm25(texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> sp.csr_matrix:
+    counts = CountVectorizer(stop_words="english", min_df=2, max_df=0.5).fit_transform(texts)
+    counts = sp.csr_matrix(counts, dtype=np.float64)
+    n = counts.shape[0]
+    df = np.bincount(counts.indices, minlength=counts.shape[1])
+    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
+    length = np.asarray(counts.sum(axis=1)).ravel()
+    norm = k1 * (1 - b + b * length / length.mean())
+    tf = counts.copy()
+    row_norm = np.repeat(norm, np.diff(tf.indptr))
+    tf.data = tf.data * (k1 + 1) / (tf.data + row_norm)
+    return sp.csr_matrix(normalize(tf @ sp.diags(idf)))
+
+
+def offline_rankers(corpus: Sequence[Paper], pool: set[str]) -> dict[str, Ranker]:
+    texts = [p.text for p in corpus]
+    row = {p.arxiv_id: i for i, p in enumerate(corpus)}
+
+    def tfidf(ngrams: int) -> sp.csr_matrix:
+        # the site's vocabulary rule: words of 2+ papers and at most half of them
+        return TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True,
+                               ngram_range=(1, ngrams)).fit_transform(texts)
+    matrices = {"tfidf sublinear": tfidf(1), "tfidf + bigrams": tfidf(2), "bm25": bm25(texts)}
+
+    def ranker(matrix: sp.csr_matrix) -> Ranker:
+        def ranked(profile: Profile) -> list[str]:
+            scores = site_score(matrix, [row[s] for s in profile.seeds])
+            order = sorted((i for i, p in enumerate(corpus) if p.arxiv_id in pool),
+                           key=lambda i: (-scores[i], corpus[i].arxiv_id))
+            return [corpus[i].arxiv_id for i in order]
+        return ranked
+    out = {name: ranker(m) for name, m in matrices.items()}
+    day = {p.arxiv_id: p.day for p in corpus}
+    newest = sorted(pool, key=lambda a: (day[a], a), reverse=True)
+    out["newest first"] = lambda profile: newest
+    return out
+
+
+def foryou_ranker(output: Path, profiles: Sequence[Profile], pool: set[str]) -> Ranker:
+    """Every profile's link ranked once by recommend.js under node, kept to the pool."""
+    links = {p.name: list(p.seeds) for p in profiles}
+    got = subprocess.run(["node", str(FORYOU_JS), str(output)], input=json.dumps(links),
+                         capture_output=True, text=True, check=True, cwd=REPO)
+    ranked: dict[str, list[str]] = json.loads(got.stdout)
+    return lambda profile: [a for a in ranked[profile.name] if a in pool]
+
+
+def build_site(folder: Path) -> tuple[Path, Store]:
+    """The demo site of the sample's days, as `papertrail demo` makes it."""
+    cfg = demo.run(config_mod.load(demo.CONFIG), folder, lambda line: None)
+    return cfg.output_path, Store(cfg.store_path)
+
+
+# -- report ------------------------------------------------------------------------------------
+
+Row = tuple[str, str, float, float, float]  # ranker, profile, nDCG@10, P@10 ≥1, P@10 =2
+Similar = tuple[str, int, int, int]  # profile, neighbours in the pool, graded ≥ 1, graded 2
+
+
+def evaluate(rankers: dict[str, Ranker], profiles: Sequence[Profile]) -> list[Row]:
+    rows: list[Row] = []
+    for name, ranker in rankers.items():
+        for p in profiles:
+            ranked = ranker(p)
+            rows.append((name, p.name, ndcg(ranked, p.grades), precision(ranked, p.grades, 1),
+                         precision(ranked, p.grades, 2)))
+    return rows
+
+
+def similar_papers(store: Store, profiles: Sequence[Profile], pool: set[str]) -> list[Similar]:
+    """Each seed's similar papers (the store's `similar` table, the lists the paper pages
+    show) that fall in the pool, and how many of them are graded."""
+    lists = {r["arxiv_id"]: r["neighbours"] for r in store.read("similar").to_pylist()}
+    out = []
+    for p in profiles:
+        found = [a for s in p.seeds for a in lists.get(s, []) if a in pool]
+        out.append((p.name, len(found), sum(p.grades.get(a, 0) >= 1 for a in found),
+                    sum(p.grades.get(a, 0) == 2 for a in found)))
+    return out
+
+
+def print_table(rows: Sequence[Row], similar: Sequence[Similar],
+                profiles: Sequence[Profile]) -> None:
+    rankers = list(dict.fromkeys(r[0] for r in rows))
+    by = {(r[0], r[1]): r for r in rows}
+    width = max(len(p.name) for p in profiles) + 2
+    print("nDCG@10 / P@10 (grade ≥ 1) / P@10 (grade 2), pool: the later days' papers")
+    print("profile".ljust(width) + "".join(f"{n:>22}" for n in rankers))
+    for p in profiles:
+        cells = (by[(n, p.name)] for n in rankers)
+        print(p.name.ljust(width) + "".join(f"{c[2]:>8.2f}{c[3]:>7.1f}{c[4]:>7.1f}" for c in cells))
+    for label, pick in (("mean", np.mean), ("worst", np.min)):
+        print(label.ljust(width) + "".join(
+            "".join(f"{pick([by[(n, p.name)][i] for p in profiles]):>{w}.{d}f}"
+                    for i, w, d in ((2, 8, 2), (3, 7, 2), (4, 7, 2))) for n in rankers))
+    print("\nsimilar papers: the seeds' lists where they fall in the pool, share relevant "
+          "(grade ≥ 1) / on the theme (grade 2)")
+    total = ("all", *(sum(r[i] for r in similar) for i in (1, 2, 3)))
+    for name, found, relevant, on_theme in [*similar, total]:
+        share = f"{relevant / found:.2f} / {on_theme / found:.2f}" if found else "—"
+        print(f"{name.ljust(width)}{relevant:>3} of {found:>3} relevant, "
+              f"{on_theme:>3} on the theme: {share}")
+
+
+def record(rows: Sequence[Row], similar: Sequence[Similar]) -> None:
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                            text=True, cwd=REPO).stdout.strip()
+    today = dt.date.today().isoformat()
+    RESULTS.parent.mkdir(exist_ok=True)
+    new = not RESULTS.exists()
+    with RESULTS.open("a", encoding="utf-8", newline="") as fh:
+        out = csv.writer(fh)
+        if new:
+            out.writerow(["date", "commit", "ranker", "profile", "ndcg10", "p10", "p10_on_theme",
+                          "similar_found", "similar_relevant", "similar_on_theme"])
+        for name, profile, a, b, c in rows:
+            out.writerow([today, commit, name, profile, f"{a:.3f}", f"{b:.1f}", f"{c:.1f}",
+                          "", "", ""])
+        for profile, found, relevant, on_theme in similar:
+            out.writerow([today, commit, "similar papers", profile, "", "", "", found, relevant,
+                          on_theme])
+    print(f"\nrecorded in {RESULTS.relative_to(REPO)}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--smoke", action="store_true", help="two profiles")
+    parser.add_argument("--record", action="store_true", help=f"append to {RESULTS.name}")
+    args = parser.parse_args()
+    corpus = papers()
+    profiles = load_profiles(corpus)[: 2 if args.smoke else None]
+    pool = {p.arxiv_id for p in corpus if p.day >= sample.days()[SEED_DAYS]}
+    judged = sum(len(p.grades) for p in profiles)
+    print(f"{len(profiles)} profiles, {judged} judged papers, pool of {len(pool)} papers")
+    with tempfile.TemporaryDirectory() as tmp:
+        output, store = build_site(Path(tmp))
+        rankers = {"为你推荐 (site)": foryou_ranker(output, profiles, pool),
+                   **offline_rankers(corpus, pool)}
+        rows = evaluate(rankers, profiles)
+        similar = similar_papers(store, profiles, pool)
+    print_table(rows, similar, profiles)
+    if args.record:
+        record(rows, similar)
+
+
+if __name__ == "__main__":
+    main()
