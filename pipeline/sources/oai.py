@@ -33,20 +33,13 @@ from urllib.parse import urlencode
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import requests
 from lxml import etree
 
+from pipeline import outbound
 from pipeline.merge import merge_arxiv
+from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
-from pipeline.sources._http import (
-    Answer,
-    FetchStats,
-    Requests,
-    SourceError,
-    Transient,
-    check_status,
-    get_within,
-)
+from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.sources.arxiv import ArxivRow
 from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
@@ -149,7 +142,6 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
     requests_ = Requests(cfg, time.monotonic() + cfg.max_run_seconds, name="arxiv",
                          limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
     result = Harvest(stats=requests_.stats)
-    session = requests.Session()
     try:
         for spec in sets_for(cfg.categories):
             params: dict[str, str] = {"verb": "ListRecords", "metadataPrefix": "arXivRaw",
@@ -157,7 +149,7 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
             result.per_set[spec] = 0
             while params:
                 url = f"{cfg.oai_url}?{urlencode(params)}"
-                page = requests_.call(functools.partial(_get, session, url, cfg=cfg),
+                page = requests_.call(functools.partial(_get, url, cfg=cfg),
                                       _check, url)
                 result.answered = result.answered or page.answered
                 for record in page.records:
@@ -169,10 +161,9 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
     return result
 
 
-def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
-         ) -> Answer:
+def _get(url: str, deadline: float, *, cfg: ArxivConfig) -> Answer:
     headers = {"User-Agent": cfg.user_agent, "Accept": "application/xml, text/xml"}
-    return get_within(session, url, headers, deadline, cfg.timeout_seconds)
+    return outbound.get(url, headers, deadline)
 
 
 def _check(answer: Answer) -> Page:
