@@ -289,8 +289,7 @@ class Requests:
             return send(deadline)
         except TooSlow:
             if time.monotonic() >= self.deadline:
-                raise self.error(_at(f"{self.limit} reached while reading", where)
-                                 ) from None
+                raise self.error(f"{self.limit} reached while reading {where}") from None
             raise Transient(f"no complete response within {self.cfg.timeout_seconds:g} s"
                             ) from None
         finally:
