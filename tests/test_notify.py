@@ -395,7 +395,7 @@ def test_a_transport_error_names_the_variable_never_the_token(project, monkeypat
     _write(project, '\n[[notify]]\nkind = "telegram"\nchat_id = "1"\nmax_retries = 0\n'
                     f'api_url = "http://127.0.0.1:{port}"\n')
     out = _notify(project, {"TELEGRAM_BOT_TOKEN": "999:very-secret"}, monkeypatch)
-    assert "notify: failed" in out and "ConnectionError" in out
+    assert "notify: failed" in out and "connection failed (ConnectError)" in out
     assert "very-secret" not in out and "$TELEGRAM_BOT_TOKEN" in out
     rows = Store(project / "data").read("notified").to_pylist()
     assert rows and not any("very-secret" in (r["error"] or "") for r in rows)
