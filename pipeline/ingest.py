@@ -41,6 +41,9 @@ def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None 
         catch = src.catch_up(cfg, library, store.watermark(source), run.started,
                              Options(since, max_pages, progress))
         _store(cfg, store, run, catch, {**library.tables, **catch.tables})
+        mark = catch.report.watermark_after
+        catch.report.then = ("stored data kept; next run resumes from "
+                             + (f"{mark:%Y-%m-%d %H:%M} UTC" if mark else "the backfill window"))
         return catch.report
 
 

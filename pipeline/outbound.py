@@ -67,6 +67,11 @@ class TooSlow(Exception):
     """The reply was still arriving when the deadline passed."""
 
 
+class TooBig(httpx2.TransportError):
+    """The reply passed its size cap (a transport error, as the model client reports one;
+    to `get` and `post` it is Refused)."""
+
+
 class Answer(NamedTuple):
     status: int
     headers: Mapping[str, str]  # case-insensitive (httpx2.Headers)
@@ -139,8 +144,8 @@ def check_status(status: int, headers: Mapping[str, str]) -> None:
 
 class Bounded(httpx2.AsyncBaseTransport):
     """Each request (each hop of a redirect, each of a client's retries) done within
-    `seconds`, its reply read whole and at most `max_bytes`: TooSlow and Refused past them
-    (the model client sees TooSlow as a timeout, which it retries and counts)."""
+    `seconds`, its reply read whole and at most `max_bytes`: a ReadTimeout and TooBig past
+    them (which the model client retries and counts as a timeout, a connection error)."""
 
     def __init__(self, seconds: float, max_bytes: int) -> None:
         self.seconds, self.max_bytes = seconds, max_bytes
@@ -165,12 +170,12 @@ class Bounded(httpx2.AsyncBaseTransport):
         # bomb is bounded too: httpx2 decodes what was read, no more than it was sent.
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            raise Refused(_too_big(self.max_bytes))
+            raise TooBig(_too_big(self.max_bytes))
         body = bytearray()
         async for chunk in response.aiter_raw():
             body += chunk
             if len(body) > self.max_bytes:
-                raise Refused(_too_big(self.max_bytes))
+                raise TooBig(_too_big(self.max_bytes))
         return bytes(body)
 
     async def aclose(self) -> None:
@@ -207,6 +212,8 @@ async def _exchange(method: str, url: str, headers: Mapping[str, str], content: 
                                             content=content)
     except (TimeoutError, httpx2.TimeoutException):
         raise TooSlow from None
+    except TooBig as exc:
+        raise Refused(str(exc)) from None
     except httpx2.TooManyRedirects:
         raise Refused(f"more than {MAX_REDIRECTS} redirects (a loop?)") from None
     except (httpx2.TransportError, httpx2.DecodingError) as exc:

@@ -131,6 +131,8 @@ class Dispatch:
 def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {cfg.timeout_seconds:g} s"
+    elif isinstance(exc.__cause__, outbound.TooBig):
+        text = str(exc.__cause__)
     elif isinstance(exc, openai.APIConnectionError):
         text = f"cannot connect: {exc.__cause__ or exc}"
     elif isinstance(exc, openai.APIStatusError):

@@ -66,6 +66,7 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
         errors = [f"{name}: {d['error']}" for name, d in details.items() if d["error"]]
         if errors:
             report.error = "; ".join(errors)
+            report.then = "the failed items are recorded as failed and sent again next run"
             report.status = "failed" if len(errors) == len(details) else "partial"
         run.record(status=report.status, new=report.counts["sent"], error=report.error,
                    requests=report.requests, retries=report.retries,
