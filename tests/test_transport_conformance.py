@@ -11,6 +11,10 @@ import asyncio
 import dataclasses
 import datetime as dt
 import re
+import socket
+import socketserver
+import struct
+import threading
 import time
 
 import openai
@@ -122,6 +126,47 @@ def test_every_channel_fails_clearly_within_its_deadline_and_is_never_redirected
     else:
         assert re.search(SAYS[case], said), said
     assert not any(secret in said for secret in env.values())  # a webhook's URL is one
+
+
+class _SMTPHostile(socketserver.BaseRequestHandler):
+    """An SMTP server that trickles its greeting a byte every 0.05 s, or resets."""
+
+    case = ""
+
+    def handle(self) -> None:
+        if self.case == "reset":
+            self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            return
+        try:
+            for byte in b"220 mail.example ESMTP" + b" " * 10000:
+                self.request.sendall(bytes([byte]))
+                time.sleep(0.05)
+        except OSError:  # the client gave up
+            pass
+
+
+@pytest.mark.parametrize("case", ["trickle", "reset"])
+def test_email_fails_clearly_within_its_deadline(case: str) -> None:
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), type(
+        "Case", (_SMTPHostile,), {"case": case}))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    cfg = config_mod.EmailChannel(kind="email", host="127.0.0.1", port=server.server_address[1],
+                                  sender="a@example.org", to=("b@example.org",),
+                                  timeout_seconds=TIMEOUT, max_retries=1, max_run_seconds=RUN)
+    sender = channels.open_channel(cfg, "en", {})
+    began = time.monotonic()
+    try:
+        with pytest.raises(channels.ChannelError) as failed:
+            sender.send(channels.Message("Head", [ITEM]))
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert time.monotonic() - began < RUN + SLACK
+    said = str(failed.value)
+    reset = r"(BrokenPipe|ConnectionReset|SMTPServerDisconnected)\w*:.* \(gave up after 1 retries"
+    expected = SAYS["trickle"] if case == "trickle" else reset
+    assert re.search(expected, said), said
 
 
 async def _ask(url: str) -> None:
