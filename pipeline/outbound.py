@@ -37,8 +37,9 @@ R = TypeVar("R")
 RETRY_STATUS = frozenset({429, 500, 502, 503, 504})
 MAX_REDIRECTS = 5  # of a GET; past them it is a loop
 MB = 1 << 20
-# The most a reply may hold, by who asks. A source's page (a feed of every cs.* category,
-# a page of OAI-PMH records) is a few MB; a model's answer a few KB; a channel's a line.
+# The most a reply may hold, by who asks. A full page of arXiv's OAI-PMH (1,000 arXivRaw
+# records) or of the export API (2,000 entries) is a few MB, past this it is no page of
+# theirs; a model's answer is a few KB; a channel's a line.
 SOURCE_REPLY_BYTES = 64 * MB
 MODEL_REPLY_BYTES = 16 * MB
 CHANNEL_REPLY_BYTES = 1 * MB
@@ -170,20 +171,16 @@ class Bounded(httpx2.AsyncBaseTransport):
         # bomb is bounded too: httpx2 decodes what was read, no more than it was sent.
         declared = response.headers.get("Content-Length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
-            raise TooBig(_too_big(self.max_bytes))
+            raise TooBig(f"a response of {int(declared):,} bytes, over {self.max_bytes:,}")
         body = bytearray()
         async for chunk in response.aiter_raw():
             body += chunk
             if len(body) > self.max_bytes:
-                raise TooBig(_too_big(self.max_bytes))
+                raise TooBig(f"a response over {self.max_bytes:,} bytes (stopped reading)")
         return bytes(body)
 
     async def aclose(self) -> None:
         await self.inner.aclose()
-
-
-def _too_big(max_bytes: int) -> str:
-    return f"reply over {max_bytes / MB:g} MB"
 
 
 def get(url: str, headers: Mapping[str, str], deadline: float, *,

@@ -184,7 +184,7 @@ def test_the_2000_item_cap_splits_the_feed_and_marks_a_capped_category(base_conf
 def test_a_body_that_is_not_rss_is_an_error_never_nothing_announced(three, replay):
     replay.inject(Fault("page"))
     report = _run(three, replay, "announce", FEED_D1)
-    assert report.status == "failed" and "not an RSS feed (html)" in report.error
+    assert report.status == "failed" and "an HTML page, not an RSS feed" in report.error
     assert report.counts["fetched"] == 0 and _ledger(three) == {}
     assert Store(three.store_path).watermark("announce") is None
     replay.inject(*[Fault("truncate")] * (three.sources.arxiv.max_retries + 1))

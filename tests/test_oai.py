@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import threading
 import time
 
@@ -225,3 +226,32 @@ def test_what_arxivraw_adds_is_kept_and_a_typed_affiliation_splits_no_name(confi
 ])
 def test_arxivs_authors_field_splits_into_names_and_affiliations(field, names, affiliations):
     assert split_authors(field) == (names, affiliations)
+
+
+@pytest.mark.parametrize(("abstract", "kept"), [
+    ("We study\x0c it.", "We study it."),  # a raw U+000C: dropped, the record kept
+    ("x" * 11_000_000, None),  # past lxml's 10 MB per text node: the record set aside
+], ids=["form-feed", "11-MB-abstract"])
+def test_one_hostile_record_costs_itself_at_most_and_the_harvest_goes_on(base_config, abstract,
+                                                                        kept):
+    entries = sample.entries()
+    bad = entries[0]
+    with ArxivReplay([dataclasses.replace(bad, abstract=abstract), *entries[1:]]) as replay:
+        replay.oai_page_size = 20  # the bad record's page, then many more
+        cfg = fast_arxiv(base_config, replay.url)
+        report = _run(cfg, replay, "oai", T1 + OAI_LAG)
+        store = Store(cfg.store_path)
+        assert report.status == "ok" and report.requests > 2
+        assert store.watermark("oai") is not None
+        visible = {e.arxiv_id for e in entries if e.announced + OAI_LAG <= T1 + OAI_LAG}
+        held = set(store.read("papers")["arxiv_id"].to_pylist())
+        details = json.loads(store.runs("oai").iloc[-1]["details"])
+        if kept is None:
+            assert held == visible - {bad.arxiv_id}
+            assert details["rejected"] == [{"id": repr(bad.arxiv_id),
+                                            "why": "abstract of 11,000,000 characters, "
+                                                   "over 100,000"}]
+        else:
+            assert held == visible and details["rejected_count"] == 0
+            paper = store.read("papers").filter(pc.equal(pc.field("arxiv_id"), bad.arxiv_id))
+            assert paper["abstract"].to_pylist() == [kept]

@@ -38,8 +38,8 @@ REDIRECTS = ["redirect-301", "redirect-302", "redirect-307", "redirect-308"]
 # What each case's failure says (of a GET, a POST, the model client).
 SAYS = {
     "trickle": r"no complete response within 0\.5 s|max_run_seconds \(2 s\) reached",
-    "oversized": r"reply over \d+ MB",
-    "endless": r"reply over \d+ MB",
+    "oversized": r"a response of [\d,]+ bytes, over [\d,]+",
+    "endless": r"a response over [\d,]+ bytes \(stopped reading\)",
     "loop": r"more than 5 redirects|HTTP 302 redirect to the same host, not followed",
     "retry-within": r"HTTP 429.*\(gave up after 1 retries\)",
     "retry-over": r"HTTP 429.*; retrying would exceed (max_run_seconds \(2 s\)|the run's time)",
@@ -180,8 +180,8 @@ async def _ask(url: str) -> None:
 # The model client's own words for what fails (pipeline.digest.generate.describe).
 MODEL_SAYS = {
     "trickle": r"timed out after 0\.5 s",
-    "oversized": r"reply over 16 MB",
-    "endless": r"reply over 16 MB",
+    "oversized": r"a response of [\d,]+ bytes, over 16,777,216",
+    "endless": r"a response over 16,777,216 bytes \(stopped reading\)",
     "loop": r"HTTP 302",
     "retry-within": r"HTTP 429",
     "retry-over": r"HTTP 429",

@@ -59,3 +59,18 @@ def test_private_use_characters_go() -> None:
     """The site's build uses them as placeholders; no real title needs them."""
     text = "a\ue000meta\ue000b\uf8ffc\U000f0000d\U0010fffde 研踪 😀"
     assert clean_text(text) == "ametabcde 研踪 😀"
+
+
+def test_findings_of_two_fetches_add_up() -> None:
+    feed, by_id = Findings(), Findings()
+    feed.reject("2606.1v1v3", "a feed item without an arXiv id")
+    feed.check_categories(["xx.YY"])
+    by_id.reject("bad", "not an arXiv id")
+    by_id.check_categories(["xx.YY", "zz.A"])
+    by_id.check_date("c", "updated", NOW + dt.timedelta(days=2), NOW)
+    feed.absorb(by_id)
+    details = feed.details()
+    assert [r["why"] for r in details["rejected"]] == ["a feed item without an arXiv id",
+                                                       "not an arXiv id"]
+    assert details["unknown_categories"] == {"xx.YY": 2, "zz.A": 1}
+    assert details["anomaly_count"] == 1

@@ -39,7 +39,6 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from lxml import etree
 
 from pipeline import outbound
 from pipeline.merge import merge_arxiv
@@ -47,6 +46,7 @@ from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import fetch_ids
 from pipeline.tables import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
 from pipeline.text.ids import is_arxiv_id
@@ -148,14 +148,15 @@ def _parse(answer: Answer, *, categories: tuple[str, ...], findings: Findings) -
     status, headers, body = answer
     check_status(status, headers)
     try:
-        root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True,
-                                                      huge_tree=False))
-    except etree.XMLSyntaxError as exc:
+        root = xml_root(body, "rss", "an RSS feed")
+    except Malformed as exc:
         if status != 200:
             raise SourceError(f"HTTP {status}, not an RSS feed") from None
-        raise Transient(f"truncated or malformed XML ({exc.msg})") from None
+        raise Transient(str(exc)) from None
+    except NotExpected as exc:
+        raise SourceError(f"HTTP {status}: {exc}") from None
     channel = root.find("channel")
-    if root.tag != "rss" or channel is None:
+    if channel is None:
         raise SourceError(f"HTTP {status}: not an RSS feed ({str(root.tag)[:80]})")
     if status != 200:  # arxiv-feed's errors are RSS channels saying why
         raise SourceError(f"feed error (HTTP {status}): "
@@ -176,6 +177,9 @@ def _day(text: str | None) -> dt.date | None:
 
 def _listing(item: Any, findings: Findings) -> Listing | None:
     guid = clean_text(item.findtext("guid") or "").strip()
+    if oversized := too_long(item):
+        findings.reject(guid[:40] or "?", oversized)
+        return None
     kind = clean_text(item.findtext(f"{{{_ARXIV}}}announce_type") or "").strip()
     m = _GUID.fullmatch(guid)
     if m is None or not is_arxiv_id(m["id"]):
@@ -293,6 +297,8 @@ class AnnounceSource:
         report = RunReport(self.name, status, merged.counts, sum(s.requests for s in stats),
                            sum(s.retries for s in stats), "; ".join(problems) or None, before,
                            after)
+        if fetch:
+            reading.findings.absorb(fetch.findings)
         catch = Catch(report, expected, {
             "day": expected.isoformat(), "feeds": len(reading.feeds),
             "announced": sum(len(listed(r)) for r in today),
@@ -300,7 +306,7 @@ class AnnounceSource:
             "capped": sorted({c for f in trusted if f.capped for c in f.categories}),
             "asked_by_id": len(wanted), "still_missing": sum(len(r["missing"])
                                                              for r in today + gaps),
-            **reading.findings.details(), **(fetch.findings.details() if fetch else {})})
+            **reading.findings.details()})
         catch.add(self.name, merged)
         rows = today + gaps
         if rows:

@@ -38,6 +38,7 @@ from pipeline.report import RunReport, RunStatus
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
+from pipeline.sources._untrusted import NotExpected
 from pipeline.tables import ARXIV_SNAPSHOT, Table
 from pipeline.text.ids import is_arxiv_id
 from pipeline.text.names import name_tokens, same_person
@@ -186,6 +187,8 @@ class PoliteClient:
             page = parse_page(body)
         except Unreadable as exc:
             raise Transient(str(exc)) from None
+        except NotExpected as exc:  # another document served as 200: no retry mends that
+            raise SourceError(f"{exc}: {url}") from None
         # arXiv now and then serves an empty page of a query that has results there. An
         # empty page is believed only when its count agrees: none at all, or none left from
         # `start` (an entry updated again meanwhile leaves its date range).

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-import json
 import math
 import re
 import time
@@ -39,6 +38,7 @@ import pipeline.sources._http as _http
 from pipeline import outbound
 from pipeline.report import RunReport
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources._untrusted import Malformed, NotExpected, json_value, too_long
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 from pipeline.tables import REBUILD, Table, to_table
@@ -158,9 +158,9 @@ class HFClient:
             first_line = next(iter(str(exc).strip().splitlines()), "")
             raise _http.SourceError(f"HTTP {resp.status_code} {first_line}".strip()) from None
         try:
-            items = json.loads(resp.content)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise _http.SourceError(f"malformed JSON for {day} ({exc})") from None
+            items = json_value(resp.content, "JSON")
+        except (Malformed, NotExpected) as exc:
+            raise _http.SourceError(f"{exc} for {day}") from None
         if not isinstance(items, list):
             raise _http.SourceError(f"expected a JSON list for {day}, got {type(items).__name__}")
         return items
@@ -208,6 +208,9 @@ def parse_item(item: Any, day: dt.date, fetched_at: dt.datetime, findings: Findi
     """
     if not isinstance(item, dict) or not isinstance(item.get("paper"), dict):
         findings.reject(item, "not an item with a paper object")
+        return None
+    if oversized := too_long(item):
+        findings.reject(item["paper"].get("id"), oversized)
         return None
     paper = item["paper"]
 

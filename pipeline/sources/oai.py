@@ -33,7 +33,6 @@ from urllib.parse import urlencode
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from lxml import etree
 
 from pipeline import outbound
 from pipeline.merge import merge_arxiv
@@ -41,6 +40,7 @@ from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import ArxivRow
 from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
 from pipeline.text.ids import is_arxiv_id
@@ -170,14 +170,13 @@ def _check(answer: Answer) -> Page:
     status, headers, body = answer
     check_status(status, headers)
     try:
-        root = etree.fromstring(body, etree.XMLParser(resolve_entities=False, no_network=True,
-                                                      huge_tree=False))
-    except etree.XMLSyntaxError as exc:
+        root = xml_root(body, f"{{{_OAI}}}OAI-PMH", "an OAI-PMH response")
+    except Malformed as exc:
         if status != 200:
             raise SourceError(f"HTTP {status}, not OAI-PMH") from None
-        raise Transient(f"truncated or malformed XML ({exc.msg})") from None
-    if root.tag != f"{{{_OAI}}}OAI-PMH":
-        raise SourceError(f"HTTP {status}: not an OAI-PMH response ({root.tag[:80]})")
+        raise Transient(str(exc)) from None
+    except NotExpected as exc:
+        raise SourceError(f"HTTP {status}: {exc}") from None
     answered = _datetime(root.findtext("o:responseDate", None, _NS))
     error = root.find("o:error", _NS)
     if error is not None:
@@ -201,6 +200,9 @@ def _datetime(text: str | None) -> dt.datetime:
 
 def _keep(record: Any, harvest_: Harvest, fetched_at: dt.datetime) -> int:
     """Keep a record's row (the newest version seen of a paper wins); 1 when kept."""
+    if oversized := too_long(record):
+        harvest_.findings.reject(_record_id(record), oversized)
+        return 0
     header = record.find("o:header", _NS)
     if header is None:
         harvest_.findings.reject("?", "a record without a header")
@@ -216,6 +218,12 @@ def _keep(record: Any, harvest_: Harvest, fetched_at: dt.datetime) -> int:
                                                                  row["datestamp"]):
         harvest_.rows[row["arxiv_id"]] = row
     return 1
+
+
+def _record_id(record: Any) -> str:
+    """The arXiv id a record names (its header's identifier without arXiv's prefix)."""
+    said = record.findtext("o:header/o:identifier", "", _NS) or ""
+    return clean_text(said).strip().removeprefix("oai:arXiv.org:")[:40] or "?"
 
 
 def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings

@@ -80,6 +80,12 @@ class Findings:
     def check_categories(self, categories: list[str]) -> None:
         self.unknown_categories.update(c for c in set(categories) if not is_category(c))
 
+    def absorb(self, other: Findings) -> None:
+        """Add what another fetch of the same run noticed (one ledger row lists both)."""
+        self.rejected += other.rejected
+        self.anomalies += other.anomalies
+        self.unknown_categories.update(other.unknown_categories)
+
     def details(self) -> dict[str, object]:
         """Counts of everything, lists cut at MAX_LISTED: upstream decides their length."""
         return {"rejected_count": len(self.rejected), "rejected": self.rejected[:MAX_LISTED],
