@@ -171,7 +171,8 @@ def hostile(case: str) -> Iterator[tuple[str, list[tuple[str, float]], list[tupl
         "elsewhere": f"http://127.0.0.1:{other.server_port}"}))
     for s in (server, other):
         s.daemon_threads = True
-        threading.Thread(target=s.serve_forever, daemon=True).start()
+        # a short poll: shutdown() waits one out, and there are 100-odd cases
+        threading.Thread(target=s.serve_forever, args=(0.02,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}", *logs
     finally:
