@@ -9,6 +9,7 @@ import errno
 import json
 import logging
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -16,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 import click
 import pandas as pd
+import pyarrow as pa
 
 from pipeline import config as config_mod
 from pipeline import ingest as ingest_mod
@@ -343,9 +345,25 @@ def topics() -> None:
     """Check and tune the [[topics]] of papertrail.toml."""
 
 
+_store_option = click.option(
+    "--store", "store_dir", type=click.Path(file_okay=False, path_type=Path),
+    help="Read this store instead of [store] path: .try/data after `papertrail try`.")
+
+
+def _topics_store(obj: _Context, store_dir: Path | None) -> pa.Table:
+    """The library topics are tried on; an empty one says where a filled one comes from."""
+    papers = (Store(store_dir) if store_dir else obj.store).library()
+    if not papers.num_rows:
+        click.echo(f"note  the store {store_dir or obj.config.store_path} holds no papers: "
+                   "run `papertrail try` and add `--store .try/data`, or fill it with "
+                   "`papertrail data restore` (FORKING.md)")
+    return papers
+
+
 @topics.command("check")
+@_store_option
 @click.pass_obj
-def topics_check(obj: _Context) -> None:
+def topics_check(obj: _Context, store_dir: Path | None) -> None:
     """Validate every topic (errors name the topic and key; exit 2) and count its matches in
     the store; a topic that matches nothing is flagged, and so is what a follow asks that
     the fork cannot fetch."""
@@ -353,7 +371,7 @@ def topics_check(obj: _Context) -> None:
     from pipeline.derive import topics as topics_mod
 
     cfg = obj.config
-    papers = obj.store.library()
+    papers = _topics_store(obj, store_dir)
     for problem in scope.unserved(cfg, set(cast(list[str], papers["arxiv_id"].to_pylist()))):
         click.echo(f"warn  {problem}")
     if not cfg.topics:
@@ -390,8 +408,10 @@ class _Hit(Protocol):
               "up to the newest paper in the store.")
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True,
               help="Print at most this many papers.")
+@_store_option
 @click.pass_obj
-def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> None:
+def topics_preview(obj: _Context, slug: str, days: int | None, limit: int,
+                   store_dir: Path | None) -> None:
     """Print the stored papers that match topic SLUG as configured now, newest first, with
     why — tune a topic before committing it (no need to run enrich first)."""
     from pipeline.derive import topics as topics_mod
@@ -401,7 +421,7 @@ def topics_preview(obj: _Context, slug: str, days: int | None, limit: int) -> No
     if topic is None:
         known = ", ".join(t.slug for t in cfg.topics) or "none configured"
         raise click.BadParameter(f"no topic {slug!r} (known: {known})", param_hint="SLUG")
-    papers = obj.store.library()
+    papers = _topics_store(obj, store_dir)
     why = topics_mod.match(papers, (topic,)).reasons.to_pylist()
     df = papers.select(["arxiv_id", "updated", "title"]).to_pandas()
     df["why"] = [r[0] if r else None for r in why]
@@ -431,19 +451,34 @@ _remote = click.option("--remote", default="origin", show_default=True,
 _branch = click.option("--branch", default="data", show_default=True, help="The data branch.")
 
 
+def _https_url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A seed is another site's public repository, named by the workflow's input: an https
+    URL, never a path, an ssh remote or text git would read as one of its options."""
+    if not value:
+        return None
+    url = urllib.parse.urlsplit(value)
+    if url.scheme != "https" or not url.hostname or any(c.isspace() or not c.isprintable()
+                                                          for c in value):
+        raise click.BadParameter(f"{value!r} is not allowed: give an https URL of a repository "
+                                 "with a data branch (e.g. https://github.com/OWNER/REPO.git), "
+                                 "or nothing to start empty")
+    return value
+
+
 @data.command("restore")
 @_remote
 @_branch
 @click.option("--force", is_flag=True, help="Replace a store that is not empty.")
-@click.option("--seed-from", "seed", metavar="REMOTE", help="When --remote has no data branch "
-              "yet, start from this one's (e.g. upstream's https URL). Empty: start empty.")
+@click.option("--seed-from", "seed", metavar="URL", callback=_https_url,
+              help="When --remote has no data branch yet, start from this https repository's "
+              "(e.g. upstream's). Empty: start empty.")
 @click.pass_obj
 def data_restore(obj: _Context, remote: str, branch: str, force: bool, seed: str | None) -> None:
     """Replace the store with the data branch's data/ (no branch yet: start empty)."""
     from pipeline import databranch
 
     result = databranch.restore(obj.config.root, obj.config.store_path, remote=remote,
-                                branch=branch, force=force, seed=seed or None,
+                                branch=branch, force=force, seed=seed,
                                 scope_of=obj.config)
     click.echo(result.line(branch))
 
@@ -558,6 +593,35 @@ def demo(obj: _Context, demo_dir: Path, serve: bool, port: int) -> None:
     cfg = demo_mod.run(base, demo_dir, click.echo, port)
     obj._config = cfg
     click.get_current_context().invoke(status)
+    if serve:
+        demo_mod.serve(cfg.output_path, port, click.echo)
+
+
+@cli.command("try")
+@click.option("--dir", "try_dir", type=click.Path(path_type=Path), default=Path(".try"),
+              show_default=True, help="Where the store, the site and the channels' messages "
+              "go (store and messages emptied first).")
+@click.option("--serve/--no-serve", default=True, show_default=True,
+              help="Serve the built site on 127.0.0.1 afterwards.")
+@click.option("--port", default=8000, show_default=True, help="Port for --serve.")
+@click.option("--replay-models", is_flag=True, help="Digests from the local replay model "
+              "server even when [digest] api_key_env is not set (else skipped, as in Actions).")
+@click.pass_obj
+def try_config(obj: _Context, try_dir: Path, serve: bool, port: int, replay_models: bool) -> None:
+    """Your own papertrail.toml over the bundled replays, nothing edited: its categories,
+    topics, follows and digests, each [[notify]] channel aimed at a local recorder (its
+    messages in DIR/notify/); then the site, served at http://127.0.0.1:8000. Writes
+    under DIR only."""
+    from pipeline import demo as demo_mod
+    from pipeline import trial
+
+    cfg = trial.run(obj.config, try_dir, click.echo, port=port, replay_models=replay_models)
+    obj._config = cfg
+    click.get_current_context().invoke(status)
+    config = f"--config {obj.path} " if obj.path != config_mod.DEFAULT_PATH else ""
+    slug = cfg.topics[0].slug if cfg.topics else "SLUG"
+    click.echo(f"tune a topic on this store: papertrail {config}topics preview {slug} "
+               f"--store {cfg.store_path}")
     if serve:
         demo_mod.serve(cfg.output_path, port, click.echo)
 

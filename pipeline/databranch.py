@@ -97,11 +97,13 @@ def _private_ref(branch: str) -> str:
 def fetch(repo: Path, remote: str, branch: str, depth: int) -> str | None:
     """The branch's tip, fetched (at most `depth` commits deep) into a private ref; None
     when the remote has no such branch yet."""
-    if not git(repo, "ls-remote", "--heads", remote, f"refs/heads/{branch}"):
+    # `--` before the remote and refs, in every call: a remote named "--upload-pack=..."
+    # is then a repository git cannot find, never an option that runs a command.
+    if not git(repo, "ls-remote", "--heads", "--", remote, f"refs/heads/{branch}"):
         return None
-    git(repo, "fetch", "--quiet", "--no-tags", f"--depth={depth}", remote,
+    git(repo, "fetch", "--quiet", "--no-tags", f"--depth={depth}", "--", remote,
         f"+refs/heads/{branch}:{_private_ref(branch)}")
-    return str(git(repo, "rev-parse", _private_ref(branch)))
+    return str(git(repo, "rev-parse", "--verify", "--end-of-options", _private_ref(branch)))
 
 
 @dataclass(frozen=True)
@@ -142,7 +144,8 @@ def _extract(repo: Path, commit: str, into: Path) -> None:
 def _tree(repo: Path, commit: str) -> dict[str, _Blob]:
     """The files of the commit's data/ (sizes, not contents), by their path in it;
     anything but a file refuses the branch."""
-    listing = git(repo, "ls-tree", "-r", "-l", "-z", f"{commit}:{_PREFIX}", binary=True)
+    listing = git(repo, "ls-tree", "-r", "-l", "-z", "--end-of-options", f"{commit}:{_PREFIX}",
+                  binary=True)
     files = {}
     for entry in listing.decode("utf-8", "replace").split("\0"):
         if not entry:
@@ -312,7 +315,8 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
             if tip is not None and not force:
                 _refuse_fewer_papers(repo, tip, store)
             tree = _stage_tree(repo, store)
-            if tip is not None and tree == git(repo, "rev-parse", f"{tip}^{{tree}}"):
+            if tip is not None and tree == git(repo, "rev-parse", "--verify",
+                                               "--end-of-options", f"{tip}^{{tree}}"):
                 write_text_atomic(base_file, tip + "\n")
                 return SaveResult(None, attempts=attempt, merged=merged)
             squash = (tip is not None and squash_after is not None
@@ -323,7 +327,7 @@ def save(cfg: Config, repo: Path, *, remote: str = "origin", branch: str = DEFAU
                              env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}))
             lease = f"--force-with-lease=refs/heads/{branch}:{tip or ''}"
             try:
-                git(repo, "push", "--quiet", lease, remote, f"{commit}:refs/heads/{branch}")
+                git(repo, "push", "--quiet", lease, "--", remote, f"{commit}:refs/heads/{branch}")
             except DataBranchError:
                 if fetch(repo, remote, branch, depth=1) == tip:
                     raise  # the branch did not move: not a conflict, a real failure
@@ -371,8 +375,9 @@ def _branch_file(repo: Path, tip: str, name: str, *, binary: bool = False) -> st
 def _needs_squash(repo: Path, tip: str, squash_after: int, now: dt.datetime) -> bool:
     # With this commit the branch would hold commits + 1. The fetch was squash_after + 1
     # deep, so a longer history counts as squash_after + 1, which is enough to decide.
-    commits = int(git(repo, "rev-list", "--count", tip))
-    tip_month = dt.datetime.fromisoformat(str(git(repo, "log", "-1", "--format=%cI", tip)))
+    commits = int(git(repo, "rev-list", "--count", "--end-of-options", tip))
+    stamp = git(repo, "log", "-1", "--format=%cI", "--end-of-options", tip)
+    tip_month = dt.datetime.fromisoformat(stamp)
     month = f"{now.astimezone(dt.UTC):%Y-%m}"
     return commits >= squash_after or f"{tip_month.astimezone(dt.UTC):%Y-%m}" != month
 

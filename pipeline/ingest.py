@@ -3,14 +3,18 @@
 One way for every source of `pipeline.sources.SOURCES`. A source's failure is data,
 not an exception: it is recorded in the run ledger (status partial or failed), already
 stored data stays as it was, and the next run resumes from the last clean watermark.
-Only our own bugs and unusable stores raise.
+A catch-up that raises all the same (upstream data no check foresaw, or a bug in the
+source) is recorded as failed, so the run's later steps and other sources still run.
+Only unusable stores raise.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import traceback
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Protocol, cast
 
 import pandas as pd
@@ -38,8 +42,12 @@ def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None 
         # Read (and so validate) the tables before spending any request on the network.
         library = Library(store.read("papers"), store.read("versions", columns=VERSION_KEYS),
                           store.source_tables(), store.read("announcements"))
-        catch = src.catch_up(cfg, library, store.watermark(source), run.started,
-                             Options(since, max_pages, progress))
+        watermark = store.watermark(source)
+        try:
+            catch = src.catch_up(cfg, library, watermark, run.started,
+                                 Options(since, max_pages, progress))
+        except Exception as exc:  # any fault of one source stays its own
+            catch = _raised(source, exc, watermark, run.started)
         _store(cfg, store, run, catch, {**library.tables, **catch.tables})
         mark = catch.report.watermark_after
         catch.report.then = ("stored data kept; next run resumes from "
@@ -60,6 +68,18 @@ def ingest_hf(cfg: Config, store: Store, *, since: dt.date | None = None,
     """One HF catch-up: the daily lists from the watermark day (minus the overlap) to today."""
     start = None if since is None else dt.datetime.combine(since, dt.time(), dt.UTC)
     return ingest(cfg, store, "hf", since=start, now=now)
+
+
+def _raised(source: str, exc: Exception, watermark: dt.datetime | None,
+            started: dt.datetime) -> Catch:
+    """A catch-up that raised: failed, nothing stored, the watermark kept; the error names
+    the exception and the line that raised it, for whoever fixes the source."""
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    where = f"{Path(frame.filename).name}:{frame.lineno}"
+    error = f"the source raised {type(exc).__name__} at {where}: {str(exc)[:300]}"
+    report = RunReport(source, "failed", error=error, watermark_before=watermark,
+                       watermark_after=watermark)
+    return Catch(report, (watermark or started).astimezone(dt.UTC).date())
 
 
 def _store(cfg: Config, store: Store, run: Run, catch: Catch,

@@ -11,18 +11,24 @@ import json
 import urllib.error
 import urllib.request
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from click.testing import CliRunner
+from pytest_httpserver import HTTPServer
 
 from pipeline import build, ingest, summary
 from pipeline.cli import cli
 from pipeline.config import Config
-from pipeline.replay import sample
+from pipeline.replay import rss, sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
 from pipeline.replay.sample import Entry
 from pipeline.report import RunReport
+from pipeline.sources import announce
+from pipeline.sources.announce import FEED_CAP
 from pipeline.store import Store
+from pipeline.tables import ANNOUNCEMENTS
+from tests.support.markdown import shown
 from tests.support.replays import fast_arxiv
 
 DAYS = sample.days()  # listing days, Monday to Friday
@@ -211,7 +217,7 @@ def test_status_and_the_job_summary_say_the_completeness(three, replay):
                                                "--json"]).output)
     announced = next(r for r in rows if r["source"] == "announce")["completeness"]
     assert {c["category"]: (c["held"], c["announced"]) for c in announced}["cs.CV"] == (cv, cv)
-    text = summary.markdown(Store(three.store_path))
+    text = shown(summary.markdown(Store(three.store_path)))
     assert f"Completeness: announced {DAYS[1]}: {listed:,} of {listed:,} held" in text
 
 
@@ -228,3 +234,107 @@ def test_the_replay_serves_arxiv_feed_answers(replay):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(f"{replay.base}/rss/cs.XX")
     assert refused.value.code == 400 and b"Feed error for query" in refused.value.read()
+
+
+# -- a hostile feed (pytest-httpserver): what arxiv-feed never serves; the export API is the
+# replay's, for what the source then asks by id ----------------------------------------------
+
+TODAY = announce.arxiv_day(FEED_D1)
+
+
+def _hostile_feed(httpserver: HTTPServer, base_config: Config, replay: ArxivReplay,
+                  items: list[tuple[str, Entry]], day: dt.date = TODAY) -> Config:
+    """cs.LG's feed as arxiv-feed writes one (pipeline/replay/rss.py), with these items."""
+    body = rss.document(["cs.LG"], items, day, lambda _: "http://arxiv.org/licenses/")
+    httpserver.expect_request("/rss/cs.LG").respond_with_data(
+        body, content_type="application/rss+xml")
+    cfg = fast_arxiv(base_config, replay.url, categories=("cs.LG",))
+    return dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=(
+        dataclasses.replace(cfg.sources.arxiv, feed_url=httpserver.url_for("/rss/")))))
+
+
+def _details(cfg: Config) -> dict:
+    return json.loads(Store(cfg.store_path).runs("announce").iloc[-1]["details"])
+
+
+def _asked(replay: ArxivReplay) -> list[str]:
+    return [i for q in replay.log for i in q["id_list"][0].split(",")]
+
+
+def test_a_feed_claiming_a_future_day_is_set_aside(httpserver, base_config):
+    papers = _synthetic(5, "cs.LG", 10000)
+    with ArxivReplay(papers) as replay:
+        cfg = _hostile_feed(httpserver, base_config, replay, [("new", e) for e in papers],
+                            day=dt.date(2099, 1, 1))
+        report = _run(cfg, replay, "announce", FEED_D1)
+        assert replay.log == []  # nothing of it asked for by id
+    assert report.status == "partial" and "claimed a day after arXiv's today" in report.error
+    assert _ledger(cfg) == {} and _details(cfg)["ahead"] == {"cs.LG": "2099-01-01"}
+    assert Store(cfg.store_path).watermark("announce") is None
+
+
+def test_guids_are_read_strictly_and_a_bad_one_is_rejected(httpserver, base_config):
+    good, twice, zero, new_v2 = _synthetic(4, "cs.LG", 10000)
+    with ArxivReplay([good, twice, zero, new_v2]) as replay:
+        cfg = _hostile_feed(httpserver, base_config, replay, [
+            ("new", good),
+            ("replace", dataclasses.replace(twice, arxiv_id=f"{twice.arxiv_id}v1", version=3)),
+            ("replace", dataclasses.replace(zero, version=0)),
+            ("new", dataclasses.replace(new_v2, version=2)),
+        ])
+        report = _run(cfg, replay, "announce", FEED_D1)
+        assert _asked(replay) == [good.arxiv_id]
+    assert report.status == "ok"
+    assert _ledger(cfg)[(TODAY.isoformat(), "cs.LG")]["new"] == [f"{good.arxiv_id}v1"]
+    rejected = {r["id"].strip("'"): r["why"] for r in _details(cfg)["rejected"]}
+    assert rejected == {
+        f"oai:arXiv.org:{twice.arxiv_id}v1v3": "a feed item without an arXiv id and version",
+        f"oai:arXiv.org:{zero.arxiv_id}v0": "a feed item without an arXiv id and version",
+        f"oai:arXiv.org:{new_v2.arxiv_id}v2": "announced as new, but not its v1"}
+
+
+def test_the_feeds_findings_and_the_by_id_fetchs_are_both_kept(httpserver, base_config):
+    paper = dataclasses.replace(_synthetic(1, "cs.LG", 10000)[0],
+                                categories=("cs.LG", "68T05"))  # an MSC class, as arXiv has
+    with ArxivReplay([paper]) as replay:
+        cfg = _hostile_feed(httpserver, base_config, replay, [
+            ("new", dataclasses.replace(paper, categories=("cs.LG", "cs.XYZ"))),
+            ("new", dataclasses.replace(paper, arxiv_id="not-an-id"))])
+        assert _run(cfg, replay, "announce", FEED_D1).status == "ok"
+    details = _details(cfg)
+    assert details["unknown_categories"] == {"cs.XYZ": 1, "68T05": 1}
+    assert details["rejected"] == [{"id": "'oai:arXiv.org:not-an-idv1'", "from": "feed",
+                                    "why": "a feed item without an arXiv id and version"}]
+
+
+def test_a_feed_past_arxivs_size_and_the_by_id_fetch_are_bounded(httpserver, base_config,
+                                                                monkeypatch):
+    monkeypatch.setattr(announce, "MAX_BY_ID", 150)
+    papers = _synthetic(FEED_CAP + 300, "cs.LG", 10000)
+    with ArxivReplay(papers) as replay:
+        cfg = _hostile_feed(httpserver, base_config, replay, [("new", e) for e in papers])
+        first = _run(cfg, replay, "announce", FEED_D1)
+        asked = _asked(replay)
+        assert len(asked) == len(set(asked)) == 150
+        details = _details(cfg)
+        assert details["dropped_past_cap"] == {"cs.LG": 300}
+        assert details["deferred_by_id"] == details["still_missing"] == FEED_CAP - 150
+        row = _ledger(cfg)[(TODAY.isoformat(), "cs.LG")]
+        assert row["capped"] and len(row["new"]) == FEED_CAP
+        assert len(row["missing"]) == FEED_CAP - 150
+        replay.log.clear()
+        second = _run(cfg, replay, "announce", FEED_D1 + dt.timedelta(hours=1))
+        assert not set(_asked(replay)) & set(asked) and len(_asked(replay)) == 150  # resumed
+    assert first.counts["new"] == second.counts["new"] == 150
+
+
+def test_a_ledger_row_of_a_future_day_is_never_asked_for_again(config, replay):
+    # As a release that trusted a feed's day wrote it: a day in 2099, its papers missing.
+    store = Store(config.store_path)
+    with store.lock():
+        store.append("announcements", pa.Table.from_pylist([{
+            "day": dt.date(2099, 1, 1), "category": "cs.LG", "new": ["2606.99999v1"],
+            "cross": [], "replace": [], "capped": False, "missing": ["2606.99999v1"],
+            "checked": FEED_D1 - dt.timedelta(days=1)}], schema=ANNOUNCEMENTS))
+    assert _run(config, replay, "announce", FEED_D1).status == "ok"
+    assert _asked(replay) and "2606.99999" not in _asked(replay)

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+import shutil
 from pathlib import Path
 
 import click
@@ -251,3 +253,40 @@ selection = "topics"
     assert any(line.startswith("digest: ok · selected 0") for line in lines)
     assert llm.calls == 0
     assert (tmp_path / "output" / "index.html").is_file()
+
+
+# One value for each list a follow can hold: a new list fails here until it is given one.
+FOLLOW_VALUES = {"authors": '["Lin Yang"]', "keywords": '["robot"]', "categories": '["cs.RO"]',
+                 "topics": '["robots"]', "watch": '["2605.00006"]'}
+FOLLOW_LISTS = [f.name for f in dataclasses.fields(config_mod.Follow)
+                if isinstance(f.default, tuple)]
+
+
+@pytest.mark.parametrize("kind", FOLLOW_LISTS)
+def test_a_first_run_that_finds_nothing_publishes_with_every_kind_of_follow(kind, tmp_path,
+                                                                           httpserver):
+    """An empty store (arXiv brought nothing): build, notify and run each end well."""
+    from pipeline.replay.arxiv import ArxivReplay
+
+    with ArxivReplay([]) as api:
+        path = write_config(tmp_path, api.url, f"""
+[[topics]]
+slug = "robots"
+name = {{ zh = "机器人", en = "Robots" }}
+keywords = ["robot"]
+[[follows]]
+name = "mine"
+{kind} = {FOLLOW_VALUES[kind]}
+[[notify]]
+kind = "webhook"
+url = "{httpserver.url_for("/hook")}"
+""")
+        for command in (["build"], ["notify"], ["run"]):
+            shutil.rmtree(tmp_path / "output", ignore_errors=True)
+            result = CliRunner().invoke(cli, ["--config", str(path), *command])
+            assert result.exit_code == 0, (command, result.output, result.exception)
+            if command != ["notify"]:
+                assert (tmp_path / "output" / "me" / "index.html").is_file(), command
+            else:
+                assert result.output.startswith("notify: ok"), result.output
+    assert httpserver.log == []  # nothing to send

@@ -25,7 +25,14 @@ from pipeline.store import MANIFEST, Store
 from pipeline.store.manifest import READERS
 from tests.crashing import CRASHED, Outcome, run_cli
 from tests.support.replays import ingest_arxiv_paths
-from tests.support.stores import PARTITIONED_STORE, git, same_state, store_state
+from tests.support.stores import (
+    PARTITIONED_STORE,
+    git,
+    git_config_env,
+    https_alias,
+    same_state,
+    store_state,
+)
 
 pytestmark = pytest.mark.crash  # every case kills a process: `make test-fast` skips them
 
@@ -148,6 +155,9 @@ class Case:
     papers_edited: bool = False
 
 
+# The project's branch, which the fork seeds from, by an https URL (the only kind accepted)
+SEED_URL, SEED_ALIAS = https_alias("../github.git")
+
 CASES = {
     "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
     "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
@@ -174,7 +184,7 @@ CASES = {
     "data save": Case("branch", "ours", ("data", "save"), T2),
     "data restore": Case("branch", "fresh", ("data", "restore"), T2),
     "data restore --seed-from": Case("branch", "seeded",
-                                     ("data", "restore", "--seed-from", "../github.git"), T2),
+                                     ("data", "restore", "--seed-from", SEED_URL), T2),
     "data restore --force": Case("branch", "stale", ("data", "restore", "--force"), T2),
     "status of a store to upgrade": Case("release", ".", ("status",), T2),
 }
@@ -233,7 +243,7 @@ def _matrix(name: str, how: str, tmp_path: Path, templates: dict[str, Path],
     command's last commit, what two runs give)."""
     case = CASES[name]
     env = {"OPENAI_API_KEY": "test-key", "SLACK_WEBHOOK_URL": servers.chat.slack_url,
-           "NOTIFY_WEBHOOK_URL": servers.chat.hook_url}
+           "NOTIFY_WEBHOOK_URL": servers.chat.hook_url, **git_config_env(SEED_ALIAS)}
 
     def run(project: Path, **fault: int) -> Outcome:
         return run_cli(["--config", str(project / "papertrail.toml"), *case.args],

@@ -21,7 +21,7 @@ from pipeline.sources import store_tables
 from pipeline.store import Store
 from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv
-from tests.support.stores import checkout, git
+from tests.support.stores import checkout, git, git_config_env, https_alias
 
 pytestmark = pytest.mark.slow  # real git repositories, pushed and cloned, most with the pipeline
 
@@ -293,8 +293,9 @@ def test_a_seed_branch_holding_a_link_is_refused_in_one_line(tmp_path, remote, r
     git(made, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "-m", "seed")
     git(made, "push", "--quiet", str(seed), "data")
     cfg = checkout(tmp_path, "fork", remote, replay.url)
+    url, alias = https_alias(seed)
     result = CliRunner().invoke(cli, ["--config", str(cfg.path), "data", "restore",
-                                      "--seed-from", str(seed)])
+                                      "--seed-from", url], env=git_config_env(alias))
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     tip = git(seed, "rev-parse", "data")[:12]
     assert result.output == (f"papertrail: data branch: 'data/link' at {tip} is a link; a "
@@ -318,18 +319,19 @@ sys.exit(status)
 # fetches it, and holds a smaller one whole: here 16 MiB on both sides, so the test's
 # 200 MiB of zeros stand for the 1.5 GB a branch held (git's own tests lower it so too).
 BIG_FILE = "16m"
-_BIG = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "core.bigFileThreshold",
-        "GIT_CONFIG_VALUE_0": BIG_FILE}
+_BIG = {"core.bigFileThreshold": BIG_FILE}
 
 
-def _papertrail_peak(cfg: Config, *args: str) -> tuple[int, str, int]:
+def _papertrail_peak(cfg: Config, *args: str, config: dict[str, str] | None = None
+                     ) -> tuple[int, str, int]:
     """`papertrail ARGS` in a process of its own: its exit status, what it printed, and the
     peak memory in MiB of it or of any git it ran."""
     import sys
 
     done = subprocess.run([sys.executable, "-c", _PEAK, sys.executable, "-c",
                            "from pipeline.cli import main; main()", "--config", str(cfg.path),
-                           *args], capture_output=True, text=True, env={**os.environ, **_BIG})
+                           *args], capture_output=True, text=True,
+                          env={**os.environ, **git_config_env({**_BIG, **(config or {})})})
     *out, peak = done.stdout.splitlines()
     return done.returncode, "\n".join(out) + done.stderr, int(peak) // 1024
 
@@ -387,8 +389,9 @@ def test_a_large_file_the_manifest_does_not_name_is_never_read(tmp_path, remote,
             fork_remote = tmp_path / f"fork-{size}.git"
             subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
             git(ours.root, "remote", "set-url", "origin", str(fork_remote))
-            code, out, peak = _papertrail_peak(ours, "data", "restore", "--seed-from",
-                                               str(remote))
+            url, alias = https_alias(remote)
+            code, out, peak = _papertrail_peak(ours, "data", "restore", "--seed-from", url,
+                                               config=alias)
             assert code == 0 and f"from data @ {tip[:12]}" in out, out
         peaks.append(peak)
         assert not any(p.name.startswith("zeros") for p in ours.store_path.rglob("*"))
@@ -425,9 +428,78 @@ def test_a_store_past_the_bounds_is_refused_in_one_line(tmp_path, remote, replay
     fork_remote = tmp_path / "fork.git"
     subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
     fork = checkout(tmp_path, "fork", fork_remote, replay.url)
+    url, alias = https_alias(remote)
     result = CliRunner().invoke(cli, ["--config", str(fork.path), "data", "restore",
-                                      "--seed-from", str(remote)])
+                                      "--seed-from", url], env=git_config_env(alias))
     assert result.exit_code == 1 and isinstance(result.exception, SystemExit)
     assert result.output == f"papertrail: data branch: {refusal.format(tip=tip[:12])}\n"
     assert Store(fork.store_path).is_empty()
     assert not list(fork.store_path.rglob("*.parquet"))
+
+
+PWNED = "--upload-pack=touch PWNED"
+
+
+@pytest.mark.parametrize("seed", [PWNED, "/srv/upstream.git", "../upstream.git",
+                                  "git@github.com:o/r.git", "ssh://github.com/o/r.git",
+                                  "http://github.com/o/r.git", "file:///srv/upstream.git",
+                                  "https://github.com/o/r.git\n--upload-pack=x", "https://"])
+def test_a_seed_other_than_an_https_url_is_refused_naming_the_option(tmp_path, remote, replay,
+                                                                      monkeypatch, seed):
+    """The workflow's seed_from input reaches `--seed-from` with the write token in the step:
+    nothing but an https URL gets to git."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    fork_remote = tmp_path / "fork.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+    cfg = checkout(tmp_path, "fork", fork_remote, replay.url)
+    monkeypatch.chdir(cfg.root)
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "data", "restore",
+                                      "--seed-from", seed])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for '--seed-from'" in result.output
+    assert "give an https URL of a repository with a data branch" in result.output
+    assert not list(tmp_path.rglob("PWNED"))
+    assert Store(cfg.store_path).is_empty()
+
+
+@pytest.mark.parametrize("command", [("restore",), ("save",)])
+def test_a_remote_spelled_as_an_option_is_a_repository_git_cannot_find(tmp_path, remote,
+                                                                       replay, monkeypatch,
+                                                                       command):
+    """`--remote` names a remote or a URL: git gets it after `--`, so it runs nothing."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    cfg = checkout(tmp_path, "fork", remote, replay.url)
+    if command == ("save",):
+        run_once(cfg, replay, DAYS[0], save=False)
+    monkeypatch.chdir(cfg.root)
+    result = CliRunner().invoke(cli, ["--config", str(cfg.path), "data", *command,
+                                      "--remote", PWNED])
+    assert result.exit_code == 1, result.output
+    assert "PWNED" in result.output and "--heads --" in result.output
+    assert not list(tmp_path.rglob("PWNED"))
+
+
+def test_an_https_seed_is_read_through_git(tmp_path, remote, replay):
+    """An https URL is taken; git reads it (here, through url.<path>.insteadOf, from the
+    upstream's local repository)."""
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+
+    run_once(checkout(tmp_path, "upstream", remote, replay.url), replay, DAYS[0])
+    fork_remote = tmp_path / "fork.git"
+    subprocess.run(["git", "init", "--quiet", "--bare", str(fork_remote)], check=True)
+    fork = checkout(tmp_path, "fork", fork_remote, replay.url)
+    url, alias = https_alias(remote)
+    result = CliRunner().invoke(cli, ["--config", str(fork.path), "data", "restore",
+                                      "--seed-from", url], env=git_config_env(alias))
+    assert result.exit_code == 0, result.output
+    tip = git(remote, "rev-parse", "data")
+    assert result.output == f"data restore: {len(Store(fork.store_path).files())} files " \
+                            f"from data @ {tip[:12]}\n"

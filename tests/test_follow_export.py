@@ -35,17 +35,28 @@ EXPECTED = {"authors": ["Ling Yang", 'a"b\\c'], "keywords": EXPORTED, "categorie
             "topics": ["llm-agents"]}
 
 
+TOPIC = ('[[topics]]\nslug = "llm-agents"\nname = { zh = "智能体", en = "Agents" }\n'
+         'keywords = ["agent"]\n')
+
+
+def with_topic(cfg: config_mod.Config) -> config_mod.Config:
+    """The config with one [[topics]] table: the only topic its site knows."""
+    path = cfg.path
+    path.write_text(path.read_text(encoding="utf-8") + TOPIC, encoding="utf-8")
+    return config_mod.load(path)
+
+
 @pytest.fixture(scope="module")
 def sites(tmp_path_factory):
     """The site in both languages, built from one store: {language: base URL}."""
-    zh = make_config(tmp_path_factory.mktemp("follow-zh"))
+    zh = with_topic(make_config(tmp_path_factory.mktemp("follow-zh")))
     run_pipeline(zh, DAYS[:2])
-    en = make_config(tmp_path_factory.mktemp("follow-en"), language="en")
+    en = with_topic(make_config(tmp_path_factory.mktemp("follow-en"), language="en"))
     shutil.copytree(zh.store_path, en.store_path)
     build_at_last_run(zh)
     build_at_last_run(en)
     with serve(zh.output_path) as zh_url, serve(en.output_path) as en_url:
-        yield {"zh-CN": zh_url, "en": en_url}
+        yield {"zh-CN": zh_url, "en": en_url, "config": zh.path}
 
 
 def open_with(pg, url: str, follows: list[dict[str, str]]) -> None:
@@ -174,3 +185,36 @@ def test_the_export_writes_only_what_the_config_accepts_and_says_what_it_left_ou
     assert left.is_visible()
     assert left.text_content() == strings("en")["follow_fork_left_out"] + (
         r'"tab\there", "next\u0085line", "del\u007f", "!!!", "I.2.7"')
+
+
+def test_a_topic_the_site_does_not_define_is_left_out_and_the_config_loads(page, sites, tmp_path):
+    """A follow of a topic since dropped from the config (or from a hand-made import file):
+    exported, it made every command of the fork fail with exit 2."""
+    open_with(page, sites["zh-CN"], [{"kind": "topic", "value": "llm-agents"},
+                                     {"kind": "topic", "value": "gone-topic"},
+                                     {"kind": "author", "value": "Ling Yang"}])
+    assert parsed(page)["topics"] == ["llm-agents"]
+    assert page.locator("#follow-toml-left").text_content().endswith('"gone-topic"')
+    path = tmp_path / "papertrail.toml"  # the site's own config, the snippet added
+    path.write_text(sites["config"].read_text(encoding="utf-8") + snippet(page) + "\n",
+                    encoding="utf-8")
+    (follow,) = config_mod.load(path).follows
+    assert (follow.authors, follow.topics) == (("Ling Yang",), ("llm-agents",))
+
+
+def test_hostile_saved_bibtex_is_exported_without_tex_that_reads_files(page, sites, tmp_path):
+    hostile = ("@misc{x,\n      title={Evil \\input{/etc/passwd} \\immediate\\write18{rm -rf ~}},\n"
+               "      url={javascript:alert(1)},\n      eprint={2606.00001},\n}")
+    saved = [{"id": "2606.00001", "title": "Evil", "url": "paper/2606.00001.html",
+              "bibtex": hostile, "note": "mine \\input{x}", "saved": 1}]
+    page.goto(sites["zh-CN"] + "follow/")
+    page.evaluate("s => localStorage.setItem('papertrail.saved', s)", json.dumps(saved))
+    page.reload()
+    with page.expect_download() as dl:
+        page.click("#saved-bibtex")
+    path = tmp_path / "saved.bib"
+    dl.value.save_as(path)
+    text = path.read_text("utf-8")
+    assert not re.search(r"\\(input|immediate|write)|javascript", text), text
+    assert text == ("@misc{x,\n      title={Evil {/etc/passwd} 18{rm -rf ~}},\n"
+                    "      eprint={2606.00001},\n      annote={mine inputx},\n}\n")

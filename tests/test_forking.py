@@ -63,8 +63,8 @@ def test_the_example_is_a_robotics_site_following_one_advisor_with_deepseek(tmp_
 
 def test_the_pipeline_runs_with_the_example_builds_its_site_and_notifies(
         tmp_path, services, monkeypatch):
-    # `papertrail --config papertrail.toml demo`, which the guide suggests to try a config;
-    # its Telegram chat and inbox are local servers (aiosmtpd with STARTTLS, the replay)
+    # `papertrail --config papertrail.toml demo`; its Telegram chat and inbox are local
+    # servers (aiosmtpd with STARTTLS, the replay), so the e-mail really goes over SMTP
     local = example().replace('chat_id = "-1001234567890"\n', 'chat_id = "-1001234567890"\n'
                               f'api_url = "{services.chat.telegram_api}"\n').replace(
         'host = "smtp.gmail.com"\nusername = "you@gmail.com"',

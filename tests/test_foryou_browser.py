@@ -242,3 +242,111 @@ def test_the_english_site_says_it_in_english(page, english_site):
     assert page.locator("#foryou-results > li .why").first.text_content().startswith(
         "Closest to: ")
     assert page.locator("h1").text_content() == "For you"
+
+
+# -- hostile libraries, a full storage, a shared link's mutes -------------------------------------
+
+def stored_profile(pg):
+    return pg.evaluate("JSON.parse(localStorage.getItem('papertrail.foryou'))")
+
+
+def test_parentheses_in_bibtex_text_cut_no_entry(page, site, tmp_path):
+    """BibTeX nests braces only: "1) … 2)" in an abstract and ":(" in a title are text."""
+    open_page(page, site)
+    bib = ("@article{a, title={Results :(}}\n"
+           "@misc{b, title={Graph kernels}}\n"
+           "@article{c, title={Steps}, abstract={We 1) read and 2) rank.}}\n"
+           "@book(d, title={Deep graph kernels (for molecules)})\n")
+    import_file(page, tmp_path, "paren.bib", bib)
+    assert page.locator("#foryou-import-status").text_content().startswith("读入 4 条")
+    assert len(seed_keys(page)) == 4
+    assert "Results :(" in page.locator("#foryou-seeds bdi").all_text_contents()
+
+
+def test_twenty_thousand_ids_import_and_the_page_answers(page, site, tmp_path):
+    window = of_category(site, "cs.CL", 3)
+    made = [f"2101.{i:05d}" for i in range(20000 - len(window))]
+    open_page(page, site)
+    found = import_file(page, tmp_path, "ids.txt", "\n".join(window + made + made[:500]) + "\n")
+    status = page.locator("#foryou-import-status").text_content()
+    assert status.startswith("读入 20500 条，其中 3 条")
+    assert len(stored_profile(page)["imported"]) == 20000  # each id once
+    assert found and not set(found) & set(window)
+    # The first 200 seeds listed and a count of the rest; a share link of 200 ids at most.
+    assert len(seed_keys(page)) == 201
+    assert page.locator("#foryou-seeds li.note").text_content() == "……另有 19800 个种子"
+    assert page.locator("#foryou-share").get_attribute("href").count(",") == 199
+    assert page.evaluate("1 + 1") == 2  # the tab answers
+
+
+def test_a_library_over_the_bound_is_refused_unread(page, site, tmp_path):
+    open_page(page, site)
+    big = tmp_path / "huge.bib"
+    head = "@misc{k, title={Padding}, abstract={"
+    big.write_text(head + "x" * (11 * 1024 * 1024 - len(head) - 3) + "}}\n")
+    page.set_input_files("#foryou-import", str(big))
+    page.wait_for_function("() => document.getElementById('foryou-import-status').textContent")
+    assert page.locator("#foryou-import-status").text_content() == (
+        "文件有 11.0 MB，导入上限为 10 MB。请导出文库的一部分再导入。")
+    assert stored_profile(page) is None
+
+
+FILL_STORAGE = """() => {
+  let size = 1 << 20, i = 0;
+  while (size >= 1) {
+    try { localStorage.setItem('fill' + i++, 'x'.repeat(size)); } catch { size >>= 1; }
+  }
+}"""
+
+
+def test_a_full_storage_keeps_the_link_and_says_so(page, site):
+    seeds = of_category(site, "cs.CV", 3)
+    open_page(page, site, "?seed=" + ",".join(seeds))
+    page.evaluate(FILL_STORAGE)
+    page.locator("#foryou-keep").click()
+    note = page.locator("#storage-full")
+    note.wait_for()
+    assert note.text_content().startswith("浏览器为本站保留的存储已满")
+    assert note.get_attribute("role") == "alert"
+    assert page.url.endswith("?seed=" + ",".join(seeds))  # the seeds are still there
+    assert page.locator("#foryou-shared").is_visible()
+    assert stored_profile(page) is None
+    # Room again: the same button keeps them.
+    page.evaluate("() => Object.keys(localStorage).forEach(k => localStorage.removeItem(k))")
+    page.locator("#foryou-keep").click()
+    page.wait_for_function("() => !location.search")
+    assert [e["id"] for e in stored_profile(page)["imported"]] == seeds
+
+
+def test_a_full_storage_refuses_a_mute_and_a_save_visibly(page, site):
+    seeds = of_category(site, "cs.CL", 2)
+    open_page(page, site, "?seed=" + ",".join(seeds))
+    page.locator("#foryou-keep").click()
+    page.wait_for_function("() => !location.search")
+    results(page)
+    before = stored_profile(page)
+    page.evaluate(FILL_STORAGE)
+    page.locator("#foryou-results > li").first.locator(".mutes button").first.click()
+    page.locator("#storage-full").wait_for()
+    assert stored_profile(page) == before
+    assert page.locator("#foryou-muted li.note").count() == 1  # nothing muted
+    page.goto(site["url"] + f"paper/{seeds[0]}.html")
+    page.locator(".save button").click()
+    page.locator("#storage-full").wait_for()
+    assert page.locator(".save button").get_attribute("aria-pressed") == "false"
+
+
+def test_a_shared_links_mute_hides_papers_in_this_view_only(page, site):
+    seeds = of_category(site, "cs.CL", 4)
+    found = open_page(page, site, "?seed=" + ",".join(seeds))
+    category = site["papers"][found[0]]["categories"][0]
+    page.locator("#foryou-results > li").first.get_by_role(
+        "button", name=f"屏蔽 分类 · {category}").click()
+    page.wait_for_function(READY)
+    assert not any(category in site["papers"][i]["categories"] for i in results(page))
+    assert page.locator("#foryou-muted li").first.text_content().startswith("分类 " + category)
+    assert "只作用于本页" in page.locator("#foryou-shared-note").text_content()
+    assert stored_profile(page) is None  # the reader's own profile is untouched
+    page.goto(site["url"] + "for-you/")
+    page.wait_for_function(READY)
+    assert page.locator("#foryou-muted li.note").count() == 1

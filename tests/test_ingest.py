@@ -10,10 +10,13 @@ import time
 
 import pyarrow.compute as pc
 import pytest
+from click.testing import CliRunner
 
 from pipeline import ingest
+from pipeline.cli import cli
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.sources import SOURCES
 from pipeline.store import Store, StoreError, StoreLocked
 from tests.support.replays import fast_arxiv
 
@@ -493,3 +496,39 @@ def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
     assert "未入库" in section and "日期超前" in section and "未知分类" in section
     assert "&lt;script&gt;alert(1)&lt;/script&gt;v1" in section and "<script>alert" not in page
     assert "2606.00007" in section and "2099-01-01" in section and "68T05 × 1" in section
+
+
+@pytest.mark.parametrize("name", list(SOURCES))
+def test_a_source_that_raises_fails_alone_and_the_run_goes_on(name, tmp_path, replay,
+                                                             hf_replay, monkeypatch):
+    """However a source's catch-up breaks (upstream data no check foresaw, as a
+    responseDate without a zone once did in `not_after`), `papertrail run` records that
+    source failed and still runs the others, enrich, digest and the site."""
+    def broken(*args: object, **kwargs: object) -> None:
+        raise TypeError("can't compare offset-naive and offset-aware datetimes")
+
+    monkeypatch.setattr(SOURCES[name], "catch_up", broken)
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f"""
+[store]
+path = "data"
+[sources.arxiv]
+api_url = "{replay.url}"
+oai_url = "{replay.base}/oai"
+feed_url = "{replay.base}/rss/"
+delay_seconds = 0
+timeout_seconds = 2
+[sources.hf]
+endpoint = "{hf_replay.endpoint}"
+delay_seconds = 0
+""", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(path), "run"])
+    assert result.exit_code == 0, result.output
+    lines = {line.split(":")[0]: line for line in result.output.splitlines() if ":" in line}
+    assert lines[name].startswith(f"{name}: failed") and "raised TypeError at " in lines[name]
+    assert all(not lines[other].startswith(f"{other}: failed")
+               for other in SOURCES if other != name)
+    assert {"enrich", "digest"} <= lines.keys()
+    assert (tmp_path / "output" / "index.html").is_file()
+    store = Store(tmp_path / "data")
+    assert store.runs(name).iloc[-1]["status"] == "failed" and store.watermark(name) is None

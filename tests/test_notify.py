@@ -27,6 +27,7 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.notify import Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
+from tests.support.markdown import shown
 from tests.support.replays import fast_arxiv
 from tests.support.servers import (
     FEISHU_SECRET,
@@ -361,7 +362,8 @@ def test_the_job_summary_names_a_failing_channel(project, services, monkeypatch)
     _notify(project, _env(services), monkeypatch)
     summary = CliRunner().invoke(cli, ["--config", str(project / "papertrail.toml"), "data",
                                        "summary"])
-    assert "- ⚠ notify partial: discord: HTTP 500: 500: Internal Server Error" in summary.output
+    assert ("- ⚠ notify partial: discord: HTTP 500: 500: Internal Server Error"
+            in shown(summary.output))
 
 
 def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):

@@ -9,19 +9,22 @@ import datetime as dt
 import json
 import threading
 import time
+from collections.abc import Callable
 
 import pyarrow.compute as pc
 import pytest
+from pytest_httpserver import HTTPServer
+from werkzeug import Request, Response
 
 from pipeline import ingest
 from pipeline.config import Config
 from pipeline.derive.readings import readings
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay, Fault
-from pipeline.replay.oai import OAI_LAG
+from pipeline.replay.oai import OAI_LAG, Record, Version, record_xml
 from pipeline.replay.sample import Entry
 from pipeline.report import RunReport
-from pipeline.sources.oai import sets_for, split_authors
+from pipeline.sources.oai import EMPTY_PAGES, sets_for, split_authors
 from pipeline.store import Store
 from tests.support.replays import fast_arxiv
 
@@ -255,3 +258,110 @@ def test_one_hostile_record_costs_itself_at_most_and_the_harvest_goes_on(base_co
             assert held == visible and details["rejected_count"] == 0
             paper = store.read("papers").filter(pc.equal(pc.field("arxiv_id"), bad.arxiv_id))
             assert paper["abstract"].to_pylist() == [kept]
+
+
+# -- a hostile OAI-PMH server: what arXiv's never answers, which the harvest must survive ----
+
+OAI_NS = "http://www.openarchives.org/OAI/2.0/"
+NOW = dt.datetime(2026, 6, 22, 3, tzinfo=dt.UTC)
+OK_DATE = dt.datetime(2026, 6, 20, 12, tzinfo=dt.UTC)
+
+
+def _record(arxiv_id: str, *versions: tuple[int, dt.datetime]) -> str:
+    """An arXivRaw record as the replay writes arXiv's (pipeline/replay/oai.py)."""
+    return record_xml(Record(arxiv_id, NOW - dt.timedelta(hours=1), ("cs.LG",),
+                             versions=tuple(Version(n, d, 100) for n, d in versions),
+                             title=f"Paper {arxiv_id}", authors=("A. Author",),
+                             abstract="An abstract."))
+
+
+def _answer(records: str = "", *, token: str | None = None, error: str | None = None,
+            date: str = "2026-06-22T03:00:00Z") -> bytes:
+    inner = (f'  <error code="{error}">no records</error>\n' if error else
+             f"  <ListRecords>\n{records}"
+             f"    <resumptionToken>{token or ''}</resumptionToken>\n  </ListRecords>\n")
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n<OAI-PMH xmlns="{OAI_NS}">\n'
+            f"  <responseDate>{date}</responseDate>\n  <request>x</request>\n{inner}"
+            "</OAI-PMH>\n").encode()
+
+
+def _hostile(httpserver: HTTPServer, base_config: Config,
+             answer: Callable[[int], bytes]) -> tuple[Config, list[dict[str, str]]]:
+    """A config whose OAI-PMH is `answer(n)` for its n-th request (from 0); the queries."""
+    asked: list[dict[str, str]] = []
+
+    def handle(request: Request) -> Response:
+        asked.append(dict(request.args))
+        return Response(answer(len(asked) - 1), content_type="text/xml")
+
+    httpserver.expect_request("/oai").respond_with_handler(handle)
+    return fast_arxiv(base_config, httpserver.url_for("/api/query"), categories=("cs.LG",),
+                      max_run_seconds=5), asked
+
+
+@pytest.mark.parametrize(("said", "mark"), [
+    ("2026-06-22T03:00:00", NOW),  # no zone: OAI-PMH's dates are UTC
+    ("2026-06-22", dt.datetime(2026, 6, 22, tzinfo=dt.UTC)),  # a bare day: its start
+])
+def test_a_response_date_without_a_zone_is_read_as_utc(httpserver, base_config, said, mark):
+    cfg, _ = _hostile(httpserver, base_config,
+                      lambda n: _answer(_record("2606.00001", (1, OK_DATE)), date=said))
+    report = ingest.ingest(cfg, Store(cfg.store_path), "oai", now=NOW)
+    assert report.status == "ok" and report.counts["new"] == 1
+    assert Store(cfg.store_path).watermark("oai") == mark
+
+
+def test_no_records_match_to_a_resumption_token_is_a_failure_not_the_end(httpserver,
+                                                                          base_config):
+    cfg, asked = _hostile(httpserver, base_config, lambda n: _answer(
+        _record("2606.00001", (1, OK_DATE)), token="t1") if n == 0
+        else _answer(error="noRecordsMatch"))
+    report = ingest.ingest(cfg, Store(cfg.store_path), "oai", now=NOW)
+    assert report.status == "partial" and "noRecordsMatch" in report.error
+    assert asked[1] == {"verb": "ListRecords", "resumptionToken": "t1"}
+    store = Store(cfg.store_path)
+    assert store.watermark("oai") is None  # the unread rest is read again next run
+    assert store.read("papers")["arxiv_id"].to_pylist() == ["2606.00001"]  # what came, kept
+
+
+@pytest.mark.parametrize(("token", "why", "requests"), [
+    (lambda n: "same", "came again", 2),  # a token that repeats
+    (lambda n: f"t{n}", f"{EMPTY_PAGES} pages in a row without a record", EMPTY_PAGES),
+])
+def test_a_list_that_never_ends_is_stopped_after_a_few_requests(httpserver, base_config,
+                                                                 token, why, requests):
+    first = _record("2606.00001", (1, OK_DATE))
+    cfg, asked = _hostile(httpserver, base_config, lambda n: _answer(
+        first if n == 0 and requests == 2 else "", token=token(n)))
+    report = ingest.ingest(cfg, Store(cfg.store_path), "oai", now=NOW)
+    assert report.status in ("partial", "failed") and why in report.error
+    assert len(asked) == report.requests == requests  # never until max_run_seconds
+    assert Store(cfg.store_path).watermark("oai") is None
+
+
+def test_versions_are_checked_and_a_bad_record_is_set_aside(httpserver, base_config):
+    later = OK_DATE + dt.timedelta(days=1)
+    records = "".join([
+        _record("2606.00001", (1, OK_DATE), (2, later)),  # kept
+        _record("2606.00002", (0, OK_DATE)),  # v0
+        _record("2606.00003", (1, OK_DATE), (9999, later)),  # a gap in the numbering
+        _record("2606.00004", (1, OK_DATE), (2, dt.datetime(2100, 1, 1, tzinfo=dt.UTC))),
+        _record("2606.00005", (1, later), (2, OK_DATE)),  # v2 before v1: kept, named
+        _record("2606.00006", (1, OK_DATE), (1, later)),  # v1 twice
+    ])
+    cfg, _ = _hostile(httpserver, base_config, lambda n: _answer(records))
+    report = ingest.ingest(cfg, Store(cfg.store_path), "oai", now=NOW)
+    assert report.status == "ok" and report.counts["new"] == 2
+    store = Store(cfg.store_path)
+    papers = {p["arxiv_id"]: p["version"] for p in store.read("papers").to_pylist()}
+    assert papers == {"2606.00001": 2, "2606.00005": 2}
+    details = json.loads(store.runs("oai").iloc[-1]["details"])
+    why = {r["id"].strip("'"): r["why"] for r in details["rejected"]}
+    assert why == {
+        "2606.00002": "versions v0 are not numbered v1 to v1",
+        "2606.00003": "versions v1, v9999 are not numbered v1 to v2",
+        "2606.00004": "v2 dated 2100-01-01 00:00 UTC, after the run's clock",
+        "2606.00006": "versions v1, v1 are not numbered v1 to v2",
+    }
+    assert details["anomalies"] == [{"id": "2606.00005",
+                                     "v2_dated_before_v1": OK_DATE.isoformat()}]

@@ -68,9 +68,11 @@ def test_findings_of_two_fetches_add_up() -> None:
     by_id.reject("bad", "not an arXiv id")
     by_id.check_categories(["xx.YY", "zz.A"])
     by_id.check_date("c", "updated", NOW + dt.timedelta(days=2), NOW)
-    feed.absorb(by_id)
-    details = feed.details()
-    assert [r["why"] for r in details["rejected"]] == ["a feed item without an arXiv id",
-                                                       "not an arXiv id"]
+    both = Findings()
+    both.add(feed, "feed")
+    both.add(by_id, "by_id")
+    details = both.details()
+    assert [(r["why"], r["from"]) for r in details["rejected"]] == [
+        ("a feed item without an arXiv id", "feed"), ("not an arXiv id", "by_id")]
     assert details["unknown_categories"] == {"xx.YY": 2, "zz.A": 1}
     assert details["anomaly_count"] == 1

@@ -3,6 +3,7 @@ FORKING.md and docs/DATA.md say it does."""
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import os
 import re
@@ -21,6 +22,7 @@ from pipeline.cli import cli
 REPO = Path(__file__).resolve().parents[1]
 WORKFLOWS = REPO / ".github" / "workflows"
 NAMES = ["update.yml", "ci.yml", "lock.yml"]
+DEPENDABOT = REPO / ".github" / "dependabot.yml"
 PINNED = re.compile(r"^\s*(?:-\s+)?uses:\s*[\w.-]+/[\w./-]+@[0-9a-f]{40} # v\d+\.\d+\.\d+\s*$")
 
 
@@ -42,25 +44,63 @@ def _zizmor() -> str:
     return found
 
 
-@pytest.mark.parametrize("name", NAMES)
+def test_the_tests_read_every_workflow():
+    assert sorted(NAMES) == sorted(p.name for p in WORKFLOWS.iterdir())
+
+
+@pytest.mark.parametrize("path", [*(WORKFLOWS / n for n in NAMES), DEPENDABOT],
+                         ids=lambda p: p.name)
 @pytest.mark.parametrize("persona", ["regular", "pedantic", "auditor"])
-def test_zizmor_offline_reports_no_findings(name, persona):
+def test_zizmor_offline_reports_no_findings(path, persona):
     # --strict-collection: a file zizmor cannot parse is an error, not a silent skip. The
     # auditor's one finding is justified inline (# zizmor: ignore[...] beside its reason).
     done = subprocess.run([_zizmor(), "--offline", "--strict-collection", "--no-progress",
-                           f"--persona={persona}", "--format", "json", str(WORKFLOWS / name)],
+                           f"--persona={persona}", "--format", "json", str(path)],
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout) == []
 
 
+def _uses(doc: dict) -> list[str]:
+    """Every action and reusable workflow the document runs."""
+    return [u for job in doc["jobs"].values()
+            for u in [job.get("uses"), *(s.get("uses") for s in job.get("steps", []))] if u]
+
+
+def _actions_updater() -> dict:
+    """dependabot.yml's entry that keeps .github/workflows/ current."""
+    config = yaml.safe_load(DEPENDABOT.read_text(encoding="utf-8"))
+    assert config["version"] == 2
+    (entry,) = [u for u in config["updates"] if u["package-ecosystem"] == "github-actions"]
+    return entry
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_every_action_is_pinned_to_a_commit_with_its_version(name):
-    lines = [ln for ln in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
-             if re.match(r"^\s*(-\s+)?uses:", ln)]
-    assert lines
+def test_every_action_is_pinned_and_kept_current_by_dependabot(name):
+    """Dependabot moves a `@<sha> # vX.Y.Z` pin and its comment together, weekly, in one
+    pull request; an action it does not cover would keep its pin for ever."""
+    lines = [line for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+             if re.match(r"^\s*(?:-\s+)?uses:", line)]
     for line in lines:
-        assert PINNED.match(line), f"{name}: not pinned by SHA with a # vX.Y.Z comment: {line}"
+        assert PINNED.match(line), f"{name}: not pinned by SHA with # vX.Y.Z: {line}"
+    uses = _uses(load(name))
+    # none hides where the line check misses it (a flow mapping, a quoted key)
+    assert uses and len(uses) == len(lines)
+    entry = _actions_updater()
+    # "/" is where Dependabot looks for .github/workflows/
+    assert entry.get("directory") == "/" or "/" in entry.get("directories", [])
+    assert entry["schedule"]["interval"] == "weekly"
+    assert entry["cooldown"]["default-days"] >= 7  # a hijacked release gets noticed first
+    assert any(g.get("patterns") == ["*"] for g in entry["groups"].values())  # one PR
+    for use in uses:
+        action = use.split("@")[0]
+        owner_repo = "/".join(action.split("/")[:2])  # actions/x/sub: the repository's
+        assert not action.startswith((".", "docker://")), f"{name}: Dependabot skips {use}"
+        allowed = [a["dependency-name"] for a in entry.get("allow", [])] or ["*"]
+        assert any(fnmatch.fnmatch(owner_repo, a) for a in allowed), use
+        for rule in entry.get("ignore", []):  # a rule with no versions ignores every one
+            assert not (fnmatch.fnmatch(owner_repo, rule["dependency-name"])
+                        and not {"versions", "update-types"} & rule.keys()), use
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -97,13 +137,14 @@ TOKEN = re.compile(r"github\.token|secrets\.GITHUB_TOKEN")
 
 def _token_steps(name: str) -> list[dict]:
     """The steps that may hold the token: restore and save (git, to this repository), the
-    keepalive (the Actions API) and the lock's proposal (a push and a pull request)."""
+    Pages check (the Pages API, read only), the keepalive (the Actions API) and the lock's
+    proposal (a push and a pull request)."""
     found = []
     for job_id, _job, step in steps(load(name)):
         run = step.get("run", "")
         if run.startswith(("papertrail data restore", "papertrail data save")) or (
                 (job_id, name) in {("keepalive", "update.yml"), ("propose", "lock.yml")}
-                and "env" in step):
+                and "env" in step) or (name == "update.yml" and step.get("id") == "pages_on"):
             found.append(step)
     return found
 
@@ -126,7 +167,7 @@ def test_the_token_reaches_only_the_steps_that_need_it_through_their_env(name):
             assert not TOKEN.search(json.dumps(outside_env)), f"{job_id}: {step}"
             if TOKEN.search(json.dumps(step.get("env", {}))):
                 assert step in allowed, f"{job_id}: the token in a step that needs none: {step}"
-    assert len(allowed) == {"update.yml": 3, "ci.yml": 0, "lock.yml": 1}[name]
+    assert len(allowed) == {"update.yml": 4, "ci.yml": 0, "lock.yml": 1}[name]
 
 
 def _fill(env: dict[str, str], url: str, repo: Path) -> str:
@@ -161,7 +202,28 @@ def test_update_runs_on_a_schedule_and_by_hand_one_at_a_time():
         minute = cron.split()[0]
         assert minute.isdigit() and minute != "0", cron  # GitHub delays :00 runs most
     assert "workflow_dispatch" in doc["on"]
-    assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False}
+
+
+def test_a_dispatched_run_waits_its_turn_and_no_later_run_replaces_it():
+    """GitHub runs one run of a concurrency group at a time and, by default, keeps one
+    pending: a new one cancels it. The group is the same for every trigger (no
+    expression), so no two runs ever write the data branch, notify or deploy at once;
+    `queue: max` keeps every pending run (FIFO, up to 100), so an hourly run queued after
+    a Run workflow with seed_from no longer cancels it. cancel-in-progress stays false: a
+    run cancelled halfway could leave its data unpushed (and GitHub refuses it with max)."""
+    doc = load("update.yml")
+    assert doc["concurrency"] == {"group": "papertrail-update", "cancel-in-progress": False,
+                                  "queue": "max"}
+    for job_id, job in doc["jobs"].items():  # a job-level group would not wait for it
+        assert "concurrency" not in job, job_id
+    # actionlint does not know `queue` yet: ci.yml ignores that one message and no other
+    (lint,) = [s["run"] for s in load("ci.yml")["jobs"]["actionlint"]["steps"] if "run" in s]
+    (pattern,) = re.findall(r"-ignore '([^']*)'", lint)
+    said = 'unexpected key "{}" for "concurrency" section. expected one of ' \
+           '"cancel-in-progress", "group"'
+    assert re.search(pattern, said.format("queue"))
+    assert not re.search(pattern, said.format("queue-size"))
+    assert not re.search(pattern, said.format("cancel-in-progres"))
 
 
 def test_the_keepalive_re_enables_every_scheduled_workflow_with_actions_write_alone():
@@ -176,8 +238,6 @@ def test_the_keepalive_re_enables_every_scheduled_workflow_with_actions_write_al
     assert "uses" not in step and step["env"] == {"GH_TOKEN": "${{ github.token }}"}
     assert ('gh api --method PUT "repos/$GITHUB_REPOSITORY/actions/workflows/$workflow/enable"'
             in step["run"])
-    # ... but not one its owner turned off
-    assert '[ "$(gh api "$api" --jq .state)" != disabled_manually ]' in step["run"]
     listed = re.search(r"for workflow in ([\w. ]+);", step["run"]).group(1).split()
     assert sorted(listed) == sorted(n for n in NAMES if "schedule" in load(n)["on"])
 
@@ -263,8 +323,11 @@ def test_update_steps_are_papertrail_commands_in_order():
     assert '>> "$GITHUB_STEP_SUMMARY"' in runs[at[-1]]
     for sub in ("restore", "save", "compact", "summary"):
         assert sub in cli.commands["data"].commands  # type: ignore[attr-defined]
+    # the site goes up right after it is built, before anything that may fail after it
     uses = [s.get("uses", "").split("@")[0] for s in build]
-    assert uses.index("actions/upload-pages-artifact") > at[-1]
+    upload = uses.index("actions/upload-pages-artifact")
+    assert "run" in build[upload - 1] and build[upload - 1]["run"].startswith("papertrail run")
+    assert upload < build.index(next(s for s in build if s.get("run") == "papertrail notify"))
     deploy = load("update.yml")["jobs"]["deploy"]["steps"]
     assert [s["uses"].split("@")[0] for s in deploy] == ["actions/deploy-pages"]
 
@@ -379,3 +442,137 @@ def test_ci_runs_the_readme_test_command_with_pip_caching_and_actionlint():
     assert setup["with"]["cache"] == "pip"
     lint = [s["run"] for s in doc["jobs"]["actionlint"]["steps"] if "run" in s]
     assert any(re.search(r"actionlint@v\d+\.\d+\.\d+", r) for r in lint)
+
+
+def _step(job: str, key: str, value: str) -> dict:
+    (found,) = [s for s in load("update.yml")["jobs"][job]["steps"]
+                if str(s.get(key, "")).startswith(value)]
+    return found
+
+
+def test_the_site_is_uploaded_and_deployed_whenever_it_built_and_pages_is_on():
+    """Notify or the save failing after the build (a channel's outage, a rejected push)
+    fails the build job, but the site it built still goes up."""
+    doc = load("update.yml")
+    build, deploy = doc["jobs"]["build"], doc["jobs"]["deploy"]
+    upload = _step("build", "uses", "actions/upload-pages-artifact@")
+    made = _step("build", "run", "papertrail run --publish")
+    check = _step("build", "id", "pages_on")
+    assert upload["if"] == (f"${{{{ !cancelled() && steps.{made['id']}.outcome == 'success' "
+                            f"&& steps.{check['id']}.outcome == 'success' }}}}")
+    assert set(re.findall(r"steps\.(\w+)\.", upload["if"])) == {made["id"], check["id"]}
+    assert build["outputs"] == {"site": f"${{{{ steps.{upload['id']}.outcome }}}}"}
+    # status functions: without one, `if` means success() && …, so a failed notify or save
+    # (after the upload) would skip the deploy
+    assert deploy["if"] == "${{ !cancelled() && needs.build.outputs.site == 'success' }}"
+    # the save does not wait on Pages or the upload: the data is saved either way
+    for run in ("papertrail notify", "papertrail data compact", "papertrail data save"):
+        assert set(re.findall(r"steps\.(\w+)\.", _step("build", "run", run)["if"])) == \
+            {"restore"}
+
+
+def test_a_fork_without_pages_gets_one_message_and_the_run_goes_on():
+    check = _step("build", "id", "pages_on")
+    assert check["continue-on-error"] is True
+    assert check["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    steps_ = load("update.yml")["jobs"]["build"]["steps"]
+    configure = _step("build", "uses", "actions/configure-pages@")
+    assert steps_.index(check) < steps_.index(configure)
+    assert configure["if"] == f"${{{{ steps.{check['id']}.outcome == 'success' }}}}"
+
+
+GH = '''#!{python}
+"""`gh api [--method M] PATH [--paginate] [--jq EXPR]` answered from ANSWERS (JSON: "M PATH"
+-> [status, body]; absent: 404), as gh answers: the body on stdout (through jq -r with
+--jq), `gh: <reason> (HTTP n)` on stderr and exit 1 on an HTTP error. Calls are logged."""
+import json, subprocess, sys
+args = sys.argv[2:]
+method = args[args.index("--method") + 1] if "--method" in args else "GET"
+path = next(a for a in args if a.startswith("repos/"))
+with open({log!r}, "a") as log:
+    log.write(f"{{method}} {{path}}\\n")
+status, body = json.load(open({answers!r})).get(f"{{method}} {{path}}", [404, None])
+if status >= 400:
+    sys.exit(print(f"gh: HTTP error (HTTP {{status}})", file=sys.stderr) or 1)
+text = json.dumps(body)
+if "--jq" in args:
+    text = subprocess.run(["jq", "-r", args[args.index("--jq") + 1]], input=text,
+                          capture_output=True, text=True, check=True).stdout
+sys.stdout.write(text)
+'''
+
+
+def _run_with_gh(script: str, answers: dict[str, list], tmp_path: Path
+                 ) -> tuple[subprocess.CompletedProcess[str], list[str], str]:
+    """A step's script as Actions runs it (bash -eo pipefail) against a `gh` answering
+    `answers`: the process, the API calls made, the job summary written."""
+    if not shutil.which("jq"):
+        pytest.skip("jq is not installed")
+    bin_, log, summary = tmp_path / "bin", tmp_path / "calls", tmp_path / "summary.md"
+    bin_.mkdir()
+    (tmp_path / "answers.json").write_text(json.dumps(answers), encoding="utf-8")
+    gh = bin_ / "gh"
+    gh.write_text(GH.format(python=sys.executable, log=str(log),
+                            answers=str(tmp_path / "answers.json")), encoding="utf-8")
+    gh.chmod(0o755)
+    done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+                          capture_output=True, text=True, check=False,
+                          env={"PATH": f"{bin_}:{os.environ['PATH']}", "GH_TOKEN": "t",
+                               "GITHUB_REPOSITORY": "owner/repo",
+                               "GITHUB_STEP_SUMMARY": str(summary)})
+    calls = log.read_text(encoding="utf-8").splitlines() if log.exists() else []
+    return done, calls, summary.read_text(encoding="utf-8") if summary.exists() else ""
+
+
+PAGES = "GET repos/owner/repo/pages"
+
+
+@pytest.mark.parametrize("answer", [[404, {"message": "Not Found"}],
+                                    [200, {"build_type": "legacy"}]],
+                         ids=["pages off", "built from a branch"])
+def test_the_pages_check_names_the_setting_once(answer, tmp_path):
+    done, calls, summary = _run_with_gh(_step("build", "id", "pages_on")["run"],
+                                        {PAGES: answer}, tmp_path)
+    assert done.returncode == 1 and calls == [PAGES]
+    (error,) = [ln for ln in done.stdout.splitlines() if ln.startswith("::error")]
+    assert error.startswith("::error title=GitHub Pages is off::")
+    for said in (error, summary):
+        assert "Settings → Pages → Source: GitHub Actions" in said
+        assert "the data is saved" in said
+
+
+def test_the_pages_check_is_quiet_when_actions_build_the_site(tmp_path):
+    done, calls, summary = _run_with_gh(_step("build", "id", "pages_on")["run"],
+                                        {PAGES: [200, {"build_type": "workflow"}]}, tmp_path)
+    assert (done.returncode, done.stdout, summary, calls) == (0, "", "", [PAGES])
+
+
+LIST = "GET repos/owner/repo/actions/workflows"
+PUT = "PUT repos/owner/repo/actions/workflows/{}/enable"
+
+
+def _workflows(**states: str) -> dict[str, list]:
+    listed = [{"path": f".github/workflows/{name}.yml", "state": state}
+              for name, state in states.items()]
+    return {LIST: [200, {"total_count": len(listed), "workflows": listed}],
+            **{PUT.format(f"{name}.yml"): [204, None] for name in states}}
+
+
+@pytest.mark.parametrize(("states", "enabled"), [
+    ({"update": "active", "lock": "active"}, ["update.yml", "lock.yml"]),
+    ({"update": "active"}, ["update.yml"]),  # the fork deleted lock.yml
+    ({"update": "active", "lock": "deleted"}, ["update.yml"]),
+    ({"update": "disabled_inactivity", "lock": "disabled_manually"}, ["update.yml"]),
+], ids=["both", "lock.yml deleted", "lock.yml deleted after runs", "lock.yml turned off"])
+def test_the_keepalive_enables_only_the_workflows_the_repository_has(states, enabled,
+                                                                     tmp_path):
+    (step,) = load("update.yml")["jobs"]["keepalive"]["steps"]
+    done, calls, _ = _run_with_gh(step["run"], _workflows(**states), tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert calls == [LIST, *(PUT.format(name) for name in enabled)]
+
+
+def test_the_keepalive_fails_when_github_cannot_list_the_workflows(tmp_path):
+    (step,) = load("update.yml")["jobs"]["keepalive"]["steps"]
+    done, calls, _ = _run_with_gh(step["run"], {LIST: [500, None]}, tmp_path)
+    assert done.returncode != 0 and calls == [LIST]

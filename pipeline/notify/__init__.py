@@ -24,6 +24,7 @@ import pyarrow as pa
 from pipeline import runs
 from pipeline.config import Channel, Config
 from pipeline.notify.channels import (
+    CHANNELS,
     ChannelError,
     MessageRefused,
     Sender,
@@ -40,7 +41,8 @@ DONE = ("sent", "skipped")  # statuses that end an item's life on a channel
 
 
 def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
-           now: dt.datetime | None = None) -> RunReport:
+           now: dt.datetime | None = None,
+           kinds: Mapping[str, type[Sender]] = CHANNELS) -> RunReport:
     if not cfg.notify:
         return RunReport("notify", "skipped", error=f"no [[notify]] channels in {cfg.path}")
     env = os.environ if env is None else env
@@ -53,7 +55,7 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
         details: dict[str, dict[str, object]] = {}
         for channel in cfg.notify:
             mine = ledger[ledger["channel"] == channel.label]
-            rows, error, sender = _send(cfg, channel, chosen, mine, env, run)
+            rows, error, sender = _send(cfg, channel, chosen, mine, env, run, kinds)
             if rows:
                 store.append("notified", pa.Table.from_pylist(rows))
                 store.commit()
@@ -80,12 +82,12 @@ def _ledger(store: Store) -> pd.DataFrame:
 
 
 def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
-          env: Mapping[str, str], run: runs.Run
+          env: Mapping[str, str], run: runs.Run, kinds: Mapping[str, type[Sender]]
           ) -> tuple[list[dict[str, object]], str | None, Sender | None]:
     """Send the channel's pending items: (ledger rows, its error or None, the sender)."""
     # Opened first, so a missing secret shows even on a run with nothing to send.
     try:
-        opened: Sender | None = open_channel(channel, cfg.site.language, env)
+        opened: Sender | None = open_channel(channel, cfg.site.language, env, kinds)
         problem = ""
     except ChannelError as exc:
         opened, problem = None, str(exc)

@@ -503,11 +503,11 @@ CHANNELS: dict[str, type[Sender]] = {
     "discord": Discord, "webhook": Webhook}
 
 
-def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] | None = None
-                 ) -> Sender:
+def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] | None = None,
+                 kinds: Mapping[str, type[Sender]] = CHANNELS) -> Sender:
     """The channel ready to send, in the site's language: raises ChannelError when a secret
-    it needs is not set."""
-    return CHANNELS[cfg.kind](cfg, os.environ if env is None else env, language)
+    it needs is not set. `kinds`: the sender of each kind (`papertrail try` records e-mail)."""
+    return kinds[cfg.kind](cfg, os.environ if env is None else env, language)
 
 
 # The most characters of an item's fields in a message (an ellipsis ends a longer one): an

@@ -6,7 +6,10 @@ POST /v1/chat/completions finds the paper in the prompt's data block (the JSON l
 after BEGIN_PAPER_DATA that `pipeline.digest.prompt` writes), answers with that
 paper's real Chinese digest as a JSON object, and reports usage tokens. A change-note
 request (BEGIN_CHANGE_DATA, `pipeline.digest.notes_prompt`) is answered with a Chinese
-note listing what its data says changed. It honours
+note listing what its data says changed. A model answers in the language its system
+message asks for ("Write every field in English", "Write it in English"): the sample
+holds Chinese digests only, so an English request gets an English stand-in, labelled
+as the replay's, made from the paper's own abstract (modelled, not recorded). It honours
 max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
@@ -36,6 +39,9 @@ from pipeline.replay import sample
 from pipeline.replay._server import LocalServer, ReplayHandler
 
 _DATA = re.compile(r"^BEGIN_(PAPER|CHANGE)_DATA\n(.*?)\nEND_\1_DATA$", re.M | re.S)
+_ENGLISH = re.compile(r"\bWrite (?:every field|it) in English\b")
+# What an English stand-in says of itself, in every field but the tldr.
+ENGLISH_STAND_IN = "(replay: the bundled sample holds this paper's real digest in Chinese only)"
 FAULTS = ("invalid", "missing", "overlong", "obey", "control", "surrogate", "nousage", "garbage",
           "429", "500", "stall", "overflow")
 # What the control fault puts into the tldr: NUL, BEL, ESC, CR, DEL, and the C1 NEL and APC.
@@ -85,19 +91,39 @@ def _data(messages: list[dict[str, Any]]) -> tuple[str, dict[str, Any]]:
     return "PAPER", {}
 
 
-def note_for(change: dict[str, Any]) -> dict[str, str]:
+def _asks_english(messages: list[dict[str, Any]]) -> bool:
+    return any(m.get("role") == "system" and _ENGLISH.search(str(m.get("content", "")))
+               for m in messages)
+
+
+def note_for(change: dict[str, Any], english: bool = False) -> dict[str, str]:
     """The answer a well-behaved model gives to a change-note request: what changed, by
-    the data it was sent."""
+    the data it was sent, in Chinese or English."""
     parts = []
     if change.get("title_before"):
-        parts.append("标题有改动")
+        parts.append("title changed" if english else "标题有改动")
     if isinstance(runs := change.get("abstract_changes"), list) and runs:
-        parts.append(f"摘要改动 {len(runs)} 处")
-    for key, name in (("comment", "注释"), ("journal_ref", "期刊信息")):
+        parts.append(f"{len(runs)} changes in the abstract" if english
+                     else f"摘要改动 {len(runs)} 处")
+    for key, zh, en in (("comment", "注释", "comment"), ("journal_ref", "期刊信息",
+                                                        "journal reference")):
         pair = change.get(key)
         if isinstance(pair, dict) and pair.get("after"):
-            parts.append(f"{name}更新为 {str(pair['after'])[:80]}")
+            after = str(pair["after"])[:80]
+            parts.append(f"{en} now {after}" if english else f"{zh}更新为 {after}")
+    if english:
+        return {"note": "; ".join(parts) or "wording only"}
     return {"note": "；".join(parts) or "仅措辞改动"}
+
+
+def english_stand_in(paper: dict[str, Any]) -> dict[str, str]:
+    """An English request's answer: the abstract's first sentence as the line, each other
+    field saying it stands in."""
+    abstract = " ".join(str(paper.get("abstract", "")).split())
+    first = re.split(r"(?<=[.!?])\s", abstract, maxsplit=1)[0][:300]
+    return {"tldr": first or str(paper.get("title", "")) or ENGLISH_STAND_IN,
+            **{field: ENGLISH_STAND_IN
+               for field in ("motivation", "method", "results", "conclusion")}}
 
 
 class OpenAIReplay(LocalServer):
@@ -148,7 +174,11 @@ class OpenAIReplay(LocalServer):
 
     def content_for(self, body: dict[str, Any], fault: Fault | None) -> str:
         asked, data = _data(body.get("messages") or [])
-        answer = self.digest_for(data) if asked == "PAPER" else note_for(data)
+        english = _asks_english(body.get("messages") or [])
+        if asked == "CHANGE":
+            answer = note_for(data, english)
+        else:
+            answer = english_stand_in(data) if english else self.digest_for(data)
         first, inner = ("tldr", "method") if asked == "PAPER" else ("note", "note")
         kind = fault.kind if fault else ""
         if kind == "invalid":

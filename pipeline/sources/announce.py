@@ -14,9 +14,10 @@ serves an earlier day than expected, is read again in halves, down to one catego
 stale feed whose halves are as stale is the whole day behind: no smaller feed helps).
 The expected day is arXiv's own (today in US-Eastern time at the run's clock) or the
 latest any feed of the run served, whichever is later: a feed serving an earlier day
-is stale (seen in 2026: one category's feed a day behind the others). Its items are not
-trusted and nothing of it is recorded; the run says so (status partial) and the next
-run reads it again. A body that is not RSS is an error, never "nothing announced".
+is stale (seen in 2026: one category's feed a day behind the others). A feed serving a
+day after arXiv's today is set aside too (no day arXiv has not reached is trusted). Their
+items are not trusted and nothing of them is recorded; the run says so (status partial)
+and the next run reads them again. A body that is not RSS is an error, never "nothing announced".
 
 The ledger (`announcements`, one row per announcement day and category): the versioned
 ids listed as new (primary category here), cross-listed, and replaced, whether the
@@ -30,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import functools
+import itertools
 import re
 import time
 from collections.abc import Iterable
@@ -47,10 +49,10 @@ from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
-from pipeline.sources.arxiv import fetch_ids
+from pipeline.sources.arxiv import Fetch, fetch_ids
 from pipeline.tables import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
-from pipeline.text.ids import is_arxiv_id
-from pipeline.text.untrusted import Findings, clean_text, not_after
+from pipeline.text.ids import split_version
+from pipeline.text.untrusted import CLOCK_SKEW, Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
@@ -60,9 +62,15 @@ FEED_CAP = 2000  # arxiv-feed's result_limit: a feed this long may have been cut
 # A gap older than this is left to OAI-PMH: a version the API will not serve (withdrawn,
 # or an id arXiv reassigned) is not asked for on every run forever.
 GAP_DAYS = 7
+# At most this many papers asked for by id per run (the rest next run: the ledger keeps
+# them missing): a whole day of all of cs that OAI-PMH missed (2,000-3,000 papers with
+# cross-lists and replacements), 50 requests at 100 ids; a feed claiming more is not to
+# be believed whole, and each id costs arXiv a request's share and this run memory.
+MAX_BY_ID = 5000
+MAX_VERSION = 9999  # as the OAI-PMH reader takes them: four digits, beyond any paper's
 KINDS = ("new", "cross", "replace", "replace-cross")
 _ARXIV = "http://arxiv.org/schemas/atom"
-_GUID = re.compile(r"oai:arXiv\.org:(?P<id>.+)v(?P<version>\d{1,4})")
+_GUID = re.compile(r"oai:arXiv\.org:(?P<vid>.+)")
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,7 @@ class Feed:
     categories: tuple[str, ...]  # what was asked for
     day: dt.date  # the announcement day it serves (its pubDate, US-Eastern)
     items: tuple[Listing, ...]
+    dropped: int = 0  # items past FEED_CAP: more than arXiv's feed ever holds, not read
 
     @property
     def capped(self) -> bool:
@@ -98,6 +107,7 @@ class Reading:
     stats: FetchStats = field(default_factory=FetchStats)
     findings: Findings = field(default_factory=Findings)
     error: str | None = None
+    ahead: list[Feed] = field(default_factory=list)  # set aside: a day arXiv has not reached
 
     def expected(self, started: dt.datetime) -> dt.date:
         """The day every feed should serve: arXiv's today, or a later day a feed served."""
@@ -132,9 +142,16 @@ def read_feeds(cfg: ArxivConfig, started: dt.datetime) -> Reading:
         return [f for h in halves for f in settle(h)]
 
     try:
-        reading.feeds = settle(read(tuple(cfg.categories)))
+        feeds = settle(read(tuple(cfg.categories)))
     except SourceError as exc:
         reading.error = str(exc)
+    else:
+        # arXiv announces at most today in its time zone (CLOCK_SKEW: this clock may
+        # run a little behind arXiv's); a later day would pin the ledger there and have
+        # its items asked for by id on every run.
+        latest = arxiv_day(started + CLOCK_SKEW)
+        reading.feeds = [f for f in feeds if f.day <= latest]
+        reading.ahead = [f for f in feeds if f.day > latest]
     return reading
 
 
@@ -164,8 +181,10 @@ def _parse(answer: Answer, *, categories: tuple[str, ...], findings: Findings) -
     day = _day(channel.findtext("pubDate"))
     if day is None:
         raise SourceError("an RSS feed without the day it announces (pubDate)")
-    return Feed(categories, day, tuple(filter(None, (_listing(item, findings)
-                                                     for item in channel.iter("item")))))
+    items = channel.iter("item")
+    listings = tuple(filter(None, (_listing(item, findings)
+                                   for item in itertools.islice(items, FEED_CAP))))
+    return Feed(categories, day, listings, dropped=sum(1 for _ in items))
 
 
 def _day(text: str | None) -> dt.date | None:
@@ -182,16 +201,20 @@ def _listing(item: Any, findings: Findings) -> Listing | None:
         return None
     kind = clean_text(item.findtext(f"{{{_ARXIV}}}announce_type") or "").strip()
     m = _GUID.fullmatch(guid)
-    if m is None or not is_arxiv_id(m["id"]):
-        findings.reject(guid[:40] or "?", "a feed item without an arXiv id")
+    vid = split_version(m["vid"]) if m else None
+    if vid is None or vid[1] > MAX_VERSION:
+        findings.reject(guid[:40] or "?", "a feed item without an arXiv id and version")
         return None
     if kind not in KINDS:
         findings.reject(guid[:40], f"announce type {kind[:20]!r} is not one of {KINDS}")
         return None
+    if kind == "new" and vid[1] != 1:
+        findings.reject(guid[:40], "announced as new, but not its v1")
+        return None
     categories = [c for c in (clean_text(e.text or "").strip()
                               for e in item.findall("category")) if c]
     findings.check_categories(categories)
-    return Listing(m["id"], int(m["version"]), kind, tuple(categories))
+    return Listing(*vid, kind, tuple(categories))
 
 
 # -- the ledger ------------------------------------------------------------------------------
@@ -277,8 +300,8 @@ class AnnounceSource:
         gaps = _gaps(library.announcements, expected, {(r["day"], r["category"])
                                                        for r in today})
         wanted = missing(library.papers, [v for r in today + gaps for v in listed(r)])
-        fetch = fetch_ids(acfg, list(dict.fromkeys(v.rsplit("v", 1)[0] for v in wanted)),
-                          started) if wanted else None
+        ids = list(dict.fromkeys(v.rsplit("v", 1)[0] for v in wanted))
+        fetch = fetch_ids(acfg, ids[:MAX_BY_ID], started) if ids else None
         batch = fetch.table() if fetch else ARXIV_SNAPSHOT.empty_table()
         merged = self.merge(cfg, library, batch)
         for row in today + gaps:
@@ -287,6 +310,9 @@ class AnnounceSource:
         problems = [p for p in (reading.error, fetch and fetch.error) if p]
         if stale:
             problems.append(_stale_message(stale, expected))
+        ahead = {c: f.day.isoformat() for f in reading.ahead for c in f.categories}
+        if ahead:
+            problems.append(_ahead_message(ahead, started))
         failed = reading.error is not None and not reading.feeds and not batch.num_rows
         status: RunStatus = "failed" if failed else "partial" if problems else "ok"
         newest = max((f.day for f in trusted), default=None)
@@ -297,16 +323,16 @@ class AnnounceSource:
         report = RunReport(self.name, status, merged.counts, sum(s.requests for s in stats),
                            sum(s.retries for s in stats), "; ".join(problems) or None, before,
                            after)
-        if fetch:
-            reading.findings.absorb(fetch.findings)
         catch = Catch(report, expected, {
             "day": expected.isoformat(), "feeds": len(reading.feeds),
             "announced": sum(len(listed(r)) for r in today),
             "no_announcement": bool(trusted) and not today, "stale": stale,
             "capped": sorted({c for f in trusted if f.capped for c in f.categories}),
-            "asked_by_id": len(wanted), "still_missing": sum(len(r["missing"])
-                                                             for r in today + gaps),
-            **reading.findings.details()})
+            "asked_by_id": len(wanted), "deferred_by_id": len(ids[MAX_BY_ID:]),
+            "still_missing": sum(len(r["missing"]) for r in today + gaps), "ahead": ahead,
+            "dropped_past_cap": {"+".join(f.categories): f.dropped
+                                 for f in [*reading.feeds, *reading.ahead] if f.dropped},
+            **_findings(reading, fetch).details()})
         catch.add(self.name, merged)
         rows = today + gaps
         if rows:
@@ -319,13 +345,23 @@ class AnnounceSource:
         return Merged(merged.papers, merged.changed, merged.counts, merged.new_versions)
 
 
+def _findings(reading: Reading, fetch: Fetch | None) -> Findings:
+    """The feed's findings and the by-id fetch's, each entry saying which."""
+    findings = Findings()
+    findings.add(reading.findings, "feed")
+    if fetch is not None:
+        findings.add(fetch.findings, "by_id")
+    return findings
+
+
 def _gaps(ledger: pa.Table, expected: dt.date, fresh: set[tuple[dt.date, str]]
           ) -> list[LedgerRow]:
-    """The ledger's rows of the last GAP_DAYS days that still miss something (the ones
-    this run reads afresh aside)."""
+    """The ledger's rows of the last GAP_DAYS days up to `expected` that still miss
+    something (the ones this run reads afresh aside; a later day, written before feeds
+    were checked against the clock, is left alone)."""
     since = expected - dt.timedelta(days=GAP_DAYS)
     return [row for row in cast(list[LedgerRow], ledger.to_pylist())
-            if row["missing"] and row["day"] >= since
+            if row["missing"] and since <= row["day"] <= expected
             and (row["day"], row["category"]) not in fresh]
 
 
@@ -334,6 +370,14 @@ def _stale_message(stale: dict[str, str], expected: dt.date) -> str:
     more = f" and {len(stale) - 5} more" if len(stale) > 5 else ""
     return (f"the announcement feed served an earlier day for {shown}{more} than "
             f"{expected.isoformat()}: not trusted, read again next run")
+
+
+def _ahead_message(ahead: dict[str, str], started: dt.datetime) -> str:
+    shown = ", ".join(f"{c} ({d})" for c, d in sorted(ahead.items())[:5])
+    more = f" and {len(ahead) - 5} more" if len(ahead) > 5 else ""
+    return (f"the announcement feed claimed a day after arXiv's today "
+            f"({arxiv_day(started).isoformat()}) for {shown}{more}: set aside, read again "
+            "next run")
 
 
 SOURCE = AnnounceSource()

@@ -9,9 +9,10 @@ of its last change, a new version or new metadata alike: so this source reads
 `ListRecords` in `arXivRaw` (every version with its date and size, the current metadata)
 for each configured set, from the day of the last complete harvest's response
 (inclusive: a day's records may still arrive after a harvest), following resumption
-tokens. `noRecordsMatch` is an empty harvest, not an error; a body that is not OAI-PMH is
-an error, never "nothing new"; 503 with Retry-After is flow control, waited out by the
-shared retry loop (`_http.Requests`, paced with every other request to arXiv).
+tokens. `noRecordsMatch` to a list's first request is an empty harvest, not an error (to a
+token, it is a list cut short: a failure); a body that is not OAI-PMH is an error, never
+"nothing new"; 503 with Retry-After is flow control, waited out by the shared retry loop
+(`_http.Requests`, paced with every other request to arXiv).
 
 What a record adds to the store, against what the store holds (`merge`):
 - a paper the store lacks, or a version newer than the stored one: the record whole;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import datetime as dt
 import email.utils
 import functools
+import itertools
 import re
 import time
 from dataclasses import dataclass, field
@@ -44,7 +46,7 @@ from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_ro
 from pipeline.sources.arxiv import ArxivRow
 from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
 from pipeline.text.ids import is_arxiv_id
-from pipeline.text.untrusted import Findings, clean_text, not_after
+from pipeline.text.untrusted import CLOCK_SKEW, Findings, clean_text, not_after
 
 if TYPE_CHECKING:
     from pipeline.config import ArxivConfig, Config
@@ -86,6 +88,9 @@ _NUMBERED = re.compile(r"\((\d+)\)\s*([^()]+?)\s*,?\s*(?=\(\d+\)|$)")
 _REFS = re.compile(r"\d+(?:\s*,\s*\d+)*")
 _DOI_SPLIT = re.compile(r"[\s,;]+")
 _SIZE = re.compile(r"(\d{1,9})\s*kb", re.IGNORECASE)
+# Pages in a row without a record that end a list as failed: OAI-PMH lets a server cut
+# pages as it likes, an empty one now and then included (arXiv's never are), not forever.
+EMPTY_PAGES = 3
 
 
 class Unreadable(Exception):
@@ -147,10 +152,12 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
             params: dict[str, str] = {"verb": "ListRecords", "metadataPrefix": "arXivRaw",
                                       "set": spec, "from": since.isoformat()}
             result.per_set[spec] = 0
+            resumed = _Resumption(spec)
             while params:
                 url = f"{cfg.oai_url}?{urlencode(params)}"
                 page = requests_.call(functools.partial(_get, url, cfg=cfg),
                                       _check, url)
+                resumed.check(page)
                 result.answered = result.answered or page.answered
                 for record in page.records:
                     result.per_set[spec] += _keep(record, result, fetched_at)
@@ -159,6 +166,35 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
     except SourceError as exc:
         result.error = str(exc)
     return result
+
+
+@dataclass
+class _Resumption:
+    """One list's pages so far, to stop a server that never ends it: a token it gave
+    before (a loop), EMPTY_PAGES pages in a row without a record, or a resumed request
+    answered with nothing and no token (noRecordsMatch to a token: the list cut short).
+    Only the first request of a list may find nothing."""
+
+    spec: str
+    pages: int = 0
+    empty: int = 0  # pages in a row without a record
+    tokens: set[str] = field(default_factory=set)
+
+    def check(self, page: Page) -> None:
+        self.pages += 1
+        self.empty = 0 if page.records else self.empty + 1
+        if page.token is not None and page.token in self.tokens:
+            raise SourceError(f"set {self.spec}: the resumptionToken {page.token[:60]!r} "
+                              "came again, a loop; stopped")
+        if self.empty >= EMPTY_PAGES:
+            raise SourceError(f"set {self.spec}: {self.empty} pages in a row without a "
+                              "record; stopped")
+        if self.pages > 1 and not page.records and page.token is None:
+            raise SourceError(f"set {self.spec}: a resumed list answered with no records "
+                              "and no token (noRecordsMatch to a resumptionToken): the "
+                              "rest of the list was never read")
+        if page.token is not None:
+            self.tokens.add(page.token)
 
 
 def _get(url: str, deadline: float, *, cfg: ArxivConfig) -> Answer:
@@ -192,10 +228,15 @@ def _check(answer: Answer) -> Page:
 
 
 def _datetime(text: str | None) -> dt.datetime:
+    """The responseDate in UTC. OAI-PMH 2.0 §3.3.1 has it in UTC ("…Z"); one without a
+    zone, or a bare day, is read as UTC too (a day as its start: the harvest then reads
+    that day again, never past it)."""
     try:
-        return dt.datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
+        when = dt.datetime.fromisoformat((text or "").strip().replace("Z", "+00:00"))
     except ValueError:
-        raise Transient(f"responseDate {text!r} is not a date") from None
+        raise Transient(f"responseDate {clean_text(text or '')[:40]!r} is not a date"
+                        ) from None
+    return (when.replace(tzinfo=dt.UTC) if when.tzinfo is None else when).astimezone(dt.UTC)
 
 
 def _keep(record: Any, harvest_: Harvest, fetched_at: dt.datetime) -> int:
@@ -233,9 +274,9 @@ def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings
     if raw is None or not is_arxiv_id(arxiv_id):
         findings.reject(arxiv_id[:40] or "?", "not an arXivRaw record with an arXiv id")
         return None
-    versions = sorted((int(m[1]), _rfc2822(v.findtext("r:date", "", _NS)))
-                      for v in raw.findall("r:version", _NS)
-                      if (m := re.fullmatch(r"v(\d{1,4})", v.get("version") or "")))
+    versions = _versions(raw, arxiv_id, fetched_at, findings)
+    if versions is None:
+        return None
     categories = clean_text(raw.findtext("r:categories", "", _NS)).split()
     try:
         datestamp = dt.date.fromisoformat(header.findtext("o:datestamp", "", _NS).strip())
@@ -259,6 +300,33 @@ def _row(record: Any, header: Any, fetched_at: dt.datetime, findings: Findings
         "version_sizes_kb": _sizes(raw), "dois": [d for d in _DOI_SPLIT.split(doi or "") if d],
         "author_affiliations": affiliations,
     }
+
+
+def _versions(raw: Any, arxiv_id: str, now: dt.datetime, findings: Findings
+              ) -> list[tuple[int, dt.datetime | None]] | None:
+    """Each version's number and date, v1 first; None (rejected, in `findings`) unless
+    they are v1 … vn, each once (a record listing v1 and v9999 never makes a version
+    9999), and none is dated past the run's clock (arXiv dates a version at submission,
+    before any harvest sees it). A version dated before the one it replaced is kept and
+    named an anomaly."""
+    found = [(_number(v.get("version")), _rfc2822(v.findtext("r:date", "", _NS)))
+             for v in raw.findall("r:version", _NS)]
+    versions = sorted(found, key=lambda v: v[0])
+    if [n for n, _ in versions] != list(range(1, len(versions) + 1)):
+        said = ", ".join(clean_text(v.get("version") or "?")[:8]
+                         for v in raw.findall("r:version", _NS)[:6])
+        findings.reject(arxiv_id, f"versions {said} are not numbered v1 to v{len(found)}")
+        return None
+    dates = [d for _, d in versions]
+    if late := [(n, d) for n, d in versions if d is not None and d > now + CLOCK_SKEW]:
+        findings.reject(arxiv_id, f"v{late[0][0]} dated {late[0][1]:%Y-%m-%d %H:%M} UTC, "
+                                  "after the run's clock")
+        return None
+    for n, (earlier, later) in enumerate(itertools.pairwise(dates), start=2):
+        if earlier is not None and later is not None and later < earlier:
+            findings.anomalies.append({"id": arxiv_id, f"v{n}_dated_before_v{n - 1}":
+                                       later.isoformat()})
+    return versions
 
 
 def split_authors(text: str) -> tuple[list[str], list[str | None]]:
@@ -293,7 +361,7 @@ def _sizes(raw: Any) -> list[int | None]:
 
 
 def _number(label: str | None) -> int:
-    m = re.fullmatch(r"v(\d{1,4})", label or "")
+    m = re.fullmatch(r"v([1-9]\d{0,3})", label or "")
     return int(m[1]) if m else 0
 
 

@@ -70,6 +70,19 @@ def is_arxiv_id(s: str) -> bool:
     return isinstance(s, str) and (_is_new_style(s) or _is_old_style(s))
 
 
+def split_version(s: str) -> tuple[str, int] | None:
+    """An identifier with its version as (id, version); None for anything else: no
+    version, `v0`, `v01`, a version twice (`…v1v3`), not an arXiv id.
+
+    >>> [split_version(s) for s in ("2606.19617v2", "2606.19617", "2606.19617v1v3")]
+    [('2606.19617', 2), None, None]
+    """
+    if not is_arxiv_id(s):
+        return None
+    base, sep, number = s.rpartition("v")
+    return (base, int(number)) if sep and number.isdigit() else None
+
+
 def is_category(s: str) -> bool:
     """True for a category code of arXiv's taxonomy (cs.AI, hep-th, math.GT, …), the legacy
     ones that old papers still carry included (cmp-lg, astro-ph).

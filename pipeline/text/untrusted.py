@@ -65,7 +65,8 @@ class Findings:
     """What a fetch noticed about the source's data, for the run ledger's details."""
 
     rejected: list[dict[str, str]] = field(default_factory=list)  # not stored
-    anomalies: list[dict[str, str]] = field(default_factory=list)  # stored, dated ahead
+    # stored, dated oddly: far ahead of the run, or before the version it replaced
+    anomalies: list[dict[str, str]] = field(default_factory=list)
     unknown_categories: Counter[str] = field(default_factory=Counter)  # stored as they came
 
     def reject(self, value: object, why: str) -> None:
@@ -80,10 +81,11 @@ class Findings:
     def check_categories(self, categories: list[str]) -> None:
         self.unknown_categories.update(c for c in set(categories) if not is_category(c))
 
-    def absorb(self, other: Findings) -> None:
-        """Add what another fetch of the same run noticed (one ledger row lists both)."""
-        self.rejected += other.rejected
-        self.anomalies += other.anomalies
+    def add(self, other: Findings, label: str) -> None:
+        """Another fetch's findings with these (one run, two fetches): each entry it
+        rejected or found odd says where from (`from`); category counts are summed."""
+        self.rejected += [{**r, "from": label} for r in other.rejected]
+        self.anomalies += [{**a, "from": label} for a in other.anomalies]
         self.unknown_categories.update(other.unknown_categories)
 
     def details(self) -> dict[str, object]:

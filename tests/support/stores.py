@@ -23,6 +23,22 @@ def git(cwd: Path, *args: str) -> str:
                           text=True).stdout.strip()
 
 
+def https_alias(repo: Path | str) -> tuple[str, dict[str, str]]:
+    """An https URL for a local repository, which `data restore --seed-from` accepts, and the
+    git config under which git reads that URL from `repo` (a relative `repo` is taken from
+    the directory git runs in)."""
+    url = f"https://seed.example/{Path(repo).name}"
+    return url, {f"url.{repo}.insteadOf": url}
+
+
+def git_config_env(config: dict[str, str]) -> dict[str, str]:
+    """The env that gives every git run under it these config settings."""
+    env = {"GIT_CONFIG_COUNT": str(len(config))}
+    for i, (key, value) in enumerate(config.items()):
+        env |= {f"GIT_CONFIG_KEY_{i}": key, f"GIT_CONFIG_VALUE_{i}": value}
+    return env
+
+
 def checkout(tmp_path: Path, name: str, remote: Path, api_url: str) -> Config:
     """A fresh 'actions/checkout' of the project: a clone with papertrail.toml, no data/."""
     repo = tmp_path / name

@@ -14,16 +14,16 @@ import { fetchJSON, root } from "./site.js";
 // build from theme/templates/ui.js.
 import ui from "./ui.js";
 
-var REFRESH_MS = 60 * 1000;
+const REFRESH_MS = 60 * 1000;
 
 function show(key, value) {
-  var nodes = document.querySelectorAll('[data-stat="' + key + '"]');
-  for (var i = 0; i < nodes.length; i++) {
-    var node = nodes[i];
+  const nodes = document.querySelectorAll('[data-stat="' + key + '"]');
+  for (let i = 0; i < nodes.length; i++) {
+    const node = nodes[i];
     if (key === "degraded") {
       node.hidden = !value;
     } else if (typeof value === "number") {
-      var text = value.toLocaleString("en-US");
+      const text = value.toLocaleString("en-US");
       node.textContent = /^(new_|revised)/.test(key) ? "+" + text : text;
     } else {
       node.textContent = String(value);
@@ -37,7 +37,7 @@ function refresh() {
     .then(function (status) {
       if (!status) return;
       Object.keys(status).forEach(function (key) {
-        var v = status[key];
+        const v = status[key];
         if (typeof v === "number" || typeof v === "boolean" || typeof v === "string") show(key, v);
       });
     })
@@ -54,9 +54,9 @@ function tags(name) {
 
 // data: the entry's primaryClass, and the title as written (TeX) when it reads otherwise.
 function bibtex(data) {
-  var title = tags("citation_title")[0], authors = tags("citation_author");
-  var id = tags("citation_arxiv_id")[0], year = tags("citation_date")[0].slice(0, 4);
-  var fields = [["title", braced(data.tex || title)],
+  const title = tags("citation_title")[0], authors = tags("citation_author");
+  const id = tags("citation_arxiv_id")[0], year = tags("citation_date")[0].slice(0, 4);
+  const fields = [["title", braced(data.tex || title)],
     ["author", authors.map(braced).join(" and ")], ["year", year], ["eprint", id],
     ["archivePrefix", "arXiv"], ["primaryClass", braced(data.primary)],
     ["url", "https://arxiv.org/abs/" + id]];
@@ -67,13 +67,13 @@ function bibtex(data) {
 }
 
 // Words a citation key skips, as Google Scholar's and arXiv's keys do.
-var SMALL = ["a", "an", "the", "on", "of", "for", "in", "to", "and", "with", "via", "towards",
+const SMALL = ["a", "an", "the", "on", "of", "for", "in", "to", "and", "with", "via", "towards",
   "toward", "from", "by", "at", "is", "are", "do", "does"];
 // "lastname2026word": the first author's family name, the year, the title's first
 // significant word, in ASCII letters and digits (names in other scripts give none).
 function citeKey(first, year, title) {
-  var family = words(first).pop() || "";
-  var significant = words(ascii(title)).filter(function (w) {
+  const family = words(first).pop() || "";
+  const significant = words(ascii(title)).filter(function (w) {
     return SMALL.indexOf(w.toLowerCase()) < 0;
   });
   return (ascii(family).replace(/ /g, "") + year + (significant[0] || "")).toLowerCase();
@@ -92,8 +92,8 @@ function braced(text) {
   if (!/[{}\\]/.test(text)) return text;  // most titles and names: nothing to pair
   // A backslash before a brace (or at the end, before ours) would escape it for parsers.
   text = text.replace(/\\+(?=[{}]|$)/g, "").trim();
-  var depth = 0;
-  for (var i = 0; i < text.length && depth >= 0; i++) {
+  let depth = 0;
+  for (let i = 0; i < text.length && depth >= 0; i++) {
     depth += text[i] === "{" ? 1 : text[i] === "}" ? -1 : 0;
   }
   return depth === 0 ? text : text.replace(/[{}]/g, "");
@@ -112,12 +112,12 @@ function paperPage(paper) {
   // The BibTeX entry, made from the page's citation tags: carried in the page, it was
   // 0.56 KB of every page's ~7. Its block stays hidden without this script, and so does
   // the button that copies it.
-  var cite = document.getElementById("bibtex");
+  const cite = document.getElementById("bibtex");
   if (cite) {
     cite.textContent = bibtex(paper.dataset);
     cite.closest("details").hidden = false;
   }
-  var copy = document.querySelector("button[data-copy]");
+  const copy = document.querySelector("button[data-copy]");
   if (copy) {
     copy.hidden = !navigator.clipboard;
     copy.addEventListener("click", function () {
@@ -129,22 +129,22 @@ function paperPage(paper) {
   // the version before with its removed words beside the new one with its added words,
   // both made from the one inline diff the page carries.
   if (window.matchMedia("(min-width: 60rem)").matches) {
-    var diffs = paper.querySelectorAll(".timeline li[data-version] p.diff");
-    for (var d = 0; d < diffs.length; d++) sideBySide(diffs[d]);
+    const diffs = paper.querySelectorAll(".timeline li[data-version] p.diff");
+    for (let d = 0; d < diffs.length; d++) sideBySide(diffs[d]);
   }
   // The digest is what a phone reader came for; the abstract is one tap away.
   if (window.matchMedia("(max-width: 40rem)").matches) {
-    var folds = paper.querySelectorAll("details[data-fold-narrow]");
-    for (var i = 0; i < folds.length; i++) folds[i].open = false;
+    const folds = paper.querySelectorAll("details[data-fold-narrow]");
+    for (let i = 0; i < folds.length; i++) folds[i].open = false;
   }
 }
 function sideBySide(diff) {
   if (!diff.querySelector("del") || !diff.querySelector("ins")) return;
-  var version = Number(diff.closest("li").dataset.version);
-  var pair = document.createElement("div");
+  const version = Number(diff.closest("li").dataset.version);
+  const pair = document.createElement("div");
   pair.className = "side-by-side";
   [["ins", version - 1], ["del", version]].forEach(function (side) {
-    var half = diff.cloneNode(true);
+    const half = diff.cloneNode(true);
     half.querySelector(".label").textContent += " · v" + side[1];
     half.querySelectorAll(side[0]).forEach(function (x) { x.remove(); });
     pair.appendChild(half);
@@ -182,8 +182,8 @@ function start() {
   follow.start();
 }
 
-var light = document.querySelector("article.paper[data-light]");
-var paper = document.querySelector("article.paper[data-primary]");
+const light = document.querySelector("article.paper[data-light]");
+const paper = document.querySelector("article.paper[data-primary]");
 // The nav's links start from the page's relative root, as the build writes links: "../"
 // a folder below the site's root.
 function relativeRoot() {

@@ -7,15 +7,16 @@
 // in place once the page's boxes are (app.js).
 import { normalise, record } from "./engine.js";
 import { card, local } from "./cards.js";
-import { fetchJSON, index, root } from "./site.js";
+import { tomlSnippet, savedBibtex } from "./fork.js";
+import { fetchJSON, index, root, store } from "./site.js";
 
-var KEY = "papertrail.follows";
-var SEEN = "papertrail.seen";
-var KINDS = ["author", "category", "topic", "query"];
+const KEY = "papertrail.follows";
+const SEEN = "papertrail.seen";
+const KINDS = ["author", "category", "topic", "query"];
 
 export function read() {
   try {
-    var data = JSON.parse(localStorage.getItem(KEY) || "[]");
+    const data = JSON.parse(localStorage.getItem(KEY) || "[]");
     return Array.isArray(data) ? data.filter(valid) : [];
   } catch {
     return [];  // unreadable storage means no follows, not a broken page
@@ -29,14 +30,15 @@ function valid(f) {
 }
 // Minutes since 1970, the unit of the index's clocks: when a follow was made.
 function nowMinutes() { return Math.floor(Date.now() / 60000); }
-function write(list) { localStorage.setItem(KEY, JSON.stringify(list)); changed(); }
+// Through site.js's store(): a full storage leaves the follows as they were (and says so).
+function write(list) { store(KEY, JSON.stringify(list)); changed(); }
 export function has(kind, value) { return read().some(function (f) { return f.kind === kind && f.value === value; }); }
 export function toggle(kind, value) {
-  var list = read();
-  var rest = list.filter(function (f) { return !(f.kind === kind && f.value === value); });
+  const list = read();
+  const rest = list.filter(function (f) { return !(f.kind === kind && f.value === value); });
   if (rest.length === list.length) rest.push({ kind: kind, value: value, since: nowMinutes() });
   write(rest);
-  return rest.length > list.length;
+  return has(kind, value);  // what is stored: a refused write changed nothing
 }
 function seen() { return Number(localStorage.getItem(SEEN) || 0); }
 // New to the reader: stored after the last visit to the feed page and after a follow it
@@ -47,7 +49,7 @@ function fresh(x, since) {
   });
 }
 
-var recentP = null;
+let recentP = null;
 function recent() {
   if (!recentP) {
     recentP = Promise.all([index.manifest(), fetchJSON("search/recent.json")]).then(function (got) {
@@ -61,16 +63,16 @@ function recent() {
 // manifest's fields.recent) matching any follow, newest first, each with the follows
 // it matched.
 export function feed() {
-  var follows = read();
+  const follows = read();
   if (!follows.length) return Promise.resolve([]);
-  var queries = follows.filter(function (f) { return f.kind === "query"; });
+  const queries = follows.filter(function (f) { return f.kind === "query"; });
   return Promise.all([recent(), Promise.all(queries.map(function (f) {
     return index.search(f.value + " ").then(function (r) { return new Set(r.docs); });
   }))]).then(function (res) {
-    var entries = res[0], hits = res[1];
-    var out = [];
+    const entries = res[0], hits = res[1];
+    const out = [];
     entries.forEach(function (e) {
-      var why = follows.filter(function (f) {
+      const why = follows.filter(function (f) {
         if (f.kind === "author") return e.authors.indexOf(normalise(f.value)) >= 0;
         if (f.kind === "category") return e.categories.indexOf(f.value) >= 0;
         if (f.kind === "topic") return e.topics.indexOf(f.value) >= 0;
@@ -83,11 +85,11 @@ export function feed() {
 }
 
 function badge() {
-  var nodes = document.querySelectorAll("[data-follow-badge]");
+  const nodes = document.querySelectorAll("[data-follow-badge]");
   if (!nodes.length) return;
   feed().then(function (items) {
-    var since = seen();
-    var count = items.filter(function (x) { return fresh(x, since); }).length;
+    const since = seen();
+    const count = items.filter(function (x) { return fresh(x, since); }).length;
     nodes.forEach(function (n) {
       n.textContent = count ? String(count) : "";
       n.hidden = !count;
@@ -101,51 +103,7 @@ function changed() {
   syncFork();
 }
 
-// -- the follows as a [[follows]] table for a fork's papertrail.toml ---------------------
-var TOML_KEYS = [["author", "authors"], ["query", "keywords"], ["category", "categories"],
-  ["topic", "topics"]];
-
-// JSON's string escapes are all valid in a TOML basic string, but TOML also forbids a raw
-// DEL, and a \uXXXX that is no Unicode scalar value (a lone surrogate: valid() drops it).
-function tomlString(s) { return JSON.stringify(s).replace(/\x7f/g, "\\u007f"); }
-
-// What pipeline/config.py accepts in a [[follows]] list: a phrase or name holds a letter
-// or digit and no control character; a category is one of arXiv's (the page lists them).
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-var CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
-var WORD = /[\p{L}\p{N}_]/u;
-// A followed search for one author (the author links' au:"Name") is that author.
-var AUTHOR_QUERY = /^\s*au:\s*(?:"([^"]*)"?|(\S+))\s*$/i;
-
-// A follow as [TOML key, value], or null when the config would refuse it.
-function exported(f, categories) {
-  var kind = f.kind, value = f.value;
-  var au = kind === "query" && AUTHOR_QUERY.exec(value);
-  if (au) { kind = "author"; value = (au[1] || au[2] || "").trim(); }
-  if (kind === "category") return categories.indexOf(value) >= 0 ? ["categories", value] : null;
-  if (kind === "topic") return ["topics", value];
-  if (CONTROL.test(value) || !WORD.test(value)) return null;
-  return [kind === "author" ? "authors" : "keywords", value];
-}
-
-// One table with only the keys that have values, each list in follow order without
-// repeats ("" when there is nothing to export), and the follows it left out.
-function tomlSnippet(follows, name, categories) {
-  var lists = {}, left = [], lines = [];
-  follows.forEach(function (f) {
-    var kv = exported(f, categories);
-    if (!kv) { if (left.indexOf(f.value) < 0) left.push(f.value); return; }
-    var values = lists[kv[0]] = lists[kv[0]] || [];
-    if (values.indexOf(kv[1]) < 0) values.push(kv[1]);
-  });
-  TOML_KEYS.forEach(function (k) {
-    var values = lists[k[1]];
-    if (values) lines.push(k[1] + " = [" + values.map(tomlString).join(", ") + "]");
-  });
-  var text = lines.length ? ["[[follows]]", "name = " + tomlString(name)].concat(lines).join("\n") : "";
-  return { text: text, left: left };
-}
-
+// -- the follows as a [[follows]] table for a fork's papertrail.toml (fork.js) ----------
 function shown(v) {
   return JSON.stringify(v).replace(/[\u007f-\u009f]/g, function (c) {
     return "\\u" + ("000" + c.charCodeAt(0).toString(16)).slice(-4);
@@ -153,14 +111,17 @@ function shown(v) {
 }
 
 function syncFork() {
-  var fork = document.getElementById("follow-fork");
+  const fork = document.getElementById("follow-fork");
   if (!fork) return;
-  var got = tomlSnippet(read(), fork.dataset.name, (fork.dataset.categories || "").split(" "));
-  var text = got.text;
+  const got = tomlSnippet(read(), fork.dataset.name, {
+    categories: (fork.dataset.categories || "").split(" "),
+    topics: Object.keys(JSON.parse(document.getElementById("follow-page").dataset.topicNames || "{}")),
+  });
+  const text = got.text;
   document.getElementById("follow-toml").textContent = text;  // never markup: values are typed
   document.getElementById("follow-toml-status").textContent = "";
   // What was left out, as JSON strings so a tab or a control character shows as its escape.
-  var left = document.getElementById("follow-toml-left");
+  const left = document.getElementById("follow-toml-left");
   left.textContent = got.left.length ? fork.dataset.leftOut +
     got.left.map(shown).join(", ") : "";
   left.hidden = !got.left.length;
@@ -169,10 +130,10 @@ function syncFork() {
 }
 
 function copyFork() {
-  var code = document.getElementById("follow-toml");
-  var status = document.getElementById("follow-toml-status");
-  var fork = document.getElementById("follow-fork");
-  var copying;
+  const code = document.getElementById("follow-toml");
+  const status = document.getElementById("follow-toml-status");
+  const fork = document.getElementById("follow-fork");
+  let copying;
   try {
     copying = navigator.clipboard.writeText(code.textContent);
   } catch (e) {
@@ -180,9 +141,9 @@ function copyFork() {
   }
   copying.then(function () { status.textContent = fork.dataset.copied; }, function () {
     // Denied or unavailable: select the code so that the reader's own Ctrl-C copies it.
-    var range = document.createRange();
+    const range = document.createRange();
     range.selectNodeContents(code);
-    var selection = window.getSelection();
+    const selection = window.getSelection();
     selection.removeAllRanges();
     selection.addRange(range);
     status.textContent = fork.dataset.select;
@@ -193,29 +154,29 @@ function copyFork() {
 // A paper page carries an empty [data-follows] box with the buttons' labels; the buttons
 // are made here from what the page already shows (its authors, its category
 // links, its topic links), so the page itself does not repeat every name a second time.
-var MAX_AUTHORS = 50;  // every author of nearly every paper (the last is often the lab's head)
+const MAX_AUTHORS = 50;  // every author of nearly every paper (the last is often the lab's head)
 
 function topicSlug(a) {
-  var m = /topic\/([^/]+)\/$/.exec(a.getAttribute("href") || "");
+  const m = /topic\/([^/]+)\/$/.exec(a.getAttribute("href") || "");
   return m ? decodeURIComponent(m[1]) : null;
 }
 function followTargets(article) {
-  var texts = function (sel) {
+  const texts = function (sel) {
     return Array.prototype.map.call(article.querySelectorAll(sel), function (n) { return n.textContent; });
   };
-  var topics = Array.prototype.map.call(article.querySelectorAll(".topics a"), topicSlug);
+  const topics = Array.prototype.map.call(article.querySelectorAll(".topics a"), topicSlug);
   return texts(".authors bdi").slice(0, MAX_AUTHORS).map(function (v) { return ["author", v]; })
     .concat(texts(".cats a").map(function (v) { return ["category", v]; }))
     .concat(topics.filter(Boolean).map(function (v) { return ["topic", v]; }));
 }
 function makeButtons(box) {
-  var article = box.closest("article") || document;
+  const article = box.closest("article") || document;
   followTargets(article).forEach(function (t) {
-    var b = document.createElement("button");
+    const b = document.createElement("button");
     b.type = "button";
     b.dataset.followKind = t[0];
     b.dataset.followValue = t[1];  // never markup: names are text
-    var name = document.createElement("bdi");
+    const name = document.createElement("bdi");
     name.textContent = t[1];
     b.append(box.dataset[t[0]] + " · ", name);
     box.append(b, " ");
@@ -231,8 +192,8 @@ function syncButtons() {
 // -- saved papers and notes --------------------------------------------------------------
 // A saved paper keeps what its page's citation tags and BibTeX entry say, so the follow
 // page lists it and exports BibTeX without fetching anything.
-var SAVED = "papertrail.saved";
-var MAX_NOTE = 20000;  // characters; localStorage holds ~5 MB for the whole site
+const SAVED = "papertrail.saved";
+const MAX_NOTE = 20000;  // characters; localStorage holds ~5 MB for the whole site
 
 function validSaved(x) {
   // The id and the page's path stay inside paper/: a hand-made storage or import file
@@ -244,43 +205,43 @@ function validSaved(x) {
 }
 export function readSaved() {
   try {
-    var data = JSON.parse(localStorage.getItem(SAVED) || "[]");
+    const data = JSON.parse(localStorage.getItem(SAVED) || "[]");
     return Array.isArray(data) ? data.filter(validSaved) : [];
   } catch {
     return [];
   }
 }
-function writeSaved(list) { localStorage.setItem(SAVED, JSON.stringify(list)); }
+function writeSaved(list) { return store(SAVED, JSON.stringify(list)); }
 function savedOne(id) { return readSaved().filter(function (x) { return x.id === id; })[0]; }
 
 function meta(name) {
-  var m = document.querySelector('meta[name="' + name + '"]');
+  const m = document.querySelector('meta[name="' + name + '"]');
   return m ? m.content : "";
 }
 
 function saveBox(box) {
-  var id = meta("citation_arxiv_id");
-  var here = location.href.split("#")[0];
+  const id = meta("citation_arxiv_id");
+  const here = location.href.split("#")[0];
   if (!id || here.indexOf(root) !== 0) return;
-  var button = document.createElement("button");
+  const button = document.createElement("button");
   button.type = "button";
-  var label = document.createElement("label");
-  var note = document.createElement("textarea");
+  const label = document.createElement("label");
+  const note = document.createElement("textarea");
   note.rows = 3;
   note.maxLength = MAX_NOTE;
   label.append(box.dataset.note, note);
   box.append(button, label);
 
   function sync() {
-    var x = savedOne(id);
+    const x = savedOne(id);
     button.setAttribute("aria-pressed", x ? "true" : "false");
     button.textContent = x ? box.dataset.saved : box.dataset.save;
     label.hidden = !x;
     if (x && document.activeElement !== note) note.value = x.note;
   }
   button.addEventListener("click", function () {
-    var all = readSaved();
-    var rest = all.filter(function (x) { return x.id !== id; });
+    const all = readSaved();
+    const rest = all.filter(function (x) { return x.id !== id; });
     if (rest.length === all.length) {
       rest.unshift({ id: id, title: meta("citation_title"), url: here.slice(root.length),
         bibtex: (document.getElementById("bibtex") || {}).textContent || "", note: "",
@@ -299,16 +260,8 @@ function saveBox(box) {
   box.hidden = false;
 }
 
-// BibTeX of every saved paper, its note as the annote field Zotero and JabRef import.
-function savedBibtex() {
-  return readSaved().filter(function (x) { return x.bibtex; }).map(function (x) {
-    var note = x.note.replace(/[{}\\]/g, "").replace(/\s+/g, " ").trim();
-    return note ? x.bibtex.replace(/\n\}\s*$/, "\n      annote={" + note + "},\n}") : x.bibtex;
-  }).join("\n\n") + "\n";
-}
-
 export function download(name, type, text) {
-  var a = document.createElement("a");
+  const a = document.createElement("a");
   a.href = URL.createObjectURL(new Blob([text], { type: type }));
   a.download = name;
   document.body.appendChild(a);
@@ -318,28 +271,28 @@ export function download(name, type, text) {
 }
 
 function renderSaved() {
-  var section = document.getElementById("saved");
+  const section = document.getElementById("saved");
   if (!section) return;
-  var list = document.getElementById("saved-list");
+  const list = document.getElementById("saved-list");
   // Times in the site's zone, which the search index's manifest names.
   index.manifest().catch(function () {}).then(function () { showSaved(section, list); });
 }
 
 function showSaved(section, list) {
-  var saved = readSaved();
+  const saved = readSaved();
   list.textContent = "";
   document.getElementById("saved-none").textContent = saved.length ? "" : section.dataset.none;
   document.getElementById("saved-bibtex").hidden = !saved.length;
   saved.forEach(function (x) {
-    var li = document.createElement("li");
+    const li = document.createElement("li");
     li.dataset.id = x.id;
-    var a = document.createElement("a");
+    const a = document.createElement("a");
     a.href = root + x.url;
     a.textContent = x.title || x.id;  // never markup: titles are text
-    var when = document.createElement("small");
+    const when = document.createElement("small");
     when.textContent = " · arXiv:" + x.id + " · " +
       section.dataset.on.replace("{time}", local(x.saved));
-    var rm = document.createElement("button");
+    const rm = document.createElement("button");
     rm.type = "button";
     rm.textContent = section.dataset.remove;
     rm.addEventListener("click", function () {
@@ -348,7 +301,7 @@ function showSaved(section, list) {
     });
     li.append(a, when, " ", rm);
     if (x.note) {
-      var p = document.createElement("p");
+      const p = document.createElement("p");
       p.className = "note-text";
       p.textContent = x.note;
       li.appendChild(p);
@@ -359,17 +312,18 @@ function showSaved(section, list) {
 
 // An export's follows and saved papers (this page's, or 为你推荐's profile) added to
 // this browser's: what is here already stays as it is.
+function followKey(f) { return f.kind + "\n" + f.value; }
 export function merge(data) {
-  var incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
+  const incoming = (Array.isArray(data) ? data : data.follows || []).filter(valid)
     .map(function (f) { return { kind: f.kind, value: f.value, since: f.since || nowMinutes() }; });
-  var list = read();
+  const list = read(), followed = new Set(list.map(followKey));
   incoming.forEach(function (f) {
-    if (!list.some(function (g) { return g.kind === f.kind && g.value === f.value; })) list.push(f);
+    if (!followed.has(followKey(f))) { followed.add(followKey(f)); list.push(f); }
   });
   write(list);
-  var saved = readSaved();
+  const saved = readSaved(), ids = new Set(saved.map(function (x) { return x.id; }));
   (Array.isArray(data.saved) ? data.saved : []).filter(validSaved).forEach(function (x) {
-    if (!saved.some(function (y) { return y.id === x.id; })) saved.push(x);
+    if (!ids.has(x.id)) { ids.add(x.id); saved.push(x); }
   });
   writeSaved(saved);
 }
@@ -380,26 +334,26 @@ export function start() {
   document.querySelectorAll("button[data-follow-kind][hidden]").forEach(function (b) { b.hidden = false; });
   // One handler for every follow button, those made above and any made later.
   document.addEventListener("click", function (ev) {
-    var b = ev.target.closest && ev.target.closest("button[data-follow-kind]");
+    const b = ev.target.closest && ev.target.closest("button[data-follow-kind]");
     if (b) toggle(b.dataset.followKind, b.dataset.followValue);
   });
   document.querySelectorAll("[data-save]").forEach(saveBox);
-  var box = document.getElementById("follow-page");
+  const box = document.getElementById("follow-page");
   if (box) feedPage(box);
   else changed();
 }
 
 function feedPage(box) {
-  var status = document.getElementById("follow-status");
-  var list = document.getElementById("feed");
-  var follows = document.getElementById("follow-list");
-  var more = document.getElementById("feed-more");
-  var since = seen();
-  var topicNames = JSON.parse(box.dataset.topicNames || "{}");
-  var PAGE = 50;  // cards fetched and shown at a time
+  const status = document.getElementById("follow-status");
+  const list = document.getElementById("feed");
+  const follows = document.getElementById("follow-list");
+  const more = document.getElementById("feed-more");
+  const since = seen();
+  const topicNames = JSON.parse(box.dataset.topicNames || "{}");
+  const PAGE = 50;  // cards fetched and shown at a time
 
   function link(href, text) {
-    var a = document.createElement("a");
+    const a = document.createElement("a");
     a.href = href;
     a.textContent = text;
     return a;
@@ -409,8 +363,8 @@ function feedPage(box) {
   function renderFollows() {
     follows.textContent = "";
     read().forEach(function (f) {
-      var li = document.createElement("li");
-      var kind = document.createElement("span");
+      const li = document.createElement("li");
+      const kind = document.createElement("span");
       kind.className = "kind";
       kind.textContent = box.dataset["kind" + f.kind[0].toUpperCase() + f.kind.slice(1)];
       li.appendChild(kind);
@@ -429,7 +383,7 @@ function feedPage(box) {
       } else {
         li.appendChild(link(searchUrl(f.value), f.value));
       }
-      var rm = document.createElement("button");
+      const rm = document.createElement("button");
       rm.type = "button";
       rm.textContent = box.dataset.remove;
       rm.addEventListener("click", function () { toggle(f.kind, f.value); render(); });
@@ -449,14 +403,14 @@ function feedPage(box) {
       return Promise.resolve();
     }
     return feed().then(function (items) {
-      var count = items.filter(function (x) { return fresh(x, since); }).length;
+      const count = items.filter(function (x) { return fresh(x, since); }).length;
       status.textContent = items.length ? box.dataset.new.replace("{n}", count) : box.dataset.empty;
       list.textContent = "";
       return showFrom(items, 0).then(function () {
         list.dataset.ready = "1";
         // This visit has seen everything listed: the badge counts from here on.
-        var newest = items.reduce(function (m, x) { return Math.max(m, x.entry.first_seen); }, since);
-        localStorage.setItem(SEEN, String(newest));
+        const newest = items.reduce(function (m, x) { return Math.max(m, x.entry.first_seen); }, since);
+        store(SEEN, String(newest));
         badge();
       });
     }).catch(function (err) { status.textContent = String(err.message || err); });
@@ -464,16 +418,16 @@ function feedPage(box) {
 
   // The next PAGE of matches as cards (digest line included), and a button for the rest.
   function showFrom(items, start) {
-    var page = items.slice(start, start + PAGE);
+    const page = items.slice(start, start + PAGE);
     return index.docs(page.map(function (x) { return x.entry.doc; })).then(function (docs) {
       docs.forEach(function (d, i) {
-        var x = page[i];
+        const x = page[i];
         list.appendChild(card(d, { tldr: true, fresh: fresh(x, since), meta: "arXiv:" +
           d.id + " · " + local(x.entry.first_seen) + " · " + x.why.map(function (f) {
             return f.kind === "topic" ? topicNames[f.value] || f.value : f.value;
           }).join(", ") }));
       });
-      var left = items.length - start - page.length;
+      const left = items.length - start - page.length;
       more.hidden = left <= 0;
       more.textContent = box.dataset.more.replace("{n}", Math.min(left, PAGE));
       more.onclick = function () { showFrom(items, start + PAGE); };
@@ -487,11 +441,11 @@ function feedPage(box) {
       { papertrail_follows: 1, follows: read(), saved: readSaved() }, null, 1));
   });
   document.getElementById("saved-bibtex").addEventListener("click", function () {
-    download("papertrail-saved.bib", "application/x-bibtex", savedBibtex());
+    download("papertrail-saved.bib", "application/x-bibtex", savedBibtex(readSaved()));
   });
   renderSaved();
   document.getElementById("follow-import").addEventListener("change", function (ev) {
-    var file = ev.target.files[0];
+    const file = ev.target.files[0];
     if (!file) return;
     file.text().then(function (text) {
       merge(JSON.parse(text));
@@ -500,9 +454,9 @@ function feedPage(box) {
       return render();
     }).catch(function (err) { status.textContent = String(err.message || err); });
   });
-  var clear = document.getElementById("follow-clear");
+  const clear = document.getElementById("follow-clear");
   clear.addEventListener("click", function () {
-    var n = read().length;  // asked first: nothing brings the follows back but an export
+    const n = read().length;  // asked first: nothing brings the follows back but an export
     if (n && !window.confirm(clear.dataset.confirm.replace("{n}", n))) return;
     write([]);
     render();

@@ -34,7 +34,7 @@ export function start() {
   // -- header quick search: an id jumps, anything else opens the search page ------------
   document.querySelectorAll("form.quick").forEach(function (form) {
     form.addEventListener("submit", function (ev) {
-      var target = arxivTarget(form.elements.q.value);
+      const target = arxivTarget(form.elements.q.value);
       if (!target) return;
       ev.preventDefault();
       target.then(function (url) { location.href = url; });
@@ -44,19 +44,19 @@ export function start() {
   // The pages' author names become links to their search; the search needs this script,
   // so without it they stay plain names.
   document.querySelectorAll("p.authors bdi").forEach(function (bdi) {
-    var link = document.createElement("a");
+    const link = document.createElement("a");
     link.href = authorUrl(bdi.textContent);
     bdi.parentNode.replaceChild(link, bdi);
     link.appendChild(bdi);
   });
 
-  var missing = document.getElementById("missing-paper");
+  const missing = document.getElementById("missing-paper");
   if (missing) missingPaper(missing);
 
-  var similar = document.querySelector("section[data-similar]");
+  const similar = document.querySelector("section[data-similar]");
   if (similar) similarPapers(similar);
 
-  var form = document.getElementById("search");
+  const form = document.getElementById("search");
   if (form) page(form);
 }
 
@@ -64,11 +64,11 @@ export function start() {
 // paper, shown here from the index (its title linking to arXiv when it has no page).
 // The address is untrusted: only an id of arXiv's grammar is read from it.
 function missingPaper(section) {
-  var path = location.pathname.slice(new URL(root, location.href).pathname.length);
-  var m = path.match(PAPER_PATH);
+  const path = location.pathname.slice(new URL(root, location.href).pathname.length);
+  const m = path.match(PAPER_PATH);
   if (!m) return;
-  var id = m[1], why = document.getElementById("missing-why");
-  var list = document.getElementById("missing-result");
+  const id = m[1], why = document.getElementById("missing-why");
+  const list = document.getElementById("missing-result");
   section.hidden = false;
   section.dataset.busy = "1";  // tests wait on this: the paper, or why not, is on screen
   index.paperById(id).then(function (d) {
@@ -79,7 +79,7 @@ function missingPaper(section) {
         meta: metaLine(d, "updated") }));
     } else {
       why.textContent = section.dataset.unknown.replace("{id}", id) + " ";
-      var a = document.createElement("a");
+      const a = document.createElement("a");
       a.href = "https://arxiv.org/abs/" + id;
       a.textContent = section.dataset.arxiv;
       why.appendChild(a);
@@ -95,9 +95,9 @@ function similarPapers(section) {
   section.dataset.busy = "1";  // tests wait on this
   index.similarTo(section.dataset.similar).then(function (r) { return index.docs(r.docs); })
     .then(function (found) {
-      var list = section.querySelector("ol");
+      const list = section.querySelector("ol");
       found.forEach(function (d) {
-        var li = document.createElement("li"), a = document.createElement("a");
+        const li = document.createElement("li"), a = document.createElement("a");
         a.href = paperUrl(d);
         a.textContent = d.title;
         li.appendChild(a);
@@ -109,55 +109,55 @@ function similarPapers(section) {
 }
 
 function page(form) {
-  var input = form.elements.q;
-  var status = document.getElementById("search-status");
-  var list = document.getElementById("results");
-  var more = document.getElementById("more");
-  var followBtn = document.getElementById("follow-query");
-  var KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "venue", "range", "sort"];
-  var timer = null, seq = 0, current = null, shown = 0;
-  var like = null;  // ?like=ID: that paper's similar papers are the results, until a query
+  const input = form.elements.q;
+  const status = document.getElementById("search-status");
+  const list = document.getElementById("results");
+  const more = document.getElementById("more");
+  const followBtn = document.getElementById("follow-query");
+  const KEYS = ["q", "cat", "topic", "ai", "rev", "hf", "venue", "range", "sort"];
+  let timer = null, seq = 0, current = null, shown = 0;
+  let like = null;  // ?like=ID: that paper's similar papers are the results, until a query
 
   function state() {
-    var st = {};
+    const st = {};
     KEYS.forEach(function (k) {
-      var el = form.elements[k];
+      const el = form.elements[k];
       st[k] = el.type === "checkbox" ? (el.checked ? "1" : "") : el.value;
     });
     return st;
   }
   function fromUrl() {
-    var params = new URLSearchParams(location.search);
+    const params = new URLSearchParams(location.search);
     KEYS.forEach(function (k) {
-      var el = form.elements[k], v = params.get(k) || "";
+      const el = form.elements[k], v = params.get(k) || "";
       if (el.type === "checkbox") el.checked = v === "1"; else el.value = v;
     });
     like = params.get("like");
   }
   function toUrl(push) {
-    var st = state(), params = new URLSearchParams();
+    const st = state(), params = new URLSearchParams();
     KEYS.forEach(function (k) { if (st[k]) params.set(k, st[k]); });
     if (like) params.set("like", like);
-    var qs = params.toString();
-    var url = location.pathname + (qs ? "?" + qs : "");
+    const qs = params.toString();
+    const url = location.pathname + (qs ? "?" + qs : "");
     if (url === location.pathname + location.search) return;
     history[push ? "pushState" : "replaceState"](null, "", url);
   }
 
   function syncFollow() {
-    var q = input.value.trim();
+    const q = input.value.trim();
     followBtn.hidden = !q;
     if (!q) return;
-    var on = following("query", q);
+    const on = following("query", q);
     followBtn.setAttribute("aria-pressed", on ? "true" : "false");
     followBtn.textContent = on ? form.dataset.following + " · " + q : form.dataset.follow;
   }
 
   function run() {
-    var st = state();
-    var mine = ++seq;
+    const st = state();
+    const mine = ++seq;
     syncFollow();
-    var likeOnly = like && !st.q.trim();
+    const likeOnly = like && !st.q.trim();
     if (!st.q.trim() && !filtering(st) && !likeOnly) {
       list.textContent = "";
       status.textContent = "";
@@ -177,10 +177,10 @@ function page(form) {
         delete form.dataset.busy;
         return null;
       }
-      var n = r.docs.length.toLocaleString();
+      const n = r.docs.length.toLocaleString();
       if (r.of) {  // "与《title》最相似的 n 篇论文", the title linking to the paper
-        var around = form.dataset.like.replace("{n}", n).split("{title}");
-        var of = document.createElement("a");
+        const around = form.dataset.like.replace("{n}", n).split("{title}");
+        const of = document.createElement("a");
         of.href = paperUrl(r.of);
         of.textContent = r.of.title;
         status.textContent = around[0];
@@ -198,13 +198,13 @@ function page(form) {
   }
 
   function showMore(mine) {
-    var slice = current.docs.slice(shown, shown + PAGE);
+    const slice = current.docs.slice(shown, shown + PAGE);
     shown += slice.length;
     more.hidden = shown >= current.docs.length;
     return index.docs(slice).then(function (records) {
       if (mine !== seq) return;
-      var sort = form.elements.sort.value;
-      var clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
+      const sort = form.elements.sort.value;
+      const clock = CLOCKS.indexOf(sort) >= 0 ? sort : "updated";
       records.forEach(function (d) {
         list.appendChild(card(d, { heading: "h2", terms: current.terms, tldr: true,
           moreLike: form.dataset.moreLike, meta: metaLine(d, clock) }));
@@ -215,25 +215,25 @@ function page(form) {
 
   // A keystroke after a pause searches at once; a burst of keystrokes searches once,
   // when it ends: the words half typed in it are never fetched.
-  var lastKey = 0;
+  let lastKey = 0;
   input.addEventListener("input", function () {
     clearTimeout(timer);
     seq++;  // a search still in flight is stale now: it must not render nor clear busy
     form.dataset.busy = "1";
-    var pasted = input.value.trim().match(ARXIV_URL);
+    const pasted = input.value.trim().match(ARXIV_URL);
     like = null;
-    var go = function () {
+    const go = function () {
       if (pasted) { jump(); return; }
       toUrl(false);
       run();
     };
-    var now = Date.now(), paused = now - lastKey > BURST_MS;
+    const now = Date.now(), paused = now - lastKey > BURST_MS;
     lastKey = now;
     if (paused) go();
     else timer = setTimeout(go, BURST_MS);
   });
   function jump() {
-    var target = arxivTarget(input.value);
+    const target = arxivTarget(input.value);
     if (target) target.then(function (url) { location.href = url; });
     return !!target;
   }
@@ -256,8 +256,8 @@ function page(form) {
   more.addEventListener("click", function () { showMore(seq); });
   // Arrow keys walk from the box through the result links and back; Escape clears.
   form.parentNode.addEventListener("keydown", function (ev) {
-    var links = Array.prototype.slice.call(list.querySelectorAll("h2 a"));
-    var at = links.indexOf(document.activeElement);
+    const links = Array.prototype.slice.call(list.querySelectorAll("h2 a"));
+    const at = links.indexOf(document.activeElement);
     if (ev.key === "ArrowDown" && (ev.target === input || at >= 0) && links[at + 1]) {
       links[at + 1].focus();
       ev.preventDefault();
@@ -270,7 +270,7 @@ function page(form) {
     }
   });
   followBtn.addEventListener("click", function () {
-    var q = input.value.trim();
+    const q = input.value.trim();
     if (q) toggleFollow("query", q);
     syncFollow();
   });
@@ -278,7 +278,7 @@ function page(form) {
   form.dataset.busy = "1";
   fromUrl();
   // On a phone the filters fold away unless one is set (the page opens them otherwise).
-  var box = form.querySelector("details.filters-box");
+  const box = form.querySelector("details.filters-box");
   if (box && window.matchMedia("(max-width: 40rem)").matches && !filtering(state())) {
     box.open = false;
   }

@@ -1,6 +1,9 @@
 // What every script of the site shares: the site's root, fetching its files (gzipped ones
-// inflated), and the one search index over search/ that every page's scripts query.
+// inflated), the one search index over search/ that every page's scripts query, and
+// writing to localStorage.
 import { createIndex } from "./engine.js";
+// The site's words for what scripts say (made by the build from theme/templates/ui.js).
+import ui from "./ui.js";
 
 // The site's root: this file is theme/site.js under it, on whatever page imports it.
 export const root = new URL("../", import.meta.url).href;
@@ -28,3 +31,25 @@ export function fetchText(path) {
 }
 
 export const index = createIndex(fetchJSON);
+
+// Every localStorage write of the site's scripts goes through here. A browser refuses one
+// when the site's storage is full (QuotaExceededError) or turned off: then false, and the
+// reader is told at the top of the page, so the caller leaves things as they were (a
+// shared link keeps its ?seed=) and nothing seems saved that was not.
+export function store(key, text) {
+  try {
+    localStorage.setItem(key, text);
+    return true;
+  } catch {
+    let note = document.getElementById("storage-full");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "storage-full";
+      note.className = "banner";
+      note.setAttribute("role", "alert");
+      (document.getElementById("main") || document.body).prepend(note);
+    }
+    note.textContent = ui.storage_full;
+    return false;
+  }
+}

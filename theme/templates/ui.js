@@ -20,4 +20,4 @@
 // Made by the build (pipeline/site/pages/static.py) from the theme's ui.js template;
 // app.js imports it.
 export default {{ {"root": root, "top": top, "tools": tools, "similar": similar,
-                   "light_failed": s.light_failed} | tojson }};
+                   "light_failed": s.light_failed, "storage_full": s.storage_full} | tojson }};

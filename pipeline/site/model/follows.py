@@ -18,7 +18,11 @@ from pipeline.derive import topics as topic_match
 from pipeline.site.model.history import Event, events
 from pipeline.site.model.views import Library, Paper
 from pipeline.site.render.feeds import recent
+from pipeline.tables import TABLES, to_table
 from pipeline.text.reasons import Code, Reason, Why
+
+_MATCHED = pa.schema([TABLES["papers"].schema.field(name)
+                      for name in ("title", "abstract", "authors", "categories")])
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,9 @@ class Followed:
 def match(follows: tuple[Follow, ...], lib: Library) -> Followed:
     why: dict[int, Why] = {}
     if follows:
-        frame = lib.frames["papers"]
-        table = pa.Table.from_pandas(frame[["title", "abstract", "authors", "categories"]],
-                                     preserve_index=False)
+        # Typed by the papers table's schema: an empty frame's columns carry no type, and
+        # Arrow would read them as nulls, which the matchers cannot fill.
+        table = to_table(lib.frames["papers"][list(_MATCHED.names)], _MATCHED)
         names = (topic_match.AuthorIndex(table["authors"])
                  if any(f.authors for f in follows) else None)
         for follow in follows:

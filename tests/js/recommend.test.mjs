@@ -1,0 +1,92 @@
+// Unit tests of 为你推荐's reckoning (theme/static/recommend.js) with node's own runner:
+// library files read into entries, the profile's merges, a shared link's ids, and the
+// ranking on a small window made in the format pipeline/site/index/recommend.py writes.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  MAX_LINK_SEEDS, clean, entryKey, linkIds, merged, rank, read, union, windowOf, withEntries,
+  withMute, withoutMute,
+} from "../../theme/static/recommend.js";
+
+test("four BibTeX entries with parentheses in their text are four entries", function () {
+  const text = "@article{a, title={Sad :(}, eprint={2606.00001}, archivePrefix={arXiv}}\n" +
+    "@misc{b, title={Steps}, abstract={1) read; 2) rank (twice)}, doi={10.1000/x.y}}\n" +
+    "@article(c, title={Paren entry) still}, url={https://arxiv.org/abs/2606.00003v2})\n" +
+    "@book{d, title={Deep Graph Kernels}}\n";
+  const got = read(text).entries;
+  assert.equal(got.length, 4);
+  assert.deepEqual(got.map(entryKey).slice(0, 3), ["arxiv:2606.00001", "doi:10.1000/x.y", "arxiv:2606.00003"]);
+  assert.equal(got[1].text, "1) read; 2) rank (twice)");
+  assert.equal(got[2].title, "Paren entry) still");
+});
+
+test("RIS, CSL-JSON, plain lists and profile exports are told apart", function () {
+  assert.deepEqual(read("TY  - JOUR\nTI  - T\nUR  - https://arxiv.org/abs/2606.00002\nER  - \n").entries,
+    [{ title: "T", text: "", id: "2606.00002" }]);
+  assert.deepEqual(read(JSON.stringify([{ title: "t", number: "arXiv:2606.00004" }])).entries,
+    [{ title: "t", text: "", id: "2606.00004" }]);
+  assert.deepEqual(read("arXiv:2606.00005\nnothing\n10.1000/abc.\n").entries,
+    [{ title: "", text: "", id: "2606.00005" }, { title: "", text: "", doi: "10.1000/abc" }]);
+  assert.ok(read('{"papertrail_profile": 1}').profile);
+});
+
+// The merges go through union(): each item's key is asked for a bounded number of times,
+// so merging grows with the lists' length, never with its square (a search of the list
+// per item, as `imported.some` inside `forEach` did, asks once per pair).
+test("a library of 20,000 entries merges by key, each key asked for a fixed number of times", function () {
+  const entries = [];
+  for (let i = 0; i < 20000; i++) entries.push({ id: "2606." + String(i).padStart(5, "0"), title: "", text: "" });
+  let asked = 0;
+  const counting = function (e) { asked++; return entryKey(e); };
+  const got = union(entries.slice(0, 10000), entries, counting);
+  assert.equal(got.length, 20000);
+  assert.ok(asked <= 2 * 30000, asked);
+  const p = withEntries({ imported: entries.slice(0, 5), removed: ["arxiv:2606.00007", "doi:x"], muted: [] },
+    entries.concat(entries));
+  assert.equal(p.imported.length, 20000);
+  assert.deepEqual(p.imported.slice(0, 3).map(entryKey), ["arxiv:2606.00000", "arxiv:2606.00001", "arxiv:2606.00002"]);
+  assert.deepEqual(p.removed, ["doi:x"]);  // imported again, no longer removed
+});
+
+test("an exported profile merges in; what is here stays", function () {
+  const here = clean({ imported: [{ id: "2606.00001", title: "Mine" }], removed: ["a"],
+    muted: [{ kind: "author", value: "Ann" }] });
+  const there = clean({ imported: [{ id: "2606.00001", title: "Theirs" }, { title: "New" }],
+    removed: ["a", "b"], muted: [{ kind: "author", value: "Ann" }, { kind: "topic", value: "t" },
+      { kind: "nope", value: "x" }] });
+  assert.deepEqual(merged(here, there), {
+    imported: [{ id: "2606.00001", title: "Mine", text: "" }, { title: "New", text: "" }],
+    removed: ["a", "b"], muted: [{ kind: "author", value: "Ann" }, { kind: "topic", value: "t" }] });
+  const muted = withMute(here.muted, { kind: "category", value: "cs.CV" });
+  assert.equal(withMute(muted, { kind: "category", value: "cs.CV" }).length, 2);
+  assert.deepEqual(withoutMute(muted, { kind: "author", value: "Ann" }), [{ kind: "category", value: "cs.CV" }]);
+});
+
+test("a shared link's ids: each once, hostile parts dropped, at most MAX_LINK_SEEDS", function () {
+  assert.deepEqual(linkIds("?seed=2606.00001v2,javascript:alert(1),<img>,2606.00001,cs/0601001"),
+    ["2606.00001", "cs/0601001"]);
+  assert.equal(linkIds(""), null);
+  const many = Array.from({ length: 300 }, function (_, i) { return "2606." + String(i).padStart(5, "0"); });
+  assert.equal(linkIds("?seed=" + many.join(",")).length, MAX_LINK_SEEDS);
+});
+
+// Three papers in two dimensions, laid out as vectors.bin: title keys, terms, rows, words.
+function tinyWindow() {
+  const meta = { count: 3, dims: 2, terms: 1, vocab: ["graph"], weights: [1], ids: ["a", "b", "c"],
+    doi: {}, first_doc: 0 };
+  const buf = new ArrayBuffer(3 * 4 + 3 * 2 + 3 * 2 + 2);
+  new Uint16Array(buf, 12, 3).set([0, 0xffff, 0]);
+  new Int8Array(buf, 18, 6).set([10, 0, 7, 7, 0, 10]);
+  new Int8Array(buf, 24, 2).set([0, 5]);
+  return windowOf(meta, buf);
+}
+
+test("ranking: half the centroid's cosine, half the closest seed's; seeds' own rows left out", function () {
+  const w = tinyWindow();
+  const seed = { key: "s", rows: [0], vector: w.unit.slice(0, 2), terms: [] };
+  const ranked = rank(w, [seed]);
+  assert.deepEqual(ranked.map(function (x) { return x.row; }), [1, 2]);
+  assert.equal(ranked[0].score, 0.707107);
+  assert.equal(ranked[1].score, 0);
+});
