@@ -488,6 +488,9 @@ class Channel:
     # Retries of one message on 429 (after the wait the service asks for), 5xx and
     # connection errors; then the channel is recorded as failing and tried next run.
     max_retries: int = _spec(2, _between(0, 10), "0 to 10")
+    # Bound on the channel's whole run: its messages, retries and the waits a 429 asks for
+    # (one asking longer fails the channel at once, and it is tried next run).
+    max_run_seconds: float = _spec(120.0, _at_least(1), "seconds ≥ 1")
 
     @property
     def label(self) -> str:

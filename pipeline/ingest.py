@@ -49,6 +49,9 @@ def ingest(cfg: Config, store: Store, source: str, *, since: dt.datetime | None 
         except Exception as exc:  # any fault of one source stays its own
             catch = _raised(source, exc, watermark, run.started)
         _store(cfg, store, run, catch, {**library.tables, **catch.tables})
+        mark = catch.report.watermark_after
+        catch.report.then = ("stored data kept; next run resumes from "
+                             + (f"{mark:%Y-%m-%d %H:%M} UTC" if mark else "the backfill window"))
         return catch.report
 
 

@@ -21,6 +21,9 @@ class RunReport:
     error: str | None = None
     watermark_before: dt.datetime | None = None
     watermark_after: dt.datetime | None = None
+    # What an error leaves for the next run, in the command's own words ("" says nothing):
+    # a catch-up's resumes from its watermark, a channel's items are sent again.
+    then: str = ""
 
     def line(self) -> str:
         """The one line a run prints for this source."""
@@ -32,7 +35,5 @@ class RunReport:
             parts.append(f"watermark {self.watermark_after:%Y-%m-%d %H:%M} UTC")
         text = f"{self.source}: {self.status} · " + " · ".join(parts)
         if self.error:
-            mark = self.watermark_after
-            resume = f"{mark:%Y-%m-%d %H:%M} UTC" if mark else "the backfill window"
-            text += f" · ERROR {self.error} — stored data kept; next run resumes from {resume}"
+            text += f" · ERROR {self.error}" + (f" — {self.then}" if self.then else "")
         return text

@@ -107,7 +107,7 @@ def _kinds(recorders: dict[str, Recorder]) -> dict[str, type[Sender]]:
     server and kept, not delivered."""
 
     class RecordedEmail(Email):
-        def _deliver(self, mail: EmailMessage) -> None:
+        def _deliver(self, mail: EmailMessage, deadline: float) -> None:
             recorders[self.cfg.label].outbox.append(mail)
 
     return {**CHANNELS, "email": RecordedEmail}

@@ -10,9 +10,9 @@ import arxiv
 import pytest
 from pytest_httpserver import HTTPServer
 
+from pipeline.outbound import retry_after
 from pipeline.sources import arxiv as source
 from pipeline.sources._atom import Unreadable, parse_page
-from pipeline.sources._http import retry_after
 from tests.support.replays import FIXTURES
 
 API = FIXTURES / "arxiv-api"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
-from pipeline import ingest
+from pipeline import ingest, outbound
 from pipeline.cli import cli
 from pipeline.derive import scope
 from pipeline.replay.arxiv import ArxivReplay, Fault
@@ -173,7 +173,7 @@ def test_requests_give_up_on_a_500_after_max_retries():
         return 500
 
     def check(status: int) -> int:
-        _http.check_status(status, {})
+        outbound.check_status(status, {})
         return status
 
     with pytest.raises(_http.SourceError, match=r"HTTP 500 \(gave up after 3 retries"):

@@ -152,7 +152,7 @@ def test_a_stall_times_out(hf_replay: HFReplay, base_config: Config) -> None:
     began = time.monotonic()
     fetch = hf.fetch_days(cfg, [_day("2026-06-22")], FETCHED)
     assert time.monotonic() - began < 2.5
-    assert fetch.error is not None and "no response within 0.3 s" in fetch.error
+    assert fetch.error is not None and "no complete response within 0.3 s" in fetch.error
 
 
 def test_malformed_json_fails_the_run_and_keeps_the_store(hf_config: Config, store: Store,

@@ -9,7 +9,10 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import threading
 import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -32,7 +35,9 @@ from tests.support.servers import (
     SMTP_USER,
     Mailbox,
     Services,
+    Trickle,
     free_port,
+    hostile,
 )
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
@@ -79,7 +84,11 @@ def _channels(s: Services, extra: str = "", **per_kind: str) -> str:
 def project(tmp_path) -> Path:
     """A fork following one author and watching one paper, its store filled by the arXiv
     replay (config written per test: `_write`)."""
-    entries = [_entry(1, HOSTILE, ("Ada Lovelace", "B. Person")),
+    return _project(tmp_path, ("Ada Lovelace", "B. Person"))
+
+
+def _project(tmp_path: Path, first_authors: tuple[str, ...]) -> Path:
+    entries = [_entry(1, HOSTILE, first_authors),
                _entry(2, "Grasping with $\\alpha$-hands", ("Ada Lovelace",)),
                _entry(3, "A watched paper", ("C. Someone",)),
                *(_entry(n, f"Unfollowed {n}", ("Nobody Here",)) for n in (4, 5)),
@@ -397,7 +406,111 @@ def test_a_transport_error_names_the_variable_never_the_token(project, monkeypat
     _write(project, '\n[[notify]]\nkind = "telegram"\nchat_id = "1"\nmax_retries = 0\n'
                     f'api_url = "http://127.0.0.1:{port}"\n')
     out = _notify(project, {"TELEGRAM_BOT_TOKEN": "999:very-secret"}, monkeypatch)
-    assert "notify: failed" in out and "ConnectionError" in out
+    assert "notify: failed" in out and "connection failed (ConnectError)" in out
     assert "very-secret" not in out and "$TELEGRAM_BOT_TOKEN" in out
     rows = Store(project / "data").read("notified").to_pylist()
     assert rows and not any("very-secret" in (r["error"] or "") for r in rows)
+
+
+@pytest.fixture
+def trickling_hook() -> Iterator[str]:
+    """A webhook answering every POST a byte at a time (headers at once); its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/hook"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_trickling_webhook_fails_within_its_bound_and_the_others_send(
+        project, services, trickling_hook, monkeypatch):
+    _write(project, _channels(services, webhook="max_run_seconds = 2\n"))
+    env = {**_env(services), "NOTIFY_WEBHOOK_URL": trickling_hook}
+    started = time.monotonic()
+    out = _notify(project, env, monkeypatch)
+    assert time.monotonic() - started < 2 + 8  # the webhook's bound, the others' sending
+    assert "notify: partial · sent 20 · failed 4" in out
+    assert "webhook: no complete response within 5 s" in out \
+        or "webhook: max_run_seconds (2 s) reached" in out, out
+    ledger = _ledger(project)
+    assert {r["status"] for (c, _), r in ledger.items() if c == "webhook"} == {"failed"}
+    assert {r["status"] for (c, _), r in ledger.items() if c != "webhook"} == {"sent"}
+
+
+def test_a_notify_failure_says_what_notify_does_next_not_what_ingest_does(
+        project, services, monkeypatch):
+    _write(project, _channels(services))
+    services.chat.set_down("slack")
+    out = _notify(project, _env(services), monkeypatch)
+    line = next(x for x in out.splitlines() if x.startswith("notify: partial"))
+    assert line.endswith("— the failed items are recorded as failed and sent again next run")
+    assert "backfill window" not in out and "stored data kept" not in out
+
+
+@pytest.mark.parametrize("code", [301, 302, 307, 308])
+def test_a_redirect_is_a_failure_for_every_http_channel_never_sent(
+        project, services, monkeypatch, code):
+    """A 302 would turn the POST into a GET that the other host answers 200; a 307 would
+    post the message there."""
+    _write(project, _channels(services))
+    with hostile(f"redirect-{code}") as (url, log, elsewhere):
+        env = {**_env(services), **{k: url for k in _env(services) if k.endswith("_URL")}}
+        _write(project, _channels(services, telegram=f'api_url = "{url}"\n').replace(
+            f'api_url = "{services.chat.telegram_api}"\n', ""))
+        out = _notify(project, env, monkeypatch)
+    assert elsewhere == [] and len(log) == 5  # each channel posted once, never elsewhere
+    assert f"HTTP {code} redirect to 127.0.0.1, not followed" in out
+    ledger = _ledger(project)
+    assert {r["status"] for (c, _), r in ledger.items() if c != "email"} == {"failed"}
+    assert {r["status"] for (c, _), r in ledger.items() if c == "email"} == {"sent"}
+
+
+def test_an_item_with_a_5000_character_author_list_cannot_sink_the_digest(
+        tmp_path, services, monkeypatch):
+    """Cut to a bounded length, every item fits every channel's limit: all are sent."""
+    root = _project(tmp_path, ("Ada Lovelace", "Z" * 5000))
+    _write(root, _channels(services))
+    out = _notify(root, _env(services), monkeypatch)
+    assert "notify: ok · sent 24 · failed 0" in out, out
+    content = "".join(m["content"] for m in _bodies(services, "discord"))
+    assert "Z" * 150 + "…" in content and "Z" * 200 not in content
+    assert all(len(m["content"]) <= 2000 for m in _bodies(services, "discord"))
+    assert all("Z" * 200 not in m["text"] for m in _bodies(services, "telegram"))
+
+
+class _Picky(BaseHTTPRequestHandler):
+    """A webhook refusing (400) any message naming the watched paper, taking the rest."""
+
+    received: list[bytes]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.received.append(body)
+        refuse = WATCHED.encode() in body
+        self.send_response(400 if refuse else 200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_message_the_service_refuses_fails_only_its_own_items(project, monkeypatch):
+    handler = type("Picky", (_Picky,), {"received": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        _write(project, '\n[[notify]]\nkind = "webhook"\nformat = "immediate"\n'
+                        f'url = "http://127.0.0.1:{server.server_port}/"\n')
+        out = _notify(project, {}, monkeypatch)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert len(handler.received) == 4  # each item tried, after the refusal too
+    assert "notify: failed · sent 2 · failed 2" in out and "HTTP 400" in out
+    ledger = _ledger(project)
+    failed = {item for (_, item), r in ledger.items() if r["status"] == "failed"}
+    assert failed == {f"paper/{WATCHED}", f"watch/{WATCHED}/v1"}

@@ -27,9 +27,10 @@ from werkzeug import Request, Response
 
 from pipeline import ingest
 from pipeline.config import Config
+from pipeline.outbound import SOURCE_REPLY_BYTES
 from pipeline.report import RunReport
 from pipeline.sources import SOURCES
-from pipeline.sources._untrusted import MAX_FIELD_CHARS, MAX_RESPONSE_BYTES
+from pipeline.sources._untrusted import MAX_FIELD_CHARS
 from pipeline.store import Store
 from tests.support.replays import fast_arxiv, fast_hf
 
@@ -213,9 +214,9 @@ def test_a_body_that_is_no_page_fails_the_source_and_stores_nothing(base_config,
 
 
 @pytest.mark.parametrize(("declared", "said"), [
-    (None, f"a response over {MAX_RESPONSE_BYTES:,} bytes (stopped reading)"),
-    (2 * MAX_RESPONSE_BYTES, f"a response of {2 * MAX_RESPONSE_BYTES:,} bytes, over "
-                             f"{MAX_RESPONSE_BYTES:,}"),
+    (None, f"a response over {SOURCE_REPLY_BYTES:,} bytes (stopped reading)"),
+    (2 * SOURCE_REPLY_BYTES, f"a response of {2 * SOURCE_REPLY_BYTES:,} bytes, over "
+                             f"{SOURCE_REPLY_BYTES:,}"),
 ], ids=["streamed", "declared"])
 def test_a_response_past_the_bound_is_read_no_further_and_not_asked_again(base_config,
                                                                           httpserver,
@@ -225,7 +226,7 @@ def test_a_response_past_the_bound_is_read_no_further_and_not_asked_again(base_c
     chunk = b"<" * 2**20
 
     def endless() -> Iterator[bytes]:
-        for _ in range(2 * MAX_RESPONSE_BYTES // len(chunk)):
+        for _ in range(2 * SOURCE_REPLY_BYTES // len(chunk)):
             yield chunk
 
     for name in SOURCES:
@@ -234,7 +235,7 @@ def test_a_response_past_the_bound_is_read_no_further_and_not_asked_again(base_c
         assert said in (report.error or ""), name
         assert report.requests == 1 and report.retries == 0, name
         # read no further than the bound (and what the sockets' buffers hold besides)
-        assert upstream.sent < MAX_RESPONSE_BYTES + 16 * len(chunk), name
+        assert upstream.sent < SOURCE_REPLY_BYTES + 16 * len(chunk), name
         assert not _kept(store, name) and store.watermark(name) is None
         httpserver.clear()
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import openai
 
-from pipeline import deadline as _deadline
+from pipeline import outbound
 from pipeline.config import Config
 from pipeline.text.untrusted import clean_text
 
@@ -32,8 +32,8 @@ class Fetched:
 
 def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
     """Unit-length vectors for `texts`, BATCH at a time, until all are done or one fails."""
-    # Async for its whole-request deadline (pipeline.deadline), in a thread of its own: the caller's
-    # may have an event loop running (Playwright's does, in the tests).
+    # Async for its whole-request deadline (pipeline.outbound), in a thread of its own: the
+    # caller's may have an event loop running (Playwright's does, in the tests).
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, _fetch(cfg, api_key, texts)).result()
 
@@ -43,7 +43,7 @@ async def _fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
     out = Fetched()
     async with openai.AsyncOpenAI(base_url=d.base_url, api_key=api_key,
                                   timeout=d.timeout_seconds, max_retries=d.max_retries,
-                                  http_client=_deadline.client(d.timeout_seconds)) as client:
+                                  http_client=outbound.model_client(d.timeout_seconds)) as client:
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start:start + BATCH])
             try:

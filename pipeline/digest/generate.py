@@ -22,7 +22,7 @@ from typing import Generic, Literal, TypeVar, cast
 import openai
 from openai.types.chat import ChatCompletionMessageParam
 
-from pipeline import deadline as _deadline
+from pipeline import outbound
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
 from pipeline.text.untrusted import clean_text
@@ -131,6 +131,8 @@ class Dispatch:
 def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {cfg.timeout_seconds:g} s"
+    elif isinstance(exc.__cause__, outbound.TooBig):
+        text = str(exc.__cause__)
     elif isinstance(exc, openai.APIConnectionError):
         text = f"cannot connect: {exc.__cause__ or exc}"
     elif isinstance(exc, openai.APIStatusError):
@@ -213,7 +215,7 @@ async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
     """Ask for the items in order with at most cfg.concurrency requests in flight."""
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
                                 timeout=cfg.timeout_seconds, max_retries=cfg.max_retries,
-                                http_client=_deadline.client(cfg.timeout_seconds))
+                                http_client=outbound.model_client(cfg.timeout_seconds))
     budget, items = asking.budget, asking.items
     gen: _Generator[T] = _Generator(cfg, client, asking)
     sem = asyncio.Semaphore(cfg.concurrency)

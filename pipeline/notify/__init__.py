@@ -20,11 +20,17 @@ from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
-import requests
 
 from pipeline import runs
 from pipeline.config import Channel, Config
-from pipeline.notify.channels import CHANNELS, ChannelError, Sender, messages, open_channel
+from pipeline.notify.channels import (
+    CHANNELS,
+    ChannelError,
+    MessageRefused,
+    Sender,
+    messages,
+    open_channel,
+)
 from pipeline.notify.items import Item, Selection, select
 from pipeline.report import RunReport
 from pipeline.site import i18n
@@ -40,8 +46,6 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
     if not cfg.notify:
         return RunReport("notify", "skipped", error=f"no [[notify]] channels in {cfg.path}")
     env = os.environ if env is None else env
-    session = requests.Session()
-    session.headers["User-Agent"] = "papertrail/0.1 (notify)"
     with runs.recorded(store, "notify", now) as run:
         ledger = _ledger(store)
         failed = set(ledger.loc[ledger["status"] == "failed", "item"])
@@ -51,7 +55,7 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
         details: dict[str, dict[str, object]] = {}
         for channel in cfg.notify:
             mine = ledger[ledger["channel"] == channel.label]
-            rows, error, sender = _send(cfg, channel, chosen, mine, env, session, run, kinds)
+            rows, error, sender = _send(cfg, channel, chosen, mine, env, run, kinds)
             if rows:
                 store.append("notified", pa.Table.from_pylist(rows))
                 store.commit()
@@ -64,6 +68,7 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
         errors = [f"{name}: {d['error']}" for name, d in details.items() if d["error"]]
         if errors:
             report.error = "; ".join(errors)
+            report.then = "the failed items are recorded as failed and sent again next run"
             report.status = "failed" if len(errors) == len(details) else "partial"
         run.record(status=report.status, new=report.counts["sent"], error=report.error,
                    requests=report.requests, retries=report.retries,
@@ -77,13 +82,12 @@ def _ledger(store: Store) -> pd.DataFrame:
 
 
 def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
-          env: Mapping[str, str], session: requests.Session, run: runs.Run,
-          kinds: Mapping[str, type[Sender]]
+          env: Mapping[str, str], run: runs.Run, kinds: Mapping[str, type[Sender]]
           ) -> tuple[list[dict[str, object]], str | None, Sender | None]:
     """Send the channel's pending items: (ledger rows, its error or None, the sender)."""
     # Opened first, so a missing secret shows even on a run with nothing to send.
     try:
-        opened: Sender | None = open_channel(channel, cfg.site.language, env, session, kinds)
+        opened: Sender | None = open_channel(channel, cfg.site.language, env, kinds)
         problem = ""
     except ChannelError as exc:
         opened, problem = None, str(exc)
@@ -114,12 +118,16 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     base = cfg.site.base_url.rstrip("/")
     heading = s["notify_title"].format(site=cfg.site.title, n=len(pending))
     more = s["notify_more"].format(n=len(over)) if over else ""
-    unsent = list(batch)
+    unsent, refused = list(batch), []
     for message in messages(opened, heading, batch, more, f"{base}/me/" if base else ""):
         try:
             opened.send(message)
-        except ChannelError as exc:
+        except MessageRefused as exc:  # this message's items fail, the others still go
+            rows += [row(i, "failed", str(exc)) for i in message.items]
+            refused.append(str(exc))
+        except ChannelError as exc:  # the channel is failing: what is left waits a run
             return rows + [row(i, "failed", str(exc)) for i in unsent], str(exc), opened
-        rows += [row(i, "sent") for i in message.items]
+        else:
+            rows += [row(i, "sent") for i in message.items]
         unsent = unsent[len(message.items):]
-    return rows, None, opened
+    return rows, "; ".join(refused) or None, opened

@@ -14,6 +14,7 @@ is one).
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import html
@@ -21,26 +22,44 @@ import json
 import os
 import re
 import smtplib
+import socket
 import ssl
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from email.message import EmailMessage
 from typing import Any
 
-import requests
-
 from pipeline import config as config_mod
+from pipeline import outbound
 from pipeline.notify.items import Item
 from pipeline.text.untrusted import clean_text
 
-MAX_WAIT = 60.0  # seconds a 429's retry_after may ask; longer: the channel waits a run
 ERROR_CHARS = 300  # of a server's error text, kept in the ledger
+USER_AGENT = "papertrail/0.1 (notify)"
 
 
-class ChannelError(Exception):
+class ChannelError(outbound.Failed):
     """The channel did not take a message: recorded on its items, which the next run
     sends again. The text names no secret."""
+
+
+class MessageRefused(ChannelError):
+    """The service refused this one message (a 4xx: too long, bad markup): its items are
+    recorded as failed, the channel's other messages still go."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A channel's requests as outbound.Requests takes them: no pause between messages,
+    backoff from 1 s; a Retry-After is honoured as long as max_run_seconds allows."""
+
+    timeout_seconds: float
+    max_retries: int
+    delay_seconds: float = 0.0
+    backoff_seconds: float = 1.0
+    max_backoff_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -64,12 +83,24 @@ class Sender:
 
     limit: int | None = None
 
-    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str],
-                 session: requests.Session, language: str) -> None:
-        self.cfg, self.env, self.session, self.language = cfg, env, session, language
+    def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str], language: str
+                 ) -> None:
+        self.cfg, self.env, self.language = cfg, env, language
         self.secrets: dict[str, str] = {}  # value → the variable's name, for redacting
-        self.requests = self.retries = 0
+        # Every request of the channel's run, retries and waits, within max_run_seconds.
+        self.calls = outbound.Requests(
+            Policy(cfg.timeout_seconds, cfg.max_retries),
+            time.monotonic() + cfg.max_run_seconds, name=f"notify {cfg.label}",
+            limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)", error=ChannelError)
         self.open()
+
+    @property
+    def requests(self) -> int:
+        return self.calls.stats.requests
+
+    @property
+    def retries(self) -> int:
+        return self.calls.stats.retries
 
     def open(self) -> None:
         """Read the secrets the channel needs (ChannelError when one is not set)."""
@@ -98,49 +129,50 @@ class Sender:
         raise NotImplementedError
 
     def _post(self, url: str, body: Mapping[str, Any],
-              verdict: Callable[[requests.Response], Verdict],
+              verdict: Callable[[outbound.Answer], Verdict],
               headers: Mapping[str, str] | None = None) -> None:
-        """POST JSON; retry on 429 (after the wait asked for), 5xx and transport errors."""
-        for attempt in range(self.cfg.max_retries + 1):
-            self.requests += 1
-            wait: float | None = None
-            try:
-                response = self.session.post(url, json=body, timeout=self.cfg.timeout_seconds,
-                                             headers=headers)
-            except requests.RequestException as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            else:
-                told = verdict(response)
-                if told is None:
-                    return
-                problem, wait = told
-                if response.status_code != 429 and response.status_code < 500:
-                    raise ChannelError(self.redact(problem))  # ours to fix: no retry
-            wait = 2.0 ** attempt if wait is None else wait
-            if attempt == self.cfg.max_retries or wait > MAX_WAIT:
-                raise ChannelError(self.redact(problem))
-            self.retries += 1
-            time.sleep(wait)
+        """POST JSON through outbound (bounded as a whole, never redirected); retried on
+        429 (after the wait asked for), 5xx and transport errors."""
+        content = json.dumps(body).encode()
+        sent = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
+
+        def check(answer: outbound.Answer) -> None:
+            told = verdict(answer)
+            if told is None:
+                return
+            problem, wait = told
+            if answer.status == 429 or answer.status >= 500:
+                raise outbound.Transient(problem, wait)
+            raise MessageRefused(self.redact(problem))  # ours to fix: no retry
+
+        try:
+            self.calls.call(lambda deadline: outbound.post(url, content, sent, deadline),
+                            check, url)
+        except MessageRefused:
+            raise
+        except ChannelError as exc:
+            raise ChannelError(self.redact(str(exc))) from None
 
 
-def _retry_after(response: requests.Response) -> float | None:
+def _json(answer: outbound.Answer) -> dict[str, Any]:
     try:
-        return float(response.headers.get("Retry-After", ""))
-    except ValueError:
-        return None
-
-
-def _json(response: requests.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
+        body = json.loads(answer.body)
     except ValueError:
         return {}
     return body if isinstance(body, dict) else {}
 
 
-def _http(response: requests.Response, said: object = "") -> str:
-    text = said or response.text[:200]
-    return f"HTTP {response.status_code}: {text}"
+def _retry_after(answer: outbound.Answer) -> float | None:
+    return outbound.retry_after(answer.headers.get("Retry-After"))
+
+
+def _http(answer: outbound.Answer, said: object = "") -> str:
+    text = said or answer.body[:200].decode(errors="replace")
+    return f"HTTP {answer.status}: {text}"
+
+
+def _ok(answer: outbound.Answer) -> bool:
+    return 200 <= answer.status < 300
 
 
 # -- e-mail ---------------------------------------------------------------------------------------
@@ -182,37 +214,73 @@ class Email(Sender):
         mail["Subject"], mail["From"], mail["To"] = message.subject, cfg.sender, ", ".join(cfg.to)
         mail.set_content(_text(message))
         mail.add_alternative(_email_html(message), subtype="html")
-        for attempt in range(cfg.max_retries + 1):
-            self.requests += 1
-            try:
-                self._deliver(mail)
-                return
-            except smtplib.SMTPResponseException as exc:  # 4xx: for now; 5xx: refused
-                said = exc.smtp_error
-                problem = f"SMTP {exc.smtp_code}: " + (
-                    said.decode(errors="replace") if isinstance(said, bytes) else str(said))
-                transient = 400 <= exc.smtp_code < 500
-            except (smtplib.SMTPException, OSError) as exc:
-                problem, transient = f"{type(exc).__name__}: {exc}", True
-            if not transient or attempt == cfg.max_retries:
-                raise ChannelError(self.redact(problem))
-            self.retries += 1
-            time.sleep(2.0 ** attempt)
+        try:
+            self.calls.call(lambda deadline: self._deliver(mail, deadline), lambda _: None,
+                            f"{cfg.host}:{cfg.port}")
+        except ChannelError as exc:
+            raise ChannelError(self.redact(str(exc))) from None
 
-    def _deliver(self, mail: EmailMessage) -> None:
+    def _deliver(self, mail: EmailMessage, deadline: float) -> None:
+        """One delivery by `deadline`: smtplib's timeout is per read, so a watchdog shuts
+        the connection when the deadline passes (TooSlow); a 4xx is Transient, a 5xx
+        refused."""
         cfg, context = self.cfg, ssl.create_default_context()
-        smtp: smtplib.SMTP
-        if cfg.security == "tls":
-            smtp = smtplib.SMTP_SSL(cfg.host, cfg.port, timeout=cfg.timeout_seconds,
-                                    context=context)
-        else:
-            smtp = smtplib.SMTP(cfg.host, cfg.port, timeout=cfg.timeout_seconds)
-        with smtp:
-            if cfg.security == "starttls":
-                smtp.starttls(context=context)  # refused: SMTPNotSupportedError, nothing sent
-            if cfg.username:
-                smtp.login(cfg.username, self.password)
-            smtp.send_message(mail)
+        timeout = max(deadline - time.monotonic(), 0.01)
+        watch = _Watchdog(timeout)
+        try:
+            smtp: smtplib.SMTP
+            if cfg.security == "tls":
+                smtp = watch.on(smtplib.SMTP_SSL(context=context, timeout=timeout))
+            else:
+                smtp = watch.on(smtplib.SMTP(timeout=timeout))
+            # Connected after the watchdog holds it; the host the constructor would have set
+            # is the name TLS checks the certificate against.
+            smtp._host = cfg.host  # type: ignore[attr-defined]
+            try:
+                smtp.connect(cfg.host, cfg.port)
+                if cfg.security == "starttls":
+                    smtp.starttls(context=context)  # refused: SMTPNotSupportedError
+                if cfg.username:
+                    smtp.login(cfg.username, self.password)
+                smtp.send_message(mail)
+            finally:
+                smtp.close()
+        except smtplib.SMTPResponseException as exc:  # 4xx: for now; 5xx: refused
+            said = exc.smtp_error
+            problem = f"SMTP {exc.smtp_code}: " + (
+                said.decode(errors="replace") if isinstance(said, bytes) else str(said))
+            if 400 <= exc.smtp_code < 500:
+                raise outbound.Transient(problem) from None
+            raise MessageRefused(self.redact(problem)) from None
+        except (smtplib.SMTPException, OSError) as exc:
+            if watch.fired.is_set():
+                raise outbound.TooSlow from None
+            raise outbound.Transient(f"{type(exc).__name__}: {exc}") from None
+        finally:
+            watch.timer.cancel()
+
+
+class _Watchdog:
+    """Shuts an SMTP connection's socket after `seconds`: a blocked read returns, and the
+    delivery fails instead of waiting on a server that answers a byte at a time."""
+
+    def __init__(self, seconds: float) -> None:
+        self.fired = threading.Event()
+        self.smtp: smtplib.SMTP | None = None
+        self.timer = threading.Timer(seconds, self._cut)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def on(self, smtp: smtplib.SMTP) -> smtplib.SMTP:
+        self.smtp = smtp
+        return smtp
+
+    def _cut(self) -> None:
+        self.fired.set()
+        sock = self.smtp.sock if self.smtp is not None else None
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 # -- Telegram -------------------------------------------------------------------------------------
@@ -256,7 +324,7 @@ class Telegram(Sender):
                    _telegram_verdict)
 
 
-def _telegram_verdict(response: requests.Response) -> Verdict:
+def _telegram_verdict(response: outbound.Answer) -> Verdict:
     body = _json(response)
     if body.get("ok") is True:
         return None
@@ -306,9 +374,9 @@ class Feishu(Sender):
         self._post(self.url, body, _feishu_verdict)
 
 
-def _feishu_verdict(response: requests.Response) -> Verdict:
+def _feishu_verdict(response: outbound.Answer) -> Verdict:
     body = _json(response)
-    if response.ok and body.get("code", body.get("StatusCode")) == 0:
+    if _ok(response) and body.get("code", body.get("StatusCode")) == 0:
         return None
     said = f"code {body.get('code')}: {body.get('msg', '')}" if "code" in body else ""
     return _http(response, said), _retry_after(response)
@@ -351,8 +419,8 @@ class Slack(Sender):
         self._post(self.url, {"text": _slack_text(message)}, _slack_verdict)
 
 
-def _slack_verdict(response: requests.Response) -> Verdict:
-    if response.status_code == 200 and response.text.strip() == "ok":
+def _slack_verdict(response: outbound.Answer) -> Verdict:
+    if response.status == 200 and response.body.strip() == b"ok":
         return None
     return _http(response), _retry_after(response)
 
@@ -401,8 +469,8 @@ class Discord(Sender):
         self._post(self.url, body, _discord_verdict)
 
 
-def _discord_verdict(response: requests.Response) -> Verdict:
-    if 200 <= response.status_code < 300:
+def _discord_verdict(response: outbound.Answer) -> Verdict:
+    if 200 <= response.status < 300:
         return None
     body = _json(response)
     wait = body.get("retry_after")
@@ -427,7 +495,7 @@ class Webhook(Sender):
                 "arxiv_ids": list(dict.fromkeys(i.arxiv_id for i in message.items)),
                 "items": [asdict(i) for i in message.items],
                 "more": message.more, "link": message.link}
-        self._post(self.url, body, lambda r: None if r.ok else (_http(r), _retry_after(r)))
+        self._post(self.url, body, lambda r: None if _ok(r) else (_http(r), _retry_after(r)))
 
 
 CHANNELS: dict[str, type[Sender]] = {
@@ -436,18 +504,34 @@ CHANNELS: dict[str, type[Sender]] = {
 
 
 def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] | None = None,
-                 session: requests.Session | None = None,
                  kinds: Mapping[str, type[Sender]] = CHANNELS) -> Sender:
     """The channel ready to send, in the site's language: raises ChannelError when a secret
     it needs is not set. `kinds`: the sender of each kind (`papertrail try` records e-mail)."""
-    return kinds[cfg.kind](cfg, os.environ if env is None else env,
-                           session or requests.Session(), language)
+    return kinds[cfg.kind](cfg, os.environ if env is None else env, language)
+
+
+# The most characters of an item's fields in a message (an ellipsis ends a longer one): an
+# item then fits every channel's limit, so one hostile item (a 5,000-character author
+# list) cannot make the service refuse the whole digest.
+FIELD_CHARS = {"title": 300, "authors": 200, "why": 120, "note": 200}
+
+
+def bounded(item: Item) -> Item:
+    """The item with each text field cut to FIELD_CHARS."""
+    return replace(item, **{f.name: _cut(getattr(item, f.name), FIELD_CHARS[f.name])
+                            for f in fields(item) if f.name in FIELD_CHARS})
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[:most - 1].rstrip() + "…"
 
 
 def messages(sender: Sender, heading: str, items: list[Item], more: str,
              link: str) -> Iterator[Message]:
-    """The channel's messages: a digest (`daily`), split where it would pass the channel's
-    limit; or one message per item (`immediate`), the count of those left out last."""
+    """The channel's messages, each item's fields bounded: a digest (`daily`), split where
+    it would pass the channel's limit (an item too long even so goes alone, to fail alone);
+    or one message per item (`immediate`), the count of those left out last."""
+    items = [bounded(i) for i in items]
     if sender.cfg.format == "immediate":
         yield from (Message("", [i]) for i in items)
         if more:
@@ -461,6 +545,9 @@ def messages(sender: Sender, heading: str, items: list[Item], more: str,
             chunk = [item]
         else:
             chunk.append(item)
+        if sender.limit and sender.size(Message(heading, chunk)) > sender.limit:
+            yield Message(heading, chunk)  # this one item alone
+            chunk = []
     last = Message(heading, chunk, more, link)
     if sender.limit and sender.size(last) > sender.limit and chunk:  # the count apart
         yield Message(heading, chunk)

@@ -1,8 +1,9 @@
 """The one gate every source's upstream body goes through (Atom, OAI-PMH, RSS, JSON), so a
 new source gets it by using it, not by remembering what the others learned.
 
-- A response is read up to MAX_RESPONSE_BYTES and no further (`capped`): over it, that
-  request fails at once, never retried (it would be read whole again on every try).
+- A response is read up to outbound.SOURCE_REPLY_BYTES and no further (the outbound
+  layer's cap): over it, that request fails at once, never retried (it would be read whole
+  again on every try).
 - C0 control characters, raw or as character references, are dropped before parsing:
   XML 1.0 forbids them, so one in one record would make the parser refuse the whole page,
   and every later run that reads it.
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from lxml import etree
@@ -28,9 +28,6 @@ from pipeline.text.untrusted import clean_text
 # The longest text one field of a record may hold: arXiv caps an abstract at 1,920
 # characters and HF's summaries are shorter; a field far past that is no paper's.
 MAX_FIELD_CHARS = 100_000
-# The largest body read: a full page of arXiv's OAI-PMH (1,000 arXivRaw records) or of the
-# export API (2,000 entries) is a few MB; past this it is no page of theirs.
-MAX_RESPONSE_BYTES = 64 * 2**20
 
 # XML 1.0 forbids C0 controls but tab, newline and CR. In UTF-8 these bytes never occur
 # inside another character, so dropping them is safe; JSON forbids them raw too.
@@ -47,25 +44,6 @@ class Malformed(Exception):
 
 class NotExpected(Exception):
     """The body is a well-formed document of another kind: an HTML page, another root."""
-
-
-class TooLarge(Exception):
-    """The response passed MAX_RESPONSE_BYTES: that request fails at once, unread past the
-    bound (`_http.Requests` makes it the source's error, never a retry)."""
-
-
-def capped(chunks: Iterable[bytes], headers: Mapping[str, str]) -> Iterator[bytes]:
-    """A response's chunks, up to MAX_RESPONSE_BYTES; TooLarge as soon as the declared
-    length or the bytes read pass it."""
-    declared = str(headers.get("Content-Length") or "").strip()
-    if declared.isdigit() and int(declared) > MAX_RESPONSE_BYTES:
-        raise TooLarge(f"a response of {int(declared):,} bytes, over {MAX_RESPONSE_BYTES:,}")
-    read = 0
-    for chunk in chunks:
-        read += len(chunk)
-        if read > MAX_RESPONSE_BYTES:
-            raise TooLarge(f"a response over {MAX_RESPONSE_BYTES:,} bytes (stopped reading)")
-        yield chunk
 
 
 def without_c0(body: bytes) -> bytes:

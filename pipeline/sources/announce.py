@@ -41,19 +41,12 @@ from zoneinfo import ZoneInfo
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import requests
 
+from pipeline import outbound
 from pipeline.merge import merge_arxiv
+from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
-from pipeline.sources._http import (
-    Answer,
-    FetchStats,
-    Requests,
-    SourceError,
-    Transient,
-    check_status,
-    get_within,
-)
+from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import Fetch, fetch_ids
@@ -131,11 +124,10 @@ def read_feeds(cfg: ArxivConfig, started: dt.datetime) -> Reading:
     requests_ = Requests(cfg, time.monotonic() + cfg.max_run_seconds, name="arxiv",
                          limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
     reading = Reading(stats=requests_.stats)
-    session = requests.Session()
 
     def read(categories: tuple[str, ...]) -> Feed:
         url = cfg.feed_url + "+".join(categories)
-        return requests_.call(functools.partial(_get, session, url, cfg=cfg),
+        return requests_.call(functools.partial(_get, url, cfg=cfg),
                               functools.partial(_parse, categories=categories,
                                                 findings=reading.findings), url)
 
@@ -163,11 +155,10 @@ def read_feeds(cfg: ArxivConfig, started: dt.datetime) -> Reading:
     return reading
 
 
-def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
-         ) -> Answer:
+def _get(url: str, deadline: float, *, cfg: ArxivConfig) -> Answer:
     headers = {"User-Agent": cfg.user_agent,
                "Accept": "application/rss+xml, application/xml;q=0.9, text/xml;q=0.8"}
-    return get_within(session, url, headers, deadline, cfg.timeout_seconds)
+    return outbound.get(url, headers, deadline)
 
 
 def _parse(answer: Answer, *, categories: tuple[str, ...], findings: Findings) -> Feed:

@@ -30,20 +30,13 @@ from urllib.parse import urlencode
 import arxiv
 import pyarrow as pa
 import pyarrow.compute as pc
-import requests
 
+from pipeline import outbound
 from pipeline.merge import merge_arxiv
+from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
-from pipeline.sources._http import (
-    Answer,
-    FetchStats,
-    Requests,
-    SourceError,
-    Transient,
-    check_status,
-    get_within,
-)
+from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
 from pipeline.sources._untrusted import NotExpected
 from pipeline.tables import ARXIV_SNAPSHOT, Table
@@ -144,7 +137,6 @@ class PoliteClient:
                                   limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
         self.stats = self._requests.stats
         self.set_aside: list[tuple[str, str]] = []  # (entry id, why) of every page read
-        self._session = requests.Session()
 
     def results(self, search: arxiv.Search) -> Iterator[arxiv.Result]:
         found = itertools.chain.from_iterable(page.results for page in self.pages(search))
@@ -181,7 +173,7 @@ class PoliteClient:
         # arXiv answers a request without Accept with 406 (2026 reports).
         headers = {"User-Agent": f"{self.cfg.user_agent} arxiv.py/{arxiv.__version__}",
                    "Accept": "application/atom+xml, application/xml"}
-        return get_within(self._session, url, headers, deadline, self.cfg.timeout_seconds)
+        return outbound.get(url, headers, deadline)
 
     def _check(self, answer: Answer, url: str, start: int) -> Page:
         status, headers, body = answer

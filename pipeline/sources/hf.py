@@ -1,7 +1,7 @@
 """Hugging Face daily papers: the community's picks of each day, read day by day.
 
-Through huggingface_hub's own HTTP session (`get_session`, an httpx2 client: so httpx2 is
-a declared dependency, for its exception types), headers and error types, but not
+Through huggingface_hub's headers and error types (requests through pipeline.outbound,
+bounded as every source's are), but not
 `HfApi.list_daily_papers`: in 2.4.0 it reads upvotes, repo, stars, project page
 and summary from the item's top level while today's items carry them inside
 `paper` (so they come back None), and it has no timeout and no retries. So we
@@ -28,16 +28,17 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from huggingface_hub import __version__ as hub_version
-from huggingface_hub import get_session
-from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
+from huggingface_hub import constants as hf_constants
+from huggingface_hub.errors import HfHubHTTPError
 
 # Public API (the library's docs name it), exported through a lazy __all__ mypy can't read
 from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # type: ignore[attr-defined]
 
 import pipeline.sources._http as _http
+from pipeline import outbound
 from pipeline.report import RunReport
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
-from pipeline.sources._untrusted import Malformed, NotExpected, capped, json_value, too_long
+from pipeline.sources._untrusted import Malformed, NotExpected, json_value, too_long
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 from pipeline.tables import REBUILD, Table, to_table
@@ -90,7 +91,7 @@ class HFFetch:
     """What one run read: picks (even when it stopped early) and how it ended."""
 
     rows: list[dict[str, object]] = field(default_factory=list)
-    stats: _http.FetchStats = field(default_factory=_http.FetchStats)
+    stats: outbound.FetchStats = field(default_factory=outbound.FetchStats)
     error: str | None = None
     last_day: dt.date | None = None  # the last day read completely, in order
     days: dict[str, int] = field(default_factory=dict)  # day → picks (0: no list that day)
@@ -136,28 +137,19 @@ class HFClient:
         return items
 
     def _request(self, params: dict[str, Any], deadline: float) -> httpx2.Response:
-        """GET with the body read in chunks as they arrive, checking the deadline.
-
-        The chunks are raw (still compressed): the response rebuilt from them decodes them
-        by its Content-Encoding, once."""
-        try:
-            with get_session().stream("GET", self.url, params=params, headers=self.headers,
-                                      timeout=max(deadline - time.monotonic(), 0.01)) as resp:
-                raw = _http.read_within(capped(resp.iter_raw(), resp.headers), deadline)
-            return httpx2.Response(resp.status_code, headers=resp.headers, content=raw,
-                                   request=resp.request)
-        except httpx2.TimeoutException:
-            raise _http.Transient(f"no response within {self.cfg.timeout_seconds:g} s") from None
-        except OfflineModeIsEnabled:
-            raise _http.SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect"
-                              ) from None
-        except (httpx2.TransportError, httpx2.DecodingError) as exc:
-            raise _http.Transient(f"connection failed ({type(exc).__name__})") from None
+        """One page's GET (outbound.get: bounded as a whole), as the response
+        hf_raise_for_status reads."""
+        if hf_constants.HF_HUB_OFFLINE:  # as huggingface_hub's own session would refuse
+            raise _http.SourceError("HF_HUB_OFFLINE is set: huggingface_hub refuses to connect")
+        url = str(httpx2.URL(self.url, params=params))
+        status, headers, body = outbound.get(url, self.headers, deadline)
+        return httpx2.Response(status, headers=headers, content=body,
+                               request=httpx2.Request("GET", url))
 
     @staticmethod
     def _items(resp: httpx2.Response, day: dt.date) -> list[Any] | None:
         """The day's items; None for 'no list that day'."""
-        _http.check_status(resp.status_code, resp.headers)
+        outbound.check_status(resp.status_code, resp.headers)
         if resp.status_code == 404:
             return None
         try:
@@ -309,7 +301,7 @@ class HFSource:
         error = "; ".join(errors) or None
         last = (dt.datetime.combine(fetch.last_day, dt.time(), dt.UTC) if fetch.last_day
                 else None)
-        id_stats = by_id.stats if by_id is not None else _http.FetchStats()
+        id_stats = by_id.stats if by_id is not None else outbound.FetchStats()
         counts = {**merged.counts,
                   "cross_listed": joined.counts["cross_listed"] if joined is not None else 0}
         report = RunReport(

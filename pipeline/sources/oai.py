@@ -35,19 +35,12 @@ from urllib.parse import urlencode
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import requests
 
+from pipeline import outbound
 from pipeline.merge import merge_arxiv
+from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
-from pipeline.sources._http import (
-    Answer,
-    FetchStats,
-    Requests,
-    SourceError,
-    Transient,
-    check_status,
-    get_within,
-)
+from pipeline.sources._http import Requests, SourceError
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
 from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import ArxivRow
@@ -154,7 +147,6 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
     requests_ = Requests(cfg, time.monotonic() + cfg.max_run_seconds, name="arxiv",
                          limit=f"max_run_seconds ({cfg.max_run_seconds:g} s)")
     result = Harvest(stats=requests_.stats)
-    session = requests.Session()
     try:
         for spec in sets_for(cfg.categories):
             params: dict[str, str] = {"verb": "ListRecords", "metadataPrefix": "arXivRaw",
@@ -163,7 +155,7 @@ def harvest(cfg: ArxivConfig, since: dt.date, fetched_at: dt.datetime) -> Harves
             resumed = _Resumption(spec)
             while params:
                 url = f"{cfg.oai_url}?{urlencode(params)}"
-                page = requests_.call(functools.partial(_get, session, url, cfg=cfg),
+                page = requests_.call(functools.partial(_get, url, cfg=cfg),
                                       _check, url)
                 resumed.check(page)
                 result.answered = result.answered or page.answered
@@ -205,10 +197,9 @@ class _Resumption:
             self.tokens.add(page.token)
 
 
-def _get(session: requests.Session, url: str, deadline: float, *, cfg: ArxivConfig
-         ) -> Answer:
+def _get(url: str, deadline: float, *, cfg: ArxivConfig) -> Answer:
     headers = {"User-Agent": cfg.user_agent, "Accept": "application/xml, text/xml"}
-    return get_within(session, url, headers, deadline, cfg.timeout_seconds)
+    return outbound.get(url, headers, deadline)
 
 
 def _check(answer: Answer) -> Page:
