@@ -16,6 +16,7 @@ from zoneinfo import ZoneInfo
 
 import click
 import pandas as pd
+import pyarrow as pa
 
 from pipeline import config as config_mod
 from pipeline import ingest as ingest_mod
@@ -36,6 +37,8 @@ class _Context:
     def config(self) -> Config:
         if self._config is None:
             self._config = config_mod.load(self.path)
+            for warning in config_mod.lint(self._config):
+                click.echo(f"papertrail: config warning: {warning}", err=True)
         return self._config
 
     @property
@@ -321,6 +324,27 @@ def _status(cfg: Config, store: Store, tz: ZoneInfo, as_json: bool) -> None:
         click.echo("  ".join(str(r[h]).ljust(widths.get(h, 0)) for h in headers))
     if ledger:
         click.echo(f"completeness: {stats.completeness_line(ledger)}")
+    if cfg.digest.enabled:
+        click.echo(_selection_line(cfg, store))
+
+
+_LEFT_OUT = {"ai": "not AI-related by [classify] ai_categories and ai_phrases",
+             "topics": "in no [[topics]]"}
+
+
+def _selection_line(cfg: Config, store: Store) -> str:
+    """What `[digest] selection` picks of the papers in scope, and what it leaves out."""
+    from pipeline.digest.plan import scoped, selected
+
+    papers = scoped(cfg, store)
+    chosen = len(selected(papers, cfg.digest_selection))
+    auto = " (auto)" if cfg.digest.selection == "auto" else ""
+    line = (f"digests: selection \"{cfg.digest_selection}\"{auto} picks {chosen:,} of "
+            f"{papers.num_rows:,} papers in scope")
+    if left := papers.num_rows - chosen:
+        line += (f"; leaves out {left:,} ({_LEFT_OUT[cfg.digest_selection]}): "
+                 "[digest] selection = \"all\" digests them too")
+    return line
 
 
 @cli.command()
@@ -360,7 +384,9 @@ def topics_check(obj: _Context) -> None:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
     counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
-    for topic in cfg.topics:
+    for i, topic in enumerate(cfg.topics):
+        for line in _keyword_lines(cfg, i, papers):
+            click.echo(line)
         count = counts.get(topic.slug, 0)
         parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
                  f"{len(topic.all)} all-groups" if topic.all else "",
@@ -373,6 +399,32 @@ def topics_check(obj: _Context) -> None:
                    f"{' · '.join(p for p in parts if p)} · {count} of {papers.num_rows} "
                    f"papers{note}")
     click.echo(f"{len(cfg.topics)} topics valid")
+
+
+def _keyword_lines(cfg: Config, i: int, papers: pa.Table) -> Iterator[str]:
+    """Per keyword of topics[i]: one written as a pattern (with what its plain forms
+    would match), one matching nothing, one whose `+` or `.` is matched as written."""
+    from pipeline.derive import topics as topics_mod
+    from pipeline.text import patterns
+
+    topic = cfg.topics[i]
+    silent = set(topics_mod.unmatched(papers, topic.keywords))
+    total = papers.num_rows
+    for j, keyword in enumerate(topic.keywords):
+        where = f"{cfg.path}: topics[{i}].keywords[{j}] {keyword!r} (topic {topic.slug!r})"
+        matches = "matches nothing" if keyword in silent else "matches"
+        if patterns.looks_like_pattern(keyword):
+            forms = patterns.plain_forms(keyword)
+            meant = ", ".join(f"{f!r} would match {int(topics_mod.phrase_hits(papers, f).sum())}"
+                              f" of {total}" for f in forms) or "no plain form is left"
+            yield (f"warn  {where} {matches}: it looks like a regular expression, but keywords are "
+                   f"plain phrases matched as written; {meant}")
+        elif keyword in silent:
+            yield f"warn  {where} matches nothing in the store ({total} papers)"
+        elif symbols := "".join(c for c in patterns.LITERAL_SYMBOLS if c in keyword):
+            yield (f"note  {where}: {' and '.join(repr(c) for c in symbols)} matched as written, "
+                   f"not as a pattern (keywords are plain phrases): "
+                   f"{int(topics_mod.phrase_hits(papers, keyword).sum())} of {total} papers")
 
 
 class _Hit(Protocol):
