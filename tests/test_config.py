@@ -342,3 +342,15 @@ def test_without_the_workflow_file_the_names_upstreams_passes_are_the_measure(
     (told,) = config_mod.lint(cfg)
     assert "notify[1].url_env = 'HOOK': upstream's .github/workflows/update.yml does not " \
            "pass $HOOK" in told
+
+
+def test_the_workflows_env_is_read_as_yaml_reads_it() -> None:
+    import yaml
+
+    steps = yaml.safe_load((REPO / config_mod.WORKFLOW).read_text("utf-8"))["jobs"]["build"][
+        "steps"]
+    for command in ("run", "notify"):
+        (step,) = [s for s in steps if s.get("run", "").startswith(f"papertrail {command}")]
+        found = config_mod.workflow_env(REPO / "pipeline", command)
+        assert found == (REPO / config_mod.WORKFLOW, frozenset(step["env"]))
+    assert config_mod.workflow_env(REPO, "nonesuch") is None
