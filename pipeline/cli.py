@@ -403,7 +403,7 @@ def topics_check(obj: _Context) -> None:
 
 def _keyword_lines(cfg: Config, i: int, papers: pa.Table) -> Iterator[str]:
     """Per keyword of topics[i]: one written as a pattern (with what its plain forms
-    would match), one matching nothing, one whose `+` or `.` is matched as written."""
+    would match), one matching nothing, one whose `+` is matched as written (C++)."""
     from pipeline.derive import topics as topics_mod
     from pipeline.text import patterns
 
@@ -412,18 +412,18 @@ def _keyword_lines(cfg: Config, i: int, papers: pa.Table) -> Iterator[str]:
     total = papers.num_rows
     for j, keyword in enumerate(topic.keywords):
         where = f"{cfg.path}: topics[{i}].keywords[{j}] {keyword!r} (topic {topic.slug!r})"
-        matches = "matches nothing" if keyword in silent else "matches"
+        nothing = " matches nothing:" if keyword in silent else ""
         if patterns.looks_like_pattern(keyword):
             forms = patterns.plain_forms(keyword)
             meant = ", ".join(f"{f!r} would match {int(topics_mod.phrase_hits(papers, f).sum())}"
                               f" of {total}" for f in forms) or "no plain form is left"
-            yield (f"warn  {where} {matches}: it looks like a regular expression, but keywords are "
-                   f"plain phrases matched as written; {meant}")
+            yield (f"warn  {where}{nothing} it looks like a regular expression, but keywords "
+                   f"are plain phrases matched as written; {meant}")
         elif keyword in silent:
             yield f"warn  {where} matches nothing in the store ({total} papers)"
-        elif symbols := "".join(c for c in patterns.LITERAL_SYMBOLS if c in keyword):
-            yield (f"note  {where}: {' and '.join(repr(c) for c in symbols)} matched as written, "
-                   f"not as a pattern (keywords are plain phrases): "
+        elif "+" in keyword:  # a quantifier in a pattern, a word's end in C++: said
+            yield (f"note  {where}: '+' matched as written, not as a pattern (keywords are "
+                   "plain phrases): "
                    f"{int(topics_mod.phrase_hits(papers, keyword).sum())} of {total} papers")
 
 

@@ -18,7 +18,6 @@ import itertools
 import re
 
 _LOOKS_LIKE_PATTERN = re.compile(r"\\.|[|\[\]()?*^$]|\{\d+(?:,\d*)?\}|\.[+?{]")
-LITERAL_SYMBOLS = "+."  # regex metacharacters that alone leave a keyword plain text
 _MOST_FORMS = 8  # alternatives beyond this many are not a suggestion but a vocabulary
 _CLASS_MOST = 5  # a class of more letters ([a-z]) suggests none of them
 _DEEPEST = 8  # groups nested deeper are no one's phrase (and would recurse without bound)
