@@ -371,8 +371,9 @@ def topics() -> None:
 @click.pass_obj
 def topics_check(obj: _Context) -> None:
     """Validate every topic (errors name the topic and key; exit 2) and count its matches in
-    the store; a topic that matches nothing is flagged, and so is what a follow asks that
-    the fork cannot fetch."""
+    the store; a topic or keyword (of a topic or follow) that matches nothing is flagged, so
+    is a keyword written as a regular expression, and what a follow asks that the fork
+    cannot fetch."""
     from pipeline.derive import scope
     from pipeline.derive import topics as topics_mod
 
@@ -380,12 +381,17 @@ def topics_check(obj: _Context) -> None:
     papers = obj.store.library()
     for problem in scope.unserved(cfg, set(cast(list[str], papers["arxiv_id"].to_pylist()))):
         click.echo(f"warn  {problem}")
+    for i, follow in enumerate(cfg.follows):
+        whose = f" (follow {follow.name!r})" if follow.name else ""
+        for line in _keyword_lines(cfg, f"follows[{i}]", whose, follow.keywords, papers):
+            click.echo(line)
     if not cfg.topics:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
     counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
     for i, topic in enumerate(cfg.topics):
-        for line in _keyword_lines(cfg, i, papers):
+        for line in _keyword_lines(cfg, f"topics[{i}]", f" (topic {topic.slug!r})",
+                                   topic.keywords, papers):
             click.echo(line)
         count = counts.get(topic.slug, 0)
         parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
@@ -401,17 +407,17 @@ def topics_check(obj: _Context) -> None:
     click.echo(f"{len(cfg.topics)} topics valid")
 
 
-def _keyword_lines(cfg: Config, i: int, papers: pa.Table) -> Iterator[str]:
-    """Per keyword of topics[i]: one written as a pattern (with what its plain forms
-    would match), one matching nothing, one whose `+` is matched as written (C++)."""
+def _keyword_lines(cfg: Config, key: str, whose: str, keywords: tuple[str, ...],
+                   papers: pa.Table) -> Iterator[str]:
+    """Per keyword of a topic or follow (`key`): one written as a pattern (with what its
+    plain forms would match), one matching nothing, one whose `+` is matched as written."""
     from pipeline.derive import topics as topics_mod
     from pipeline.text import patterns
 
-    topic = cfg.topics[i]
-    silent = set(topics_mod.unmatched(papers, topic.keywords))
+    silent = set(topics_mod.unmatched(papers, keywords))
     total = papers.num_rows
-    for j, keyword in enumerate(topic.keywords):
-        where = f"{cfg.path}: topics[{i}].keywords[{j}] {keyword!r} (topic {topic.slug!r})"
+    for j, keyword in enumerate(keywords):
+        where = f"{cfg.path}: {key}.keywords[{j}] {keyword!r}{whose}"
         nothing = " matches nothing:" if keyword in silent else ""
         if patterns.looks_like_pattern(keyword):
             forms = patterns.plain_forms(keyword)

@@ -234,7 +234,8 @@ def test_topics_check_warns_per_keyword_with_what_the_plain_form_would_match(
     path = tmp_path / "papertrail.toml"
     path.write_text('[store]\npath = "data"\n[[topics]]\nslug = "sec"\n'
                     'name = { zh = "安全", en = "Security" }\nkeywords = ["prompt.*injection", '
-                    '"attack|defen[cs]e", "(un)safe", "zzqx unheard", "robot", "C++"]\n',
+                    '"attack|defen[cs]e", "(un)safe", "zzqx unheard", "robot", "C++"]\n'
+                    '[[follows]]\nname = "mine"\nkeywords = ["robot", "LiDAR?", "qqzx"]\n',
                     encoding="utf-8")
     result = CliRunner().invoke(cli, ["--config", str(path), "topics", "check"])
     assert result.exit_code == 0, result.output
@@ -256,4 +257,9 @@ def test_topics_check_warns_per_keyword_with_what_the_plain_form_would_match(
     assert (f"note  {where}[5] 'C++' (topic 'sec'): '+' matched as written, not as a pattern "
             f"(keywords are plain phrases): {int(phrase_hits(sample_papers, 'C++').sum())} of "
             f"{total} papers") in lines
+    follow = f"{path}: follows[0].keywords"
+    assert (f"warn  {follow}[1] 'LiDAR?' (follow 'mine') matches nothing: it looks like a "
+            f"regular expression, but keywords are plain phrases matched as written; "
+            f"{hits('LiDAR')}") in lines
+    assert f"warn  {follow}[2] 'qqzx' (follow 'mine') matches nothing in the store" in result.stdout
     assert "1 topics valid" in result.stdout
