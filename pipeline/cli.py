@@ -38,6 +38,8 @@ class _Context:
     def config(self) -> Config:
         if self._config is None:
             self._config = config_mod.load(self.path)
+            for warning in config_mod.lint(self._config):
+                click.echo(f"papertrail: config warning: {warning}", err=True)
         return self._config
 
     @property
@@ -323,6 +325,27 @@ def _status(cfg: Config, store: Store, tz: ZoneInfo, as_json: bool) -> None:
         click.echo("  ".join(str(r[h]).ljust(widths.get(h, 0)) for h in headers))
     if ledger:
         click.echo(f"completeness: {stats.completeness_line(ledger)}")
+    if cfg.digest.enabled:
+        click.echo(_selection_line(cfg, store))
+
+
+_LEFT_OUT = {"ai": "not AI-related by [classify] ai_categories and ai_phrases",
+             "topics": "in no [[topics]]"}
+
+
+def _selection_line(cfg: Config, store: Store) -> str:
+    """What `[digest] selection` picks of the papers in scope, and what it leaves out."""
+    from pipeline.digest.plan import scoped, selected
+
+    papers = scoped(cfg, store)
+    chosen = len(selected(papers, cfg.digest_selection))
+    auto = " (auto)" if cfg.digest.selection == "auto" else ""
+    line = (f"digests: selection \"{cfg.digest_selection}\"{auto} picks {chosen:,} of "
+            f"{papers.num_rows:,} papers in scope")
+    if left := papers.num_rows - chosen:
+        line += (f"; leaves out {left:,} ({_LEFT_OUT[cfg.digest_selection]}): "
+                 "[digest] selection = \"all\" digests them too")
+    return line
 
 
 @cli.command()
@@ -365,8 +388,9 @@ def _topics_store(obj: _Context, store_dir: Path | None) -> pa.Table:
 @click.pass_obj
 def topics_check(obj: _Context, store_dir: Path | None) -> None:
     """Validate every topic (errors name the topic and key; exit 2) and count its matches in
-    the store; a topic that matches nothing is flagged, and so is what a follow asks that
-    the fork cannot fetch."""
+    the store; a topic or keyword (of a topic or follow) that matches nothing is flagged, so
+    is a keyword written as a regular expression, and what a follow asks that the fork
+    cannot fetch."""
     from pipeline.derive import scope
     from pipeline.derive import topics as topics_mod
 
@@ -374,11 +398,18 @@ def topics_check(obj: _Context, store_dir: Path | None) -> None:
     papers = _topics_store(obj, store_dir)
     for problem in scope.unserved(cfg, set(cast(list[str], papers["arxiv_id"].to_pylist()))):
         click.echo(f"warn  {problem}")
+    for i, follow in enumerate(cfg.follows):
+        whose = f" (follow {follow.name!r})" if follow.name else ""
+        for line in _keyword_lines(cfg, f"follows[{i}]", whose, follow.keywords, papers):
+            click.echo(line)
     if not cfg.topics:
         click.echo(f"{cfg.path}: no [[topics]] configured")
         return
     counts = topics_mod.counts(topics_mod.match(papers, cfg.topics))
-    for topic in cfg.topics:
+    for i, topic in enumerate(cfg.topics):
+        for line in _keyword_lines(cfg, f"topics[{i}]", f" (topic {topic.slug!r})",
+                                   topic.keywords, papers):
+            click.echo(line)
         count = counts.get(topic.slug, 0)
         parts = [f"{len(topic.keywords)} keywords" if topic.keywords else "",
                  f"{len(topic.all)} all-groups" if topic.all else "",
@@ -391,6 +422,32 @@ def topics_check(obj: _Context, store_dir: Path | None) -> None:
                    f"{' · '.join(p for p in parts if p)} · {count} of {papers.num_rows} "
                    f"papers{note}")
     click.echo(f"{len(cfg.topics)} topics valid")
+
+
+def _keyword_lines(cfg: Config, key: str, whose: str, keywords: tuple[str, ...],
+                   papers: pa.Table) -> Iterator[str]:
+    """Per keyword of a topic or follow (`key`): one written as a pattern (with what its
+    plain forms would match), one matching nothing, one whose `+` is matched as written."""
+    from pipeline.derive import topics as topics_mod
+    from pipeline.text import patterns
+
+    silent = set(topics_mod.unmatched(papers, keywords))
+    total = papers.num_rows
+    for j, keyword in enumerate(keywords):
+        where = f"{cfg.path}: {key}.keywords[{j}] {keyword!r}{whose}"
+        nothing = " matches nothing:" if keyword in silent else ""
+        if patterns.looks_like_pattern(keyword):
+            forms = patterns.plain_forms(keyword)
+            meant = ", ".join(f"{f!r} would match {int(topics_mod.phrase_hits(papers, f).sum())}"
+                              f" of {total}" for f in forms) or "no plain form is left"
+            yield (f"warn  {where}{nothing} it looks like a regular expression, but keywords "
+                   f"are plain phrases matched as written; {meant}")
+        elif keyword in silent:
+            yield f"warn  {where} matches nothing in the store ({total} papers)"
+        elif "+" in keyword:  # a quantifier in a pattern, a word's end in C++: said
+            yield (f"note  {where}: '+' matched as written, not as a pattern (keywords are "
+                   "plain phrases): "
+                   f"{int(topics_mod.phrase_hits(papers, keyword).sum())} of {total} papers")
 
 
 class _Hit(Protocol):

@@ -9,6 +9,7 @@ allowed, so a typo never silently falls back to a default.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import functools
 import math
 import os
@@ -17,12 +18,13 @@ import tomllib
 import types
 import typing
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Protocol
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from pipeline.text import patterns
 from pipeline.text.ids import is_arxiv_id
 from pipeline.text.taxonomy import ALL_CATEGORIES, CS_CATEGORIES
 
@@ -64,11 +66,28 @@ def _between(low: float, high: float) -> Check:
     return lambda v: None if low <= v <= high else f"must be between {low} and {high}"
 
 
+TAXONOMY_URL = "https://arxiv.org/category_taxonomy"
+
+
 def _categories(values: tuple[str, ...]) -> str | None:
     unknown = [v for v in values if v not in ALL_CATEGORIES]
-    if unknown:
-        return f"unknown arXiv categor{'y' if len(unknown) == 1 else 'ies'} {', '.join(unknown)}"
-    return None
+    if not unknown:
+        return None
+    named = []
+    for code in unknown:
+        near = _nearest_category(code)
+        named.append(f"{code} (did you mean {near}?)" if near else code)
+    return (f"unknown arXiv categor{'y' if len(unknown) == 1 else 'ies'} {', '.join(named)}; "
+            f"the codes: {TAXONOMY_URL} (pipeline/text/taxonomy.py)")
+
+
+def _nearest_category(code: str) -> str | None:
+    """The known code a typo most likely meant: the same but for case, else the closest."""
+    by_case = {c.casefold(): c for c in ALL_CATEGORIES}
+    if (same := by_case.get(code.casefold())) is not None:
+        return same
+    near = difflib.get_close_matches(code.casefold(), sorted(by_case), n=1, cutoff=0.75)
+    return by_case[near[0]] if near else None
 
 
 def _timezone(value: str) -> str | None:
@@ -363,7 +382,9 @@ class DigestConfig:
     concurrency: int = _spec(4, _between(1, 64), "1 to 64")
     max_per_run: int = _spec(100, _at_least(0), "a whole number ≥ 0")
     token_budget_per_run: int = _spec(300_000, _at_least(0), "a whole number ≥ 0")
-    selection: Literal["all", "ai", "topics"] = "ai"
+    # auto: "ai" when the fork follows one of [classify] ai_categories, else "all" (a fork
+    # outside AI, such as cs.CR alone, digests its own field). Config.digest_selection.
+    selection: Literal["auto", "all", "ai", "topics"] = "auto"
     prompt_version: str = _spec("1", _non_empty, "a non-empty label")
     max_attempts: int = _spec(3, _between(1, 20), "1 to 20")
     # A failed digest waits retry_backoff_hours × 2^(attempts − 1) before the next try.
@@ -585,6 +606,124 @@ class Config:
     @property
     def digest_language(self) -> str:
         return self.digest.language or self.site.language
+
+    @property
+    def digest_selection(self) -> Literal["all", "ai", "topics"]:
+        """[digest] selection, with "auto" resolved by the fork's categories."""
+        if self.digest.selection != "auto":
+            return self.digest.selection
+        ai = set(self.classify.ai_categories) & set(self.sources.arxiv.categories)
+        return "ai" if ai else "all"
+
+
+# -- advice: a config that loads but may not do what its owner means -----------------------------
+
+WORKFLOW = Path(".github", "workflows", "update.yml")
+
+
+def lint(cfg: Config) -> list[str]:
+    """What `papertrail` warns of after loading a config, never an error (each may be
+    meant): phrases written as regular expressions, and secrets' variables the update
+    workflow does not pass."""
+    return _pattern_phrases(cfg) + _unpassed_envs(cfg)
+
+
+def _phrase_lists(cfg: Config) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+    """(key, whose, phrases) of every list matched as plain phrases."""
+    yield "classify.ai_phrases", "", cfg.classify.ai_phrases
+    for i, topic in enumerate(cfg.topics):
+        whose = f" (topic {topic.slug!r})"
+        yield f"topics[{i}].keywords", whose, topic.keywords
+        for j, group in enumerate(topic.all):
+            yield f"topics[{i}].all[{j}]", whose, group
+        yield f"topics[{i}].exclude", whose, topic.exclude
+    for i, follow in enumerate(cfg.follows):
+        yield f"follows[{i}].keywords", f" (follow {follow.name!r})" if follow.name else "", \
+            follow.keywords
+
+
+def _pattern_phrases(cfg: Config) -> list[str]:
+    out = []
+    for key, whose, phrases in _phrase_lists(cfg):
+        for i, phrase in enumerate(phrases):
+            if not patterns.looks_like_pattern(phrase):
+                continue
+            forms = patterns.plain_forms(phrase)
+            meant = (f"did you mean {', '.join(f'{f!r}' for f in forms)}?" if forms
+                     else "write the words themselves")
+            out.append(f"{cfg.path}: {key}[{i}] = {phrase!r}{whose} looks like a regular "
+                       "expression, but phrases are plain text matched as written (docs/"
+                       f"TOPICS.md): {meant} (`papertrail topics check` counts each)")
+    return out
+
+
+def workflow_env(root: Path, command: str) -> tuple[Path, frozenset[str]] | None:
+    """(the file, the env: names) of the update workflow's step that runs `papertrail
+    <command>`, from the first .github/workflows/update.yml at or above `root`; None when
+    there is none, or no such step."""
+    for folder in (root, *root.parents):
+        if (path := folder / WORKFLOW).is_file():
+            try:
+                names = _step_env(path.read_text(encoding="utf-8"), command)
+            except (OSError, UnicodeDecodeError):
+                return None
+            return None if names is None else (path, names)
+    return None
+
+
+def _step_env(text: str, command: str) -> frozenset[str] | None:
+    """The keys of the `env:` of the step whose `run:` is `papertrail <command>`: read by
+    indentation, as the workflow is written (block YAML), without a YAML library."""
+    lines = text.splitlines()
+    run = re.compile(rf"( *)(- +)?run: *papertrail +{command}\b")
+    for i, line in enumerate(lines):
+        if not (found := run.match(line)):
+            continue
+        key = len(found.group(1)) + len(found.group(2) or "")
+        start = next((j for j in range(i, -1, -1)
+                      if (d := re.match(r"( *)- ", lines[j])) and len(d.group(1)) < key), 0)
+        dash = len(lines[start]) - len(lines[start].lstrip())
+        names: set[str] = set()
+        in_env = False
+        for line in lines[start + 1:]:
+            indent = len(line) - len(line.lstrip())
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            if indent <= dash:
+                break
+            if indent == key:
+                in_env = line.strip() == "env:"
+            elif in_env and (name := re.match(r" *([A-Za-z_][A-Za-z0-9_]*) *:", line)):
+                names.add(name.group(1))
+        return frozenset(names)
+    return None
+
+
+def _env_names(cfg: Config) -> Iterator[tuple[str, str, str]]:
+    """(key, variable, the command reading it) of every secret the config names."""
+    if cfg.digest.enabled:
+        yield "digest.api_key_env", cfg.digest.api_key_env, "run"
+    for i, channel in enumerate(cfg.notify):
+        for f in dataclasses.fields(channel):
+            if f.name.endswith("_env") and (name := getattr(channel, f.name)):
+                yield f"notify[{i}].{f.name}", name, "notify"
+
+
+def _unpassed_envs(cfg: Config) -> list[str]:
+    """The secrets the update workflow would not hand the step that reads them (GitHub
+    passes a secret only by an `env:` line naming it): checked before the fork pushes."""
+    fixed = {"run": frozenset(WORKFLOW_KEY_ENVS), "notify": frozenset(WORKFLOW_NOTIFY_ENVS)}
+    out = []
+    for key, name, command in _env_names(cfg):
+        found = workflow_env(cfg.root, command)
+        where, passed = found or (f"upstream's {WORKFLOW}", fixed[command])
+        if name not in passed:
+            out.append(f"{cfg.path}: {key} = {name!r}: {where} does not pass ${name} to "
+                       f"`papertrail {command}`, so in Actions it is unset; add to that "
+                       f"step's env: the line `{name}: ${{{{ secrets.{name} }}}}` (and a "
+                       f"repository secret {name}), or name one it passes: "
+                       f"{', '.join(sorted(passed & fixed[command]))}")
+    return out
 
 
 # -- loading --------------------------------------------------------------------------------------

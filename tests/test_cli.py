@@ -290,3 +290,24 @@ url = "{httpserver.url_for("/hook")}"
             else:
                 assert result.output.startswith("notify: ok"), result.output
     assert httpserver.log == []  # nothing to send
+
+
+def test_status_says_what_the_digest_selection_leaves_out_and_a_fork_outside_ai_digests_its_own(
+        tmp_path, replay):
+    path = write_config(tmp_path, replay.url, 'categories = ["cs.CR", "cs.RO"]')
+    runner = CliRunner()
+    assert runner.invoke(cli, ["--config", str(path), "ingest"]).exit_code == 0
+    papers = Store(tmp_path / "data").read("papers").to_pylist()
+    mine = [p for p in papers if {"cs.CR", "cs.RO"} & set(p["categories"])]
+    ai = sum(bool(p["ai_related"]) for p in mine)
+    assert 0 < ai < len(mine)
+    out = runner.invoke(cli, ["--config", str(path), "status"]).stdout
+    assert (f'digests: selection "ai" (auto) picks {ai} of {len(mine)} papers in scope; leaves '
+            f"out {len(mine) - ai} (not AI-related by [classify] ai_categories and ai_phrases): "
+            '[digest] selection = "all" digests them too') in out.splitlines()
+    # A fork of cs.CR alone (no AI category): the default digests every paper of its field.
+    path.write_text(path.read_text().replace('"cs.CR", "cs.RO"', '"cs.CR"'), encoding="utf-8")
+    crypto = sum("cs.CR" in p["categories"] for p in papers)
+    out = runner.invoke(cli, ["--config", str(path), "status"]).stdout
+    assert f'digests: selection "all" (auto) picks {crypto} of {crypto} papers in scope' \
+        in out.splitlines()

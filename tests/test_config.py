@@ -238,3 +238,119 @@ def test_a_topic_with_every_key_loads(tmp_path: Path) -> None:
     topic = config_mod.load(path).topics[0]
     assert topic.all == (("a", "b"),) and topic.authors == ("K. He",)
     assert topic.match_initials and topic.min_upvotes == 5
+
+
+@pytest.mark.parametrize(("given", "meant"), [("cs.RB", "cs.RO"), ("cs.ro", "cs.RO"),
+                                              ("hep-tx", "hep-th"), ("cs.AIX", "cs.AI")])
+def test_an_unknown_category_says_which_one_was_meant_and_where_the_codes_are(
+        tmp_path: Path, given: str, meant: str) -> None:
+    path = write(tmp_path, f'[sources.arxiv]\ncategories = ["cs.CR", "{given}"]\n')
+    result = CliRunner().invoke(cli, ["--config", str(path), "status"])
+    assert result.exit_code == 2
+    assert (f"sources.arxiv.categories = ['cs.CR', '{given}']: unknown arXiv category "
+            f"{given} (did you mean {meant}?); the codes: https://arxiv.org/category_taxonomy "
+            "(pipeline/text/taxonomy.py)") in result.output
+    assert str(path) in result.output
+
+
+def test_an_unknown_category_nothing_is_near_gets_no_guess(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        config_mod.load(write(tmp_path, '[[topics]]\nslug = "t"\nname = { zh = "甲", en = "A" }'
+                                        '\ncategories = ["quantum"]\n'))
+    assert "unknown arXiv category quantum; the codes: https://arxiv.org/category_taxonomy" \
+        in str(err.value) and "did you mean" not in str(err.value)
+
+
+PATTERN_KEYWORDS = ('keywords = ["prompt.*injection", "attack|defen[cs]e", "LiDAR?", '
+                    '"(un)safe", "SLAM\\\\b", "C++", "C#"]')
+
+
+def test_keywords_written_as_patterns_are_warned_of_at_load_not_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, f'[[topics]]\nslug = "sec"\nname = {{ zh = "安全", en = "Security" }}\n'
+                           f'{PATTERN_KEYWORDS}\n[[follows]]\nkeywords = ["^VLA$"]\n')
+    result = CliRunner().invoke(cli, ["--config", str(path), "status"])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines()
+                if line.startswith("papertrail: config warning: ")]
+    expected = {"topics[0].keywords[0] = 'prompt.*injection'": "'prompt injection'",
+                "topics[0].keywords[1] = 'attack|defen[cs]e'": "'attack', 'defence', 'defense'",
+                "topics[0].keywords[2] = 'LiDAR?'": "'LiDAR'",
+                "topics[0].keywords[3] = '(un)safe'": "'unsafe', 'safe'",
+                "topics[0].keywords[4] = 'SLAM\\\\b'": "'SLAM'",
+                "follows[0].keywords[0] = '^VLA$'": "'VLA'"}
+    assert len(warnings) == len(expected), warnings  # C++ and C# are words: no warning
+    for line, (key, meant) in zip(warnings, expected.items(), strict=True):
+        assert f"{path}: {key}" in line and f"did you mean {meant}?" in line, line
+        assert "looks like a regular expression" in line
+    assert "(topic 'sec')" in warnings[0]
+
+
+def test_the_default_digest_selection_follows_the_forks_field(tmp_path: Path) -> None:
+    def selection(text: str) -> str:
+        return config_mod.load(write(tmp_path, text)).digest_selection
+
+    assert selection("") == "ai"  # all of cs.*, AI among them
+    assert selection('[sources.arxiv]\ncategories = ["cs.CR"]\n') == "all"
+    assert selection('[sources.arxiv]\ncategories = ["cs.CR", "cs.RO"]\n') == "ai"
+    assert selection('[sources.arxiv]\ncategories = ["cs.CR"]\n[digest]\nselection = "ai"\n') \
+        == "ai"  # said outright: kept
+    assert selection('[sources.arxiv]\ncategories = ["cs.CR"]\n'
+                     '[classify]\nai_categories = ["cs.CR"]\n') == "ai"
+
+
+def test_a_secret_the_workflow_does_not_pass_is_warned_of_locally_until_its_line_is_added(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_ACTIONS", raising=False)
+    workflow = tmp_path / ".github" / "workflows" / "update.yml"
+    workflow.parent.mkdir(parents=True)
+    shipped = (REPO / ".github" / "workflows" / "update.yml").read_text(encoding="utf-8")
+    workflow.write_text(shipped, encoding="utf-8")
+    path = write(tmp_path, '[digest]\napi_key_env = "MY_KEY"\n[[notify]]\nkind = "slack"\n'
+                           'url_env = "MY_SLACK"\ntop = 3\n[[notify]]\nkind = "telegram"\n'
+                           'chat_id = "@c"\ntop = 3\n')
+
+    def warnings() -> list[str]:
+        result = CliRunner().invoke(cli, ["--config", str(path), "status"])
+        assert result.exit_code == 0, result.output
+        return [line for line in result.stderr.splitlines() if "config warning" in line]
+
+    slack, key = (f"{path}: notify[0].url_env = 'MY_SLACK': {workflow} does not pass "
+                  "$MY_SLACK to `papertrail notify`, so in Actions it is unset; add to that "
+                  "step's env: the line `MY_SLACK: ${{ secrets.MY_SLACK }}`",
+                  f"{path}: digest.api_key_env = 'MY_KEY': {workflow} does not pass $MY_KEY "
+                  "to `papertrail run`")
+    told = warnings()
+    assert len(told) == 2 and slack in told[1] and key in told[0], told
+    assert "DEEPSEEK_API_KEY" in told[0] and "SLACK_WEBHOOK_URL" in told[1]
+    # The fork adds the line to the notify step's env: (as the warning says): heard.
+    added = "\n          MY_SLACK: ${{ secrets.MY_SLACK }}"
+    line = "          NOTIFY_WEBHOOK_URL: ${{ secrets.NOTIFY_WEBHOOK_URL }}"
+    workflow.write_text(shipped.replace(line, line + added, 1), encoding="utf-8")
+    told = warnings()
+    assert len(told) == 1 and key in told[0]
+    # In the run step instead, it does not reach `papertrail notify`.
+    run = "          OLLAMA_API_KEY: ${{ secrets.OLLAMA_API_KEY }}"
+    workflow.write_text(shipped.replace(run, run + added, 1), encoding="utf-8")
+    assert any(slack in w for w in warnings())
+
+
+def test_without_the_workflow_file_the_names_upstreams_passes_are_the_measure(
+        tmp_path: Path) -> None:
+    cfg = config_mod.load(write(tmp_path, '[[notify]]\nkind = "slack"\ntop = 1\n'
+                                          '[[notify]]\nkind = "discord"\nurl_env = "HOOK"\n'
+                                          'top = 1\n'))
+    (told,) = config_mod.lint(cfg)
+    assert "notify[1].url_env = 'HOOK': upstream's .github/workflows/update.yml does not " \
+           "pass $HOOK" in told
+
+
+def test_the_workflows_env_is_read_as_yaml_reads_it() -> None:
+    import yaml
+
+    steps = yaml.safe_load((REPO / config_mod.WORKFLOW).read_text("utf-8"))["jobs"]["build"][
+        "steps"]
+    for command in ("run", "notify"):
+        (step,) = [s for s in steps if s.get("run", "").startswith(f"papertrail {command}")]
+        found = config_mod.workflow_env(REPO / "pipeline", command)
+        assert found == (REPO / config_mod.WORKFLOW, frozenset(step["env"]))
+    assert config_mod.workflow_env(REPO, "nonesuch") is None

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from pytest_httpserver import HTTPServer
 
 from pipeline import cli
-from pipeline.config import Config
+from pipeline.config import Config, DigestConfig
 from pipeline.digest import run_digest
 from pipeline.digest.plan import select
 from pipeline.digest.prompt import PaperText, estimate_tokens, messages, prompt_hash
@@ -531,7 +531,7 @@ def test_no_key_skips_with_one_line(cfg: Config, llm: OpenAIReplay,
                         f'api_key_env = "{KEY_ENV}"\n', encoding="utf-8")
     result = CliRunner().invoke(cli.cli, ["--config", str(cfg.path), "digest"])
     assert result.exit_code == 0
-    assert result.output == (f"digest: skipped (no API key: ${KEY_ENV} is not set; the site "
+    assert result.stdout == (f"digest: skipped (no API key: ${KEY_ENV} is not set; the site "
                              "shows no new digests)\n")
     assert llm.calls == 0 and digests(cfg) == []
     assert last_run(cfg)["status"] == "skipped"
@@ -543,9 +543,9 @@ def test_cli_digest_and_status_show_tokens(cfg: Config, llm: OpenAIReplay) -> No
                         encoding="utf-8")
     runner = CliRunner()
     result = runner.invoke(cli.cli, ["--config", str(cfg.path), "digest"])
-    assert result.exit_code == 0 and result.output.startswith("digest: ok · selected 5 · made 5")
+    assert result.exit_code == 0 and result.stdout.startswith("digest: ok · selected 5 · made 5")
     status = runner.invoke(cli.cli, ["--config", str(cfg.path), "status", "--json"])
-    [row] = [r for r in json.loads(status.output) if r["source"] == "digest"]
+    [row] = [r for r in json.loads(status.stdout) if r["source"] == "digest"]
     run = last_run(cfg)
     assert row["tokens in/out"] == f"{int(run['tokens_in']):,}/{int(run['tokens_out']):,}"
 
@@ -561,7 +561,7 @@ def test_an_empty_store_selecting_by_topics_selects_nothing(tmp_path: Path, llm:
                     f'api_key_env = "{KEY_ENV}"\nselection = "topics"\n', encoding="utf-8")
     result = CliRunner().invoke(cli.cli, ["--config", str(path), command])
     assert result.exit_code == 0, result.output
-    assert result.output.startswith(f"{command}: ok · selected 0 · made 0")
+    assert result.stdout.startswith(f"{command}: ok · selected 0 · made 0")
     assert llm.calls == 0
 
 
@@ -607,3 +607,18 @@ def test_a_paper_too_big_for_any_run_fails_with_why_and_the_queue_goes_on(
     # The next run waits for its retry and spends nothing on it.
     again = run_digest(cfg, store, now=T0 + dt.timedelta(minutes=5))
     assert (again.counts["cached"], again.counts["waiting"], llm.calls) == (4, 1, 4)
+
+
+def test_a_fork_outside_ai_digests_its_own_field_by_default(cfg: Config,
+                                                            llm: OpenAIReplay) -> None:
+    # cfg marks five papers AI-related; a fork of cs.CR alone picks none of ai_categories.
+    papers = Store(cfg.store_path).read("papers").to_pylist()
+    crypto = {p["arxiv_id"] for p in papers if "cs.CR" in p["categories"]}
+    assert crypto and not crypto & {p["arxiv_id"] for p in papers if p["ai_related"]}
+    fork = dataclasses.replace(
+        with_digest(cfg, base_url=llm.url, selection=DigestConfig().selection, max_per_run=1000),
+        sources=dataclasses.replace(cfg.sources, arxiv=dataclasses.replace(
+            cfg.sources.arxiv, categories=("cs.CR",))))
+    report = run_digest(fork, Store(cfg.store_path), now=T0)
+    assert report.counts["selected"] == report.counts["made"] == len(crypto)
+    assert {r["arxiv_id"] for r in digests(cfg)} == crypto

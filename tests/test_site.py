@@ -801,6 +801,19 @@ def test_every_missing_digest_has_a_reason(tmp_path, settings, attempts, key):
     assert why.said(s) == s[key].format(n="100", attempts=attempts)
 
 
+@pytest.mark.parametrize(("categories", "key"), [(("cs.CR",), "digest_why_queued"),
+                                                 (("cs.CR", "cs.RO"), "digest_why_ai")])
+def test_a_paper_not_ai_related_waits_for_its_digest_in_a_fork_outside_ai(tmp_path, categories,
+                                                                           key):
+    from pipeline.site.model.views import _why_no_digest
+
+    cfg = make_config(tmp_path)
+    cfg = dataclasses.replace(cfg, sources=dataclasses.replace(cfg.sources, arxiv=(
+        dataclasses.replace(cfg.sources.arxiv, categories=categories))))
+    why = _why_no_digest(cfg, ai_related=False, in_topics=False, attempts=None)
+    assert why.said(i18n.strings("zh-CN")) == i18n.strings("zh-CN")[key].format(n="100")
+
+
 @pytest.mark.slow
 def test_the_hf_board_ranks_each_days_picks_by_upvotes(tmp_path):
     cfg = make_config(tmp_path)

@@ -13,8 +13,9 @@ from pipeline import config as config_mod
 from pipeline import demo
 from pipeline.cli import cli
 from pipeline.config import Topic, TopicName
-from pipeline.derive.topics import match, name_tokens, same_person
+from pipeline.derive.topics import match, name_tokens, phrase_hits, same_person, unmatched
 from pipeline.store import Store
+from pipeline.text import patterns
 from pipeline.text import phrases as _text
 
 NAME = TopicName(zh="主题", en="Topic")
@@ -201,3 +202,64 @@ def test_a_topic_of_twenty_thousand_keywords_matches_as_a_short_one() -> None:
         None, "keyword 'VLA' in abstract", "keyword 'word 19999' in title"]
     assert _one(papers, keywords=("VLA",), exclude=many[:5_000]) == [
         None, "keyword 'VLA' in abstract", None]
+
+
+@pytest.mark.parametrize(("keyword", "forms"), [
+    ("prompt.*injection", ("prompt injection",)), ("attack|defen[cs]e", ("attack", "defence",
+                                                                         "defense")),
+    ("LiDAR?", ("LiDAR",)), ("(un)safe", ("unsafe", "safe")), ("SLAM\\b", ("SLAM",)),
+    ("\\bvision\\s+transformers?\\b", ("vision transformer",)), ("colou?r", ("colour", "color")),
+    ("large (language|vision) models?", ("large language model", "large vision model")),
+    ("(VLA", ("VLA",)), ("(" * 5000 + "x", ()), ("C++", ()), ("C#", ()), ("GPT-4.5", ()),
+])
+def test_a_keyword_written_as_a_pattern_gets_its_plain_forms(keyword: str,
+                                                             forms: tuple[str, ...]) -> None:
+    assert patterns.plain_forms(keyword) == forms
+    assert patterns.looks_like_pattern(keyword) == (keyword not in ("C++", "C#", "GPT-4.5"))
+
+
+def test_unmatched_finds_every_phrase_no_paper_holds(sample_papers: pa.Table) -> None:
+    # Phrases that share rows (each scan finds only a row's leftmost one) and some in none.
+    words = ("model", "language model", "large language model", "learning", "robot",
+             "prompt.*injection", "zzqx unheard", "LiDAR", "C++", "reinforcement learning")
+    expected = [w for w in words if not phrase_hits(sample_papers, w).any()]
+    assert expected == ["prompt.*injection", "zzqx unheard"]
+    assert unmatched(sample_papers, words) == expected
+    assert unmatched(sample_papers.slice(0, 0), words) == list(words)
+
+
+def test_topics_check_warns_per_keyword_with_what_the_plain_form_would_match(
+        tmp_path: Path, sample_papers: pa.Table) -> None:
+    Store(tmp_path / "data").write("papers", sample_papers)
+    path = tmp_path / "papertrail.toml"
+    path.write_text('[store]\npath = "data"\n[[topics]]\nslug = "sec"\n'
+                    'name = { zh = "安全", en = "Security" }\nkeywords = ["prompt.*injection", '
+                    '"attack|defen[cs]e", "(un)safe", "zzqx unheard", "robot", "C++"]\n'
+                    '[[follows]]\nname = "mine"\nkeywords = ["robot", "LiDAR?", "qqzx"]\n',
+                    encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(path), "topics", "check"])
+    assert result.exit_code == 0, result.output
+    total = sample_papers.num_rows
+
+    def hits(phrase: str) -> str:
+        return f"{phrase!r} would match {int(phrase_hits(sample_papers, phrase).sum())} of {total}"
+
+    lines = result.stdout.splitlines()
+    where = f"{path}: topics[0].keywords"
+    assert (f"warn  {where}[0] 'prompt.*injection' (topic 'sec') matches nothing: it looks like "
+            "a regular expression, but keywords are plain phrases matched as written; "
+            f"{hits('prompt injection')}") in lines
+    assert f"; {hits('attack')}, {hits('defence')}, {hits('defense')}" in result.stdout
+    assert f"; {hits('unsafe')}, {hits('safe')}" in result.stdout
+    assert (f"warn  {where}[3] 'zzqx unheard' (topic 'sec') matches nothing in the store "
+            f"({total} papers)") in lines
+    assert not any("'robot'" in line for line in lines)
+    assert (f"note  {where}[5] 'C++' (topic 'sec'): '+' matched as written, not as a pattern "
+            f"(keywords are plain phrases): {int(phrase_hits(sample_papers, 'C++').sum())} of "
+            f"{total} papers") in lines
+    follow = f"{path}: follows[0].keywords"
+    assert (f"warn  {follow}[1] 'LiDAR?' (follow 'mine') matches nothing: it looks like a "
+            f"regular expression, but keywords are plain phrases matched as written; "
+            f"{hits('LiDAR')}") in lines
+    assert f"warn  {follow}[2] 'qqzx' (follow 'mine') matches nothing in the store" in result.stdout
+    assert "1 topics valid" in result.stdout

@@ -95,6 +95,29 @@ def phrase_hits(papers: pa.Table, phrase: str) -> np.ndarray:
     return _holding(papers["title"], papers["abstract"], (phrase,))
 
 
+def unmatched(papers: pa.Table, phrases: tuple[str, ...]) -> list[str]:
+    """The phrases found in no row's title or abstract, in their order.
+
+    One scan gives each row the phrase found first in it; those phrases are found, and
+    the rest are looked for again only in the rows that held one (a row holding a phrase
+    not found yet held some phrase in every earlier scan): a few scans, whatever the
+    number of phrases."""
+    rest = list(dict.fromkeys(phrases))
+    rows = np.arange(papers.num_rows)
+    while rest and rows.size:
+        matcher = _text.compiled(tuple(rest))
+        title, abstract = papers["title"].take(rows), papers["abstract"].take(rows)
+        first = matcher.first(title)
+        in_abstract = matcher.first(abstract)
+        found = set(np.unique(np.concatenate([first[first >= 0],
+                                              in_abstract[in_abstract >= 0]])).tolist())
+        if not found:
+            break
+        rows = rows[(first >= 0) | (in_abstract >= 0)]
+        rest = [p for i, p in enumerate(rest) if i not in found]
+    return [p for p in dict.fromkeys(phrases) if p in rest]
+
+
 def _holding(title: pa.Array[Any] | pa.ChunkedArray[Any],
              abstract: pa.Array[Any] | pa.ChunkedArray[Any],
              phrases: tuple[str, ...]) -> np.ndarray:

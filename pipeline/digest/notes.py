@@ -99,7 +99,7 @@ def _notes(cfg: Config, store: Store, run: Run, api_key: str) -> DigestReport:
 
     todo: list[Change] = []
     states = {"cached": 0, "exhausted": 0, "backoff": 0, "ask": 0}
-    candidates = revisions(cfg, store, dcfg.selection)
+    candidates = revisions(cfg, store, cfg.digest_selection)
     for change in candidates:
         state = due(rows.get(key(change)), dcfg.max_attempts, started)
         states[state] += 1

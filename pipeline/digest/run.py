@@ -120,7 +120,7 @@ def _digest(cfg: Config, store: Store, run: Run, api_key: str,
     versions = store.read("versions")
     library = scope.within(cfg, store.library())
     places = queue(cfg, library, versions)
-    candidates = select(library, versions, dcfg.selection)
+    candidates = select(library, versions, cfg.digest_selection)
     rows = _Rows(store.read("digests").to_pylist())
     todo = plan(candidates, rows.rows, language, dcfg.model, phash, dcfg.max_attempts, started,
                 places)

@@ -705,9 +705,9 @@ def _why_no_digest(cfg: Config, ai_related: bool, in_topics: bool, attempts: int
     d = cfg.digest
     if not d.enabled:
         return NoDigest("off")
-    if d.selection == "ai" and not ai_related:
+    if cfg.digest_selection == "ai" and not ai_related:
         return NoDigest("ai")
-    if d.selection == "topics" and not in_topics:
+    if cfg.digest_selection == "topics" and not in_topics:
         return NoDigest("topics")
     if attempts:
         return NoDigest("failed" if attempts >= d.max_attempts else "retrying", attempts)
