@@ -87,8 +87,10 @@ def test_topics_check_flags_a_topic_that_matches_nothing(sample_store: Path) -> 
                             'keywords = ["zqxjv"]\n', encoding="utf-8")
     result = CliRunner().invoke(cli, ["--config", str(sample_store), "topics", "check"])
     assert result.exit_code == 0
-    void = next(line for line in result.output.splitlines() if "void" in line)
+    lines = result.output.splitlines()
+    void = next(line for line in lines if "void (Void" in line)
     assert "0 of 1333 papers" in void and "matches nothing" in void
+    assert any("'zqxjv' (topic 'void') matches nothing" in line for line in lines)
 
 
 def test_topics_check_rejects_a_bad_topic_with_exit_2(tmp_path: Path) -> None:
