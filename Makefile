@@ -55,7 +55,8 @@ lint: $(STAMP) $(ESLINT)
 	$(BIN)/lint-imports
 	$(ESLINT) --config tests/lint/eslint.config.mjs theme/static tests/js
 
-## bench: print the performance figures in full (not a test; the tests run each with --smoke)
+## bench: print the performance figures in full (not a test; the tests run each with --smoke);
+## site.py and scale.py append theirs to bench/results/
 bench: $(STAMP)
 	for f in bench/[!_]*.py; do $(BIN)/python $$f || exit 1; done
 

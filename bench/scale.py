@@ -12,7 +12,8 @@ A store of N papers as bench/_store.py seeds it (unique text, 25% revised, 10% H
 - ingest: a daily arXiv run (~1,000 new papers, ~300 revisions) through the local replay;
 and the store's bytes, files and largest file. The site build is bench/site.py.
 Run: .venv/bin/python bench/scale.py [N ...]   (default 20000 200000 1000000;
-`--smoke`: 2,000)
+`--smoke`: 2,000). A full run appends its figures to bench/results/scale.csv; `--smoke`
+appends nothing.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 from _corpus import Corpus
+from _results import Figure, machine_load, record
 from _store import START, day_entries, seed
 
 from pipeline import config as config_mod
@@ -89,7 +91,10 @@ def _child(name: str, root: str) -> None:
     print(json.dumps({"seconds": seconds, "mib": hwm, "what": what}))
 
 
-def bench(n: int) -> None:
+def bench(n: int, keep: bool) -> None:
+    """Seeds N papers and times each stage; `keep` appends the figures to
+    bench/results/scale.csv."""
+    started_at = machine_load()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         began = time.perf_counter()
@@ -100,6 +105,9 @@ def bench(n: int) -> None:
         print(f"{n:,} papers (seeded in {time.perf_counter() - began:.0f} s): store "
               f"{sum(sizes) / 1e6:,.0f} MB in {len(files):,} files, the largest "
               f"{max(sizes) / 1e6:.1f} MB", flush=True)
+        figures: list[Figure] = [("store_size", sum(sizes) / 1e6, "MB"),
+                                 ("store_files", len(files), "files"),
+                                 ("store_largest_file", max(sizes) / 1e6, "MB")]
         for name in STAGES:
             proc = subprocess.run([sys.executable, __file__, "child", name, tmp],
                                   capture_output=True, text=True)
@@ -109,6 +117,11 @@ def bench(n: int) -> None:
             got = json.loads(proc.stdout.strip().splitlines()[-1])
             print(f"  {name}: {got['seconds']:.1f} s, peak {got['mib']:,.0f} MiB "
                   f"({got['what']})", flush=True)
+            metric = name.replace(" ", "_")
+            figures += [(f"{metric}_seconds", got["seconds"], "s"),
+                        (f"{metric}_peak", got["mib"], "MiB")]
+        if keep:
+            record("scale", n, figures, started_at, "bench/scale.py")
 
 
 if __name__ == "__main__":
@@ -121,4 +134,4 @@ if __name__ == "__main__":
         parser.add_argument("--smoke", action="store_true", help="2,000 papers")
         args = parser.parse_args()
         for size in [2_000] if args.smoke else args.sizes:
-            bench(size)
+            bench(size, keep=not args.smoke)

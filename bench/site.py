@@ -8,7 +8,8 @@ by folder, and how many paper pages [site] max_site_mb left out.
 Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M] [N ...]
 (default: 20000; J sets [site] build_jobs, default 0 = one worker process per CPU; R full
 builds and R rebuilds, medians; M sets [site] max_site_mb, default 100000 so every paper
-page is kept and the size per 1,000 papers is the whole site's; `--smoke`: 100 papers)
+page is kept and the size per 1,000 papers is the whole site's; `--smoke`: 100 papers).
+A full run appends its figures to bench/results/site.csv; `--smoke` appends nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
+from _results import Figure, machine_load, record
 
 from pipeline import config as config_mod
 from pipeline.merge import merge_arxiv
@@ -159,7 +161,10 @@ def _run_child(cfg_path: Path) -> dict:
     return {**json.loads(out.strip().splitlines()[-1]), "pss": peak[0]}
 
 
-def bench(n: int, jobs: int, repeat: int, max_site_mb: float) -> None:
+def bench(n: int, jobs: int, repeat: int, max_site_mb: float, keep: bool) -> None:
+    """Times R full builds and R rebuilds of N papers; `keep` appends the figures to
+    bench/results/site.csv."""
+    started_at = machine_load()
     with tempfile.TemporaryDirectory() as tmp:
         cfg = make_store(Path(tmp), n, jobs, max_site_mb)
         fulls = []
@@ -191,6 +196,16 @@ def bench(n: int, jobs: int, repeat: int, max_site_mb: float) -> None:
         print(f"  rebuild of unchanged data: median "
               f"{statistics.median(a['seconds'] for a in agains):.1f} s (runs {runs}), "
               f"{max(a['written'] for a in agains)} files written")
+    if keep:
+        figures: list[Figure] = [
+            *(row for f in fulls for row in (
+                ("first_build", f["seconds"], "s"), ("peak_pss", f["pss"], "MiB"),
+                ("main_rss", f["rss"], "MiB"), ("files", f["files"], "files"),
+                ("site_size", f["bytes"] / 1e6, "MB"), ("pages_light", f["light"], "pages"))),
+            *(("rebuild", a["seconds"], "s") for a in agains),
+            ("rebuild_files_written", max(a["written"] for a in agains), "files")]
+        record("site", n, figures, started_at,
+               f"max_site_mb={max_site_mb:g}; build_jobs={jobs}; bench/site.py")
 
 
 if __name__ == "__main__":
@@ -208,4 +223,4 @@ if __name__ == "__main__":
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
         for size in [100] if args.smoke else args.sizes:
-            bench(size, args.jobs, args.repeat, args.max_site_mb)
+            bench(size, args.jobs, args.repeat, args.max_site_mb, keep=not args.smoke)
