@@ -20,14 +20,14 @@ import datetime as dt
 import math
 from typing import TYPE_CHECKING
 
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from pipeline.merge import merge_arxiv
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._source import Catch, Fact, Library, Merged, Options
 from pipeline.sources.arxiv import fetch_ids
-from pipeline.tables import ARXIV_SNAPSHOT, VERSIONS, Table, to_table
+from pipeline.tables import ARXIV_SNAPSHOT, Table
 from pipeline.text.untrusted import MAX_LISTED
 
 if TYPE_CHECKING:
@@ -38,17 +38,21 @@ def missing_texts(library: Library) -> list[str]:
     """Versioned ids ('2604.01234v1') of every version below a paper's current one that the
     versions table lacks: the papers updated most recently first (those the site's lists
     show), each paper's versions oldest first."""
-    papers = library.papers.select(["arxiv_id", "version", "updated"]).to_pandas()
-    have = library.version_keys.select(["arxiv_id", "version"]).to_pandas()
-    counts = have.groupby("arxiv_id").size()
-    papers = papers[papers["version"] > papers["arxiv_id"].map(counts).fillna(0)]
-    if papers.empty:
+    papers = library.papers.select(["arxiv_id", "version", "updated"])
+    keys = library.version_keys.select(["arxiv_id", "version"])
+    counts = keys.group_by("arxiv_id").aggregate([("version", "count")])
+    at = pc.index_in(papers["arxiv_id"], value_set=counts["arxiv_id"].combine_chunks())
+    held = pc.fill_null(counts["version_count"].take(at), 0)
+    short = papers.filter(pc.greater(papers["version"], held)).to_pandas()
+    if short.empty:
         return []
-    papers = papers.sort_values(["updated", "arxiv_id"], ascending=[False, True],
-                                kind="stable", na_position="last")
+    short = short.sort_values(["updated", "arxiv_id"], ascending=[False, True],
+                              kind="stable", na_position="last")
+    have = keys.filter(pc.is_in(keys["arxiv_id"], value_set=pa.array(
+        short["arxiv_id"].tolist(), pa.string()))).to_pandas()
     stored = set(zip(have["arxiv_id"], have["version"], strict=True))
-    return [f"{arxiv_id}v{n}" for arxiv_id, version in zip(papers["arxiv_id"],
-                                                          papers["version"], strict=True)
+    return [f"{arxiv_id}v{n}" for arxiv_id, version in zip(short["arxiv_id"],
+                                                          short["version"], strict=True)
             for n in range(1, int(version) + 1) if (arxiv_id, n) not in stored]
 
 
@@ -57,16 +61,9 @@ def _as_history(rows: pa.Table, papers: pa.Table) -> pa.Table:
     keeps the time the store first knew its paper (`first_seen`), and the revisions feeds,
     counts and watch events (which read versions by when they were first seen) stay as
     they were."""
-    if not rows.num_rows:
-        return rows
-    known = papers.select(["arxiv_id", "first_seen"]).to_pandas().set_index("arxiv_id")
-    fetched = rows["first_seen"].to_pandas()
-    at = pd.Series(rows["arxiv_id"].to_pylist()).map(known["first_seen"])
-    first_seen = at.where(at.notna(), fetched)
-    return to_table(rows.set_column(rows.schema.get_field_index("first_seen"), "first_seen",
-                                    pa.array(first_seen, VERSIONS.field("first_seen").type)),
-                    VERSIONS)
-
+    at = pc.index_in(rows["arxiv_id"], value_set=papers["arxiv_id"].combine_chunks())
+    first_seen = pc.coalesce(papers["first_seen"].take(at), rows["first_seen"])
+    return rows.set_column(rows.schema.get_field_index("first_seen"), "first_seen", first_seen)
 
 class VersionTexts:
     """The texts of stored papers' earlier versions, by versioned id from the export API."""
