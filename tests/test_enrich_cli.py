@@ -151,5 +151,5 @@ def test_ingest_source_all_runs_every_arxiv_path_then_hf(tmp_path: Path, replay:
     assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "announce", "versions",
                                                       "hf"]
     assert lines[-1].startswith("hf: ok")
-    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "oai", "announce", "versions",
-                                                               "hf"}
+    assert set(Store(tmp_path / "data").runs()["source"]) == {
+        "arxiv", "oai", "announce", "versions", "hf"}

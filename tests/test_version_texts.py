@@ -52,7 +52,8 @@ def _run(cfg: Config, replay: ArxivReplay, source: str) -> RunReport:
 
 
 def _texts(store: Store) -> dict[tuple[str, int], str]:
-    return {(r["arxiv_id"], r["version"]): r["abstract"] for r in store.read("versions").to_pylist()}
+    return {(r["arxiv_id"], r["version"]): r["abstract"]
+            for r in store.read("versions").to_pylist()}
 
 
 def _missing(store: Store) -> list[str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -42,7 +42,8 @@ def missing_texts(library: Library) -> list[str]:
     keys = library.version_keys.select(["arxiv_id", "version"])
     counts = keys.group_by("arxiv_id").aggregate([("version", "count")])
     at = pc.index_in(papers["arxiv_id"], value_set=counts["arxiv_id"].combine_chunks())
-    held = pc.fill_null(counts["version_count"].take(at), 0)
+    held: pa.ChunkedArray[Any] = counts["version_count"].take(at)  # null: none stored
+    held = pc.fill_null(held, pa.scalar(0, held.type))
     short = papers.filter(pc.greater(papers["version"], held)).to_pandas()
     if short.empty:
         return []

@@ -539,9 +539,10 @@ def _versions(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]
     numbers, titles, abstracts, updated, seen = (_column(ordered, c) for c in (
         "version", "title", "abstract", "updated_local", "first_seen_local"))
     for arxiv_id, rows in itertools.groupby(range(len(ids)), key=ids.__getitem__):
-        versions, previous = [], None
+        versions: list[Version] = []
+        previous = None
         for i in rows:
-            if versions and versions[-1].version != numbers[i] - 1:
+            if versions and versions[-1].version != int(numbers[i]) - 1:
                 previous = None  # the version before is pending: no diff across the gap
             # Texts only for a diff, with the version before or after: most papers have
             # one version, which needs none.
