@@ -280,6 +280,12 @@ class ArxivConfig(RequestsConfig):
     # newest page_size papers), at most this many a run (at 3 s each); authors past it are
     # looked up in the next runs, in turn.
     lookups_per_run: int = _spec(20, _between(0, 500), "0 (no look-ups) to 500 requests")
+    # The texts of stored papers' earlier versions (a paper first stored at v3 lacks v1 and
+    # v2) are fetched by versioned id, at most this many versions a run: 2,000 is 20
+    # requests at id_batch_size 100, a minute at 3 s each; a year's backfill (~45,000
+    # versions) is done in about a day of hourly runs, a 106-day outage in two.
+    version_texts_per_run: int = _spec(2000, _between(0, 100_000),
+                                       "0 (never fetch them) to 100000 versions")
 
     @property
     def user_agent(self) -> str:

@@ -137,10 +137,11 @@ def test_source_failure_prints_one_line_and_exits_0(tmp_path, replay):
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest"])
     assert result.exit_code == 0
     lines = [line for line in result.output.splitlines() if line.strip()]
-    assert len(lines) == 4 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
+    assert len(lines) == 5 and "arxiv: failed" in lines[0] and "HTTP 503" in lines[0]
     assert lines[1].startswith("oai: ")  # the other paths to arXiv go on
     assert lines[2].startswith("announce: ")
-    assert lines[3] == "hf: skipped (disabled in config)"
+    assert lines[3].startswith("versions: ")
+    assert lines[4] == "hf: skipped (disabled in config)"
 
 
 def test_corrupt_store_exits_1_naming_the_file(tmp_path, replay):
@@ -226,9 +227,12 @@ max_per_run = 5
     assert any(line.startswith("hf: ") for line in lines)
     assert any(line.startswith("enrich: ") for line in lines)
     assert any(line.startswith("similar: ") and "lists made" in line for line in lines)
-    # One backfill has no revision to note: the digests get every item the run allows.
-    assert any(line.startswith("notes: ok") and "selected 0" in line for line in lines)
-    assert any(line.startswith("digest: ok") and "made 5" in line for line in lines)
+    # The backfill met 54 papers at v2; the same run fetches their v1 texts, so their
+    # revisions have notes to write, which share the run's budget with the digests.
+    assert any(line.startswith("versions: ok") and "new 54" in line for line in lines)
+    assert any(line.startswith("notes: ok") and "selected 51 · made 1" in line
+               for line in lines)
+    assert any(line.startswith("digest: ok") and "made 4" in line for line in lines)
     assert llm.calls == 5
     assert (tmp_path / "output" / "index.html").is_file()
 

@@ -102,6 +102,10 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     shutil.copytree(root / "day2", root / "day3")
     day3 = config_mod.load(root / "day3" / "papertrail.toml")
     ingest_arxiv_paths(day3, Store(day3.store_path), T3)
+    # A store that first met day 1's revised papers at v2 (OAI-PMH alone, at day 3): the
+    # texts of their v1 are what the `versions` source fetches.
+    first_at_v2 = _project(root / "first-at-v2", servers)
+    ingest.ingest(first_at_v2, Store(first_at_v2.store_path), "oai", now=T3)
     servers.arxiv.as_of = T2
 
     # The data branch: another run saved day 1, ours restored it and ingested day 2, then
@@ -138,7 +142,7 @@ def templates(tmp_path_factory: pytest.TempPathFactory, servers: Servers) -> dic
     _project(root / "release", servers)
     return {"day1": root / "day1", "day2": root / "day2", "day3": root / "day3",
             "branch": branch, "release": root / "release", "empty": root / "empty",
-            "new": root / "new"}
+            "new": root / "new", "first-at-v2": root / "first-at-v2"}
 
 
 @dataclass(frozen=True)
@@ -164,6 +168,8 @@ CASES = {
     "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
     # The feed at T2 lists day 1: fetched by id, stored, and the completeness ledger written.
     "ingest announce": Case("empty", ".", ("ingest", "--source", "announce"), T2),
+    # The texts of earlier versions, by versioned id: versions rows, their snapshot, the run.
+    "ingest versions": Case("first-at-v2", ".", ("ingest", "--source", "versions"), T3),
     "ingest into a new store": Case("new", ".", ("ingest", "--source", "arxiv"), T1),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'

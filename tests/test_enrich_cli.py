@@ -150,6 +150,8 @@ def test_ingest_source_all_runs_every_arxiv_path_then_hf(tmp_path: Path, replay:
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "announce", "hf"]
+    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "announce", "versions",
+                                                      "hf"]
     assert lines[-1].startswith("hf: ok")
-    assert set(Store(tmp_path / "data").runs()["source"]) == {"arxiv", "oai", "announce", "hf"}
+    assert set(Store(tmp_path / "data").runs()["source"]) == {
+        "arxiv", "oai", "announce", "versions", "hf"}

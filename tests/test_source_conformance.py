@@ -21,17 +21,20 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import parse_qs
 
+import pyarrow as pa
 import pytest
 from pytest_httpserver import HTTPServer
 from werkzeug import Request, Response
 
 from pipeline import ingest
 from pipeline.config import Config
+from pipeline.merge import merge_arxiv
 from pipeline.outbound import SOURCE_REPLY_BYTES
 from pipeline.report import RunReport
 from pipeline.sources import SOURCES
 from pipeline.sources._untrusted import MAX_FIELD_CHARS
 from pipeline.store import Store
+from pipeline.tables import ARXIV_SNAPSHOT, PAPERS, VERSIONS, empty
 from tests.support.replays import fast_arxiv, fast_hf
 
 NOW = dt.datetime(2026, 6, 23, 15, tzinfo=dt.UTC)
@@ -110,12 +113,27 @@ class Served:
     route: str  # a path prefix on the local server
     page: Callable[[list[Record]], bytes]
     kept_in: str  # the store table whose arxiv_id column lists what it kept
+    # What the store holds before the run, for a source whose work the store names
+    seed: Callable[[Store], None] | None = None
+
+
+def known_at_v2(store: Store) -> None:
+    """Papers stored at v2 whose earlier texts the store lacks (as after an outage), so the
+    `versions` source asks for them by versioned id."""
+    rows = [{"arxiv_id": i, "version": 2, "title": f"Paper {i}", "abstract": "An abstract.",
+             "authors": ["Ann Lee"], "categories": ["cs.LG"], "primary_category": "cs.LG",
+             "published": DATED, "updated": DATED, "fetched_at": DATED} for i in (*GOOD, BAD)]
+    merged = merge_arxiv(empty(PAPERS), empty(VERSIONS).select(["arxiv_id", "version"]),
+                         pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), ("cs.LG",))
+    with store.lock():
+        store.write("papers", merged.papers)
 
 
 SERVED: dict[str, Served] = {
     "arxiv": Served("/api/query", atom, "papers"),
     "oai": Served("/oai", oai, "papers"),
     "announce": Served("/rss/", rss, "papers"),
+    "versions": Served("/api/query", atom, "versions", known_at_v2),
     "hf": Served("/api/daily_papers", daily_papers, "hf"),
 }
 
@@ -159,6 +177,9 @@ def _run(base_config: Config, httpserver: HTTPServer, name: str,
     upstream = Upstream(SERVED[name].route, body, length)
     httpserver.expect_request(re.compile(".*")).respond_with_handler(upstream)
     cfg = _config(base_config, httpserver)
+    seed = SERVED[name].seed
+    if seed is not None:
+        seed(Store(cfg.store_path))
     report = ingest.ingest(cfg, Store(cfg.store_path), name, now=NOW)
     return report, Store(cfg.store_path), upstream
 

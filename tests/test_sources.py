@@ -146,5 +146,5 @@ def test_status_and_the_site_list_it_in_registry_order(toy: Toy, config: Config)
 
 def test_the_cli_offers_every_registered_source() -> None:
     option = next(p for p in cli.ingest.params if p.name == "source")
-    assert list(option.type.choices) == [*SOURCES, "all"] == ["arxiv", "oai", "announce", "hf",
-                                                              "all"]
+    assert list(option.type.choices) == [*SOURCES, "all"] == [
+        "arxiv", "oai", "announce", "versions", "hf", "all"]

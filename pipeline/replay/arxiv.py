@@ -23,6 +23,11 @@ serves the export API):
   controller's other argument errors);
 - `<updated>` is the current version's date, and a journal-ref or DOI added without a
   new version changes no date the API filters or sorts on.
+- `search/services/index/classic_api/classic_search.py`, `classic_search`: an `id_list` id
+  ending in `v<n>` is matched on `paper_id_v` (the index holds a document per version),
+  one without a version on `paper_id` and `is_current`; so `2604.01234v1` is answered
+  with v1's entry (its title, abstract and date; `search/serialize/atom.py` names the
+  entry `…/abs/2604.01234v1`), and a version arXiv does not have with no entry at all.
 Faults can be queued to test clients: 503, 429 with Retry-After, a stall, truncated XML,
 an empty page, a body trickled a byte at a time.
 The same server answers arXiv's OAI-PMH at /oai (GET or POST form), from the same entries:

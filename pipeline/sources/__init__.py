@@ -12,7 +12,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pipeline.sources import announce, arxiv, hf, oai
+from pipeline.sources import announce, arxiv, hf, oai, versions
 from pipeline.sources._source import Fact, Source
 from pipeline.tables import TABLES, Table
 
@@ -20,6 +20,7 @@ SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,
     oai.SOURCE,
     announce.SOURCE,
+    versions.SOURCE,
     hf.SOURCE,
 )}
 

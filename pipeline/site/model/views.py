@@ -66,6 +66,8 @@ class Version:
     before: Reading | None = None
     after: Reading | None = None
     model_note: str | None = None  # the change note the model wrote (pipeline.digest.notes)
+    # Its text is not stored yet (the `versions` source fetches it): the timeline says so.
+    pending: bool = False
     _note: list[Part] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -197,6 +199,15 @@ class Paper:
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
     similar: list[str] = field(default_factory=list)  # ids, most similar first
+
+    @property
+    def timeline(self) -> list[Version]:
+        """Its versions oldest first, those below the current one whose text the store lacks
+        as pending (a paper first stored at v3: v1 and v2, until they are fetched)."""
+        have = {v.version for v in self.versions}
+        pending = [Version(n, "", "", pending=True)
+                   for n in range(1, self.version + 1) if n not in have]
+        return sorted([*self.versions, *pending], key=lambda v: v.version)
 
     @property
     def path(self) -> str:
@@ -528,8 +539,11 @@ def _versions(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]
     numbers, titles, abstracts, updated, seen = (_column(ordered, c) for c in (
         "version", "title", "abstract", "updated_local", "first_seen_local"))
     for arxiv_id, rows in itertools.groupby(range(len(ids)), key=ids.__getitem__):
-        versions, previous = [], None
+        versions: list[Version] = []
+        previous = None
         for i in rows:
+            if versions and versions[-1].version != int(numbers[i]) - 1:
+                previous = None  # the version before is pending: no diff across the gap
             # Texts only for a diff, with the version before or after: most papers have
             # one version, which needs none.
             texts = None if previous is None and ids[i + 1:i + 2] != [arxiv_id] else (
