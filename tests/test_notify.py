@@ -140,7 +140,7 @@ def test_every_channel_gets_each_new_item_once_across_two_runs(project, services
     for service in ("telegram", "slack", "discord", "feishu", "hook"):
         assert len(services.chat.received(service)) == 1, service  # daily: one digest
     (mail,) = services.mailbox.mails
-    assert mail["Subject"] == "Robot radar: 4 new for you"
+    assert mail["Subject"] == "Robot radar: 3 new for you"  # papers, not items
     (hook,) = _bodies(services, "hook")
     assert {i["key"] for i in hook["items"]} == ITEMS
     assert sorted(hook["arxiv_ids"]) == sorted([*FOLLOWED, WATCHED])
@@ -247,13 +247,13 @@ def test_a_missing_secret_fails_only_its_channel_and_names_the_variable(
            "SMTP_PASSWORD, TELEGRAM_BOT_TOKEN" in out
 
 
-def test_immediate_sends_one_message_per_item_and_daily_one_digest(project, services,
-                                                                   monkeypatch):
+def test_immediate_sends_one_message_per_paper_and_daily_one_digest(project, services,
+                                                                    monkeypatch):
     _write(project, _channels(services, telegram='format = "immediate"\n'))
     _notify(project, _env(services), monkeypatch)
     sent = _bodies(services, "telegram")
-    assert len(sent) == 4 and len(_bodies(services, "slack")) == 1
-    assert all(m["text"].count("<a href=") == 1 for m in sent)
+    assert len(sent) == 3 and len(_bodies(services, "slack")) == 1  # the watched paper once
+    assert all(m["text"].count("<a href=") == 1 for m in sent)  # no base_url: arXiv alone
     assert "Robot radar" not in sent[0]["text"]  # one item: its title is the message
 
 
@@ -292,8 +292,9 @@ def test_the_top_papers_of_the_last_announcement_when_a_channel_asks(project, se
     _write(project, _channels(services, webhook="top = 2\n"))
     _notify(project, _env(services), monkeypatch)
     (hook,) = _bodies(services, "hook")
-    tops = [i for i in hook["items"] if i["why"] == "Top pick today"]
+    tops = [i for i in hook["items"] if i["why"].startswith("Top pick today")]
     assert [i["title"] for i in tops] == ["Unfollowed 6", "Unfollowed 7"]  # 今日精选's order
+    assert tops[0]["why"] == "Top pick today: Accepted: ICRA 2026"  # and why it is one
     (slack,) = _bodies(services, "slack")
     assert "Unfollowed" not in slack["text"]
 
@@ -383,8 +384,8 @@ def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
         assert "sent 4" in _notify(project, {}, monkeypatch)
     finally:
         smtp.stop()
-    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per item
-    assert len(mailbox.mails) == 4 and {"A watched paper", HOSTILE} <= subjects
+    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per paper
+    assert len(mailbox.mails) == 3 and {"A watched paper", HOSTILE} <= subjects
 
 
 def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
@@ -509,7 +510,7 @@ def test_a_message_the_service_refuses_fails_only_its_own_items(project, monkeyp
     finally:
         server.shutdown()
         server.server_close()
-    assert len(handler.received) == 4  # each item tried, after the refusal too
+    assert len(handler.received) == 3  # each paper tried, after the refusal too
     assert "notify: failed · sent 2 · failed 2" in out and "HTTP 400" in out
     ledger = _ledger(project)
     failed = {item for (_, item), r in ledger.items() if r["status"] == "failed"}
