@@ -607,7 +607,8 @@ def _by_paper(items: list[Item], grouped: bool) -> list[list[Item]]:
     papers: dict[str, list[Item]] = {}
     for item in items:
         papers.setdefault(item.arxiv_id, []).append(item)
-    out = list(papers.values())
+    # the paper itself first (its why, its group), then its news
+    out = [sorted(p, key=lambda i: not i.key.startswith("paper/")) for p in papers.values()]
     if grouped:
         order = {g: n for n, g in enumerate(dict.fromkeys(p[0].group for p in out))}
         out.sort(key=lambda p: order[p[0].group])  # stable: newest first within a group
