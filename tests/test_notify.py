@@ -23,8 +23,8 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import ingest
-from pipeline.cli import cli
 from pipeline import notify as notify_mod
+from pipeline.cli import cli
 from pipeline.notify import channels
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.notify import Fault
@@ -32,7 +32,6 @@ from pipeline.replay.sample import Entry
 from pipeline.store import Store
 from tests.support.markdown import shown
 from tests.support.replays import fast_arxiv
-from tests.support.site import add_digest
 from tests.support.servers import (
     FEISHU_SECRET,
     SMTP_PASSWORD,
@@ -43,6 +42,7 @@ from tests.support.servers import (
     free_port,
     hostile,
 )
+from tests.support.site import add_digest
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
@@ -605,7 +605,7 @@ def _receiver_check() -> Callable[..., bool]:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md").read_text("utf-8")
     (code,) = [b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "def verified" in b]
     space: dict[str, Any] = {}
-    exec(code, space)  # noqa: S102  # the doc's own example, from this repository
+    exec(code, space)  # the doc's own example, from this repository
     return cast(Callable[..., bool], space["verified"])
 
 

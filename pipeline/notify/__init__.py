@@ -117,9 +117,11 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     pending = [i for i in chosen.new(channel.top, bool(week)) if i.key not in done]
     pending += [chosen.retry[k] for k in sorted(tried.keys() - done)
                 if k in chosen.retry and k not in {i.key for i in pending}]
-    marker: list[dict[str, object]] = [{"channel": channel.label, "item": week, "arxiv_id": None, "status": "sent",
-               "error": None, "attempts": 1, "first_tried": run.started,
-               "sent": run.started}] if week else []
+    # The week's row: committed with its items', so the week is sent once
+    marker: list[dict[str, object]] = [
+        {"channel": channel.label, "item": week, "arxiv_id": None, "status": "sent",
+         "error": None, "attempts": 1, "first_tried": run.started, "sent": run.started}
+    ] if week else []
     if not pending:
         return ([] if problem else marker), problem or None, opened
     batch, over = pending[:channel.max_items], pending[channel.max_items:]
