@@ -512,8 +512,8 @@ class Channel:
     weekday: Weekday = "monday"
     # Also the newest papers of the last announcement, this many (0: only what you follow).
     top: int = _spec(0, _between(0, 50), "0 to 50 papers")
-    # Items sent in one run at most; past it the message says how many more the feed holds.
-    max_items: int = _spec(50, _between(1, 500), "1 to 500 items")
+    # Papers sent in one run at most; past it the message says how many more the feed holds.
+    max_items: int = _spec(50, _between(1, 500), "1 to 500 papers")
     timeout_seconds: float = _spec(20.0, _at_least(0.1), "seconds ≥ 0.1")
     # Retries of one message on 429 (after the wait the service asks for), 5xx and
     # connection errors; then the channel is recorded as failing and tried next run.

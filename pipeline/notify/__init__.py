@@ -124,7 +124,11 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     ] if week else []
     if not pending:
         return ([] if problem else marker), problem or None, opened
-    batch, over = pending[:channel.max_items], pending[channel.max_items:]
+    # max_items counts papers: a paper's items (a watched one's news) go together
+    papers = list(dict.fromkeys(i.arxiv_id for i in pending))
+    kept = set(papers[:channel.max_items])
+    batch, over = [i for i in pending if i.arxiv_id in kept], \
+        [i for i in pending if i.arxiv_id not in kept]
     s = i18n.strings(cfg.site.language)
 
     def row(item: Item, status: Literal["sent", "failed", "skipped"], error: str | None = None
@@ -143,8 +147,8 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
         return rows + [row(i, "failed", problem) for i in batch], problem, None
     base = cfg.site.base_url.rstrip("/")
     title = s["notify_week" if week else "notify_title"]
-    heading = title.format(site=cfg.site.title, n=len({i.arxiv_id for i in pending}))
-    more = s["notify_more"].format(n=len(over)) if over else ""
+    heading = title.format(site=cfg.site.title, n=len(papers))
+    more = s["notify_more"].format(n=len(papers) - len(kept)) if over else ""
     unsent, refused = list(batch), []
     for message in messages(opened, heading, batch, more, f"{base}/me/" if base else ""):
         try:
@@ -156,5 +160,6 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
             return rows + [row(i, "failed", str(exc)) for i in unsent], str(exc), opened
         else:
             rows += [row(i, "sent") for i in message.items]
-        unsent = unsent[len(message.items):]
+        went = {i.key for i in message.items}  # a message holds its papers in its order
+        unsent = [i for i in unsent if i.key not in went]
     return rows + ([] if refused else marker), "; ".join(refused) or None, opened
