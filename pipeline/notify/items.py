@@ -1,6 +1,8 @@
 """What `papertrail notify` sends: the personal feed's items (the papers the fork's
 `[[follows]]` match, in the feed's window, and every event of a watched paper), each under
 the key of its feed entry, and optionally the newest papers of the last announcement.
+Each carries what the site shows of its paper: its page there, the digest's line (else the
+abstract's first sentence), its topics by name, and why it came.
 
 Made from the same `site.model.follows.match` and `Followed.recent` the personal feed is made
 from, so a channel says what the feed says. Text is plain (LaTeX as Unicode, untrusted):
@@ -108,7 +110,7 @@ class _Maker:
         self.topic_names = topic_names(cfg)
 
     def top(self, ranked_as: rank.Ranked) -> str:
-        """"Top pick today: accepted at ICRA 2026; code on GitHub" """
+        """Why a top pick is one, as 今日精选 says it: "Top pick today: Accepted: ICRA 2026"."""
         said = self.s["semicolon"].join(i18n.say_pick(r, self.s, self.topic_names)
                                         for r in ranked_as.reasons)
         return f"{self.s['notify_top']}: {said}" if said else self.s["notify_top"]
