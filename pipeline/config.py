@@ -497,6 +497,11 @@ def _email(value: str) -> str | None:
     return None if _EMAIL.fullmatch(value) else "must be an e-mail address"
 
 
+Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+                  "sunday"]
+WEEKDAYS: tuple[Weekday, ...] = typing.get_args(Weekday)  # in ISO order, Monday first
+
+
 @dataclass(frozen=True)
 class Channel:
     """What every `[[notify]]` table has; each kind adds its own settings (CHANNEL_KINDS).
@@ -505,12 +510,16 @@ class Channel:
     kind: str = ""
     # The channel's name in the ledger: each item goes once to each name (default: kind).
     name: str = _spec("", allowed="a label, unique among [[notify]] (default: the kind)")
-    # daily: one message a run with every new item; immediate: one message per item.
-    format: Literal["daily", "immediate"] = "daily"
+    # daily: one message a run with every new paper; immediate: one message per paper;
+    # weekly: once an ISO week (the first run on or after `weekday`), the past 7 days'
+    # papers grouped by the follow (or topic) that matched.
+    format: Literal["daily", "immediate", "weekly"] = "daily"
+    # The day (the site's timezone) from which a weekly channel sends its week.
+    weekday: Weekday = "monday"
     # Also the newest papers of the last announcement, this many (0: only what you follow).
     top: int = _spec(0, _between(0, 50), "0 to 50 papers")
-    # Items sent in one run at most; past it the message says how many more the feed holds.
-    max_items: int = _spec(50, _between(1, 500), "1 to 500 items")
+    # Papers sent in one run at most; past it the message says how many more the feed holds.
+    max_items: int = _spec(50, _between(1, 500), "1 to 500 papers")
     timeout_seconds: float = _spec(20.0, _at_least(0.1), "seconds ≥ 0.1")
     # Retries of one message on 429 (after the wait the service asks for), 5xx and
     # connection errors; then the channel is recorded as failing and tried next run.
@@ -567,6 +576,8 @@ class WebhookChannel(Channel):
     # The URL itself when it holds no secret; else url_env names the variable holding it.
     url: str = _spec("", _site_url, "empty, or an http(s) URL")
     url_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
+    # The variable holding the key each message is signed with (X-PaperTrail-Signature).
+    secret_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
 
 
 # Every kind of [[notify]] channel and its settings; pipeline/notify/channels.py's CHANNELS
@@ -579,7 +590,7 @@ CHANNEL_KINDS: dict[str, type[Channel]] = {
 # of its own name (the default of the key that names it): fixed, as WORKFLOW_KEY_ENVS.
 WORKFLOW_NOTIFY_ENVS = ("SMTP_PASSWORD", "TELEGRAM_BOT_TOKEN", "FEISHU_WEBHOOK_URL",
                         "FEISHU_SECRET", "SLACK_WEBHOOK_URL", "DISCORD_WEBHOOK_URL",
-                        "NOTIFY_WEBHOOK_URL")
+                        "NOTIFY_WEBHOOK_URL", "NOTIFY_WEBHOOK_SECRET")
 
 
 @dataclass(frozen=True)

@@ -133,7 +133,9 @@ EMBEDDINGS = pa.schema([
 # channel once. A failed row is tried again on the next run; skipped: over max_items.
 NOTIFIED = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("channel", pa.string()),  # the [[notify]] table's name
-    ("item", pa.string()),  # paper/<id>, or watch/<id>/<event> (the me feed's entry keys)
+    # paper/<id>, or watch/<id>/<event> (the me feed's entry keys); week/<year>-W<nn>: a
+    # weekly channel's week sent
+    ("item", pa.string()),
     ("arxiv_id", pa.string()),
     ("status", pa.string()),  # sent | failed | skipped
     ("attempts", pa.int32()),

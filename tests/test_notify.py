@@ -9,11 +9,13 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 from aiosmtpd.controller import Controller
@@ -21,6 +23,7 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline import ingest
+from pipeline import notify as notify_mod
 from pipeline.cli import cli
 from pipeline.notify import channels
 from pipeline.replay.arxiv import ArxivReplay
@@ -39,6 +42,7 @@ from tests.support.servers import (
     free_port,
     hostile,
 )
+from tests.support.site import add_digest
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
@@ -51,7 +55,8 @@ ITEMS = {f"paper/{FOLLOWED[0]}", f"paper/{FOLLOWED[1]}", f"paper/{WATCHED}",
 def _entry(n: int, title: str, authors: tuple[str, ...], comment: str | None = None
            ) -> Entry:
     return Entry(arxiv_id=f"2606.{20000 + n}", version=1, title=title,
-                 abstract=f"Abstract {n}.", authors=authors, categories=("cs.RO",),
+                 abstract=f"Abstract {n} finds 3.5 times the grip. It says more.",
+                 authors=authors, categories=("cs.RO",),
                  comment=comment, journal_ref=None, doi=None,
                  published=T0 - dt.timedelta(hours=3), updated=T0 - dt.timedelta(hours=3),
                  announced=T0 - dt.timedelta(hours=1))
@@ -87,7 +92,7 @@ def project(tmp_path) -> Path:
     return _project(tmp_path, ("Ada Lovelace", "B. Person"))
 
 
-def _project(tmp_path: Path, first_authors: tuple[str, ...]) -> Path:
+def _project(tmp_path: Path, first_authors: tuple[str, ...], extra: str = "") -> Path:
     entries = [_entry(1, HOSTILE, first_authors),
                _entry(2, "Grasping with $\\alpha$-hands", ("Ada Lovelace",)),
                _entry(3, "A watched paper", ("C. Someone",)),
@@ -95,7 +100,7 @@ def _project(tmp_path: Path, first_authors: tuple[str, ...]) -> Path:
                # 今日精选's first: accepted at a venue, the others have no signal
                _entry(6, "Unfollowed 6", ("Nobody Here",), comment="Accepted at ICRA 2026"),
                _entry(7, "Unfollowed 7", ("Nobody Here",), comment="Code: https://github.com/x/y")]
-    _write(tmp_path, "")
+    _write(tmp_path, extra)
     cfg = config_mod.load(tmp_path / "papertrail.toml")
     with ArxivReplay(entries) as api:
         api.as_of = T0
@@ -140,7 +145,7 @@ def test_every_channel_gets_each_new_item_once_across_two_runs(project, services
     for service in ("telegram", "slack", "discord", "feishu", "hook"):
         assert len(services.chat.received(service)) == 1, service  # daily: one digest
     (mail,) = services.mailbox.mails
-    assert mail["Subject"] == "Robot radar: 4 new for you"
+    assert mail["Subject"] == "Robot radar: 3 new for you"  # papers, not items
     (hook,) = _bodies(services, "hook")
     assert {i["key"] for i in hook["items"]} == ITEMS
     assert sorted(hook["arxiv_ids"]) == sorted([*FOLLOWED, WATCHED])
@@ -247,13 +252,13 @@ def test_a_missing_secret_fails_only_its_channel_and_names_the_variable(
            "SMTP_PASSWORD, TELEGRAM_BOT_TOKEN" in out
 
 
-def test_immediate_sends_one_message_per_item_and_daily_one_digest(project, services,
-                                                                   monkeypatch):
+def test_immediate_sends_one_message_per_paper_and_daily_one_digest(project, services,
+                                                                    monkeypatch):
     _write(project, _channels(services, telegram='format = "immediate"\n'))
     _notify(project, _env(services), monkeypatch)
     sent = _bodies(services, "telegram")
-    assert len(sent) == 4 and len(_bodies(services, "slack")) == 1
-    assert all(m["text"].count("<a href=") == 1 for m in sent)
+    assert len(sent) == 3 and len(_bodies(services, "slack")) == 1  # the watched paper once
+    assert all(m["text"].count("<a href=") == 1 for m in sent)  # no base_url: arXiv alone
     assert "Robot radar" not in sent[0]["text"]  # one item: its title is the message
 
 
@@ -265,9 +270,11 @@ def test_over_max_items_the_rest_are_counted_and_linked_not_sent_later(
         "[site]\n", '[site]\nbase_url = "https://radar.example"\n'), encoding="utf-8")
     _notify(project, _env(services), monkeypatch)
     (slack,) = _bodies(services, "slack")
-    assert "<https://radar.example/me/|3 more in your feed>" in slack["text"]
-    statuses = sorted(r["status"] for (c, _), r in _ledger(project).items() if c == "slack")
-    assert statuses == ["sent", "skipped", "skipped", "skipped"]
+    # max_items counts papers: the watched one goes whole, its news beside it
+    assert "<https://radar.example/me/|2 more in your feed>" in slack["text"]
+    statuses = {item: r["status"] for (c, item), r in _ledger(project).items() if c == "slack"}
+    assert statuses == {f"paper/{WATCHED}": "sent", f"watch/{WATCHED}/v1": "sent",
+                        f"paper/{FOLLOWED[0]}": "skipped", f"paper/{FOLLOWED[1]}": "skipped"}
     _notify(project, _env(services), monkeypatch)
     assert len(_bodies(services, "slack")) == 1
 
@@ -292,8 +299,9 @@ def test_the_top_papers_of_the_last_announcement_when_a_channel_asks(project, se
     _write(project, _channels(services, webhook="top = 2\n"))
     _notify(project, _env(services), monkeypatch)
     (hook,) = _bodies(services, "hook")
-    tops = [i for i in hook["items"] if i["why"] == "Top pick today"]
+    tops = [i for i in hook["items"] if i["why"].startswith("Top pick today")]
     assert [i["title"] for i in tops] == ["Unfollowed 6", "Unfollowed 7"]  # 今日精选's order
+    assert tops[0]["why"] == "Top pick today: Accepted: ICRA 2026"  # and why it is one
     (slack,) = _bodies(services, "slack")
     assert "Unfollowed" not in slack["text"]
 
@@ -318,8 +326,12 @@ BAD_CHANNELS = [
     ('kind = "slack"\nurl = "https://hooks.slack.com/x"', "notify[0].url", "unknown key"),
     ('kind = "webhook"', "notify[0] = {'kind': 'webhook'}", "either url"),
     ('kind = "webhook"\nurl = "javascript:alert(1)"', "notify[0].url", "http(s) URL"),
-    ('kind = "discord"\nformat = "hourly"', "notify[0].format", "'daily' | 'immediate'"),
+    ('kind = "discord"\nformat = "hourly"', "notify[0].format", "'daily' | 'immediate' | 'weekly'"),
     ('kind = "discord"\ntop = 51', "notify[0].top", "0 to 50 papers"),
+    ('kind = "webhook"\nurl = "https://h.example/"\nsecret_env = "whsec_1234 5678"',
+     "notify[0].secret_env", "an environment variable name"),
+    ('kind = "discord"\nformat = "weekly"\nweekday = "mon"', "notify[0].weekday",
+     "'monday' | 'tuesday'"),
     ('kind = "discord"\n[[notify]]\nkind = "discord"', "notify[1].name",
      "notify[0] is named 'discord' too"),
 ]
@@ -383,8 +395,8 @@ def test_email_over_tls_from_the_first_byte(project, certificate, monkeypatch):
         assert "sent 4" in _notify(project, {}, monkeypatch)
     finally:
         smtp.stop()
-    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per item
-    assert len(mailbox.mails) == 4 and {"A watched paper", HOSTILE} <= subjects
+    subjects = {str(m["Subject"]).strip() for m in mailbox.mails}  # one mail per paper
+    assert len(mailbox.mails) == 3 and {"A watched paper", HOSTILE} <= subjects
 
 
 def test_a_server_without_starttls_gets_no_mail_in_clear(project, monkeypatch):
@@ -509,8 +521,215 @@ def test_a_message_the_service_refuses_fails_only_its_own_items(project, monkeyp
     finally:
         server.shutdown()
         server.server_close()
-    assert len(handler.received) == 4  # each item tried, after the refusal too
+    assert len(handler.received) == 3  # each paper tried, after the refusal too
     assert "notify: failed · sent 2 · failed 2" in out and "HTTP 400" in out
     ledger = _ledger(project)
     failed = {item for (_, item), r in ledger.items() if r["status"] == "failed"}
     assert failed == {f"paper/{WATCHED}", f"watch/{WATCHED}/v1"}
+
+
+# -- what each paper says, in every channel ---------------------------------------------------
+
+SITE = "https://radar.example"
+TOPIC = '\n[[topics]]\nslug = "grasping"\nname = { en = "Robot grasping", zh = "抓取" }\n' \
+        'keywords = ["grasping"]\n'
+LINE = "Hands that grasp anything, in three tries"
+
+
+def _text(s: Services, kind: str) -> str:
+    """Everything the channel of `kind` received, as its reader gets it (one string)."""
+    if kind == "email":
+        return "".join(m.get_body(("plain",)).get_content() + m.get_body(("html",)).get_content()
+                       for m in s.mailbox.mails)
+    service = "hook" if kind == "webhook" else kind
+    out = []
+    for body in _bodies(s, service):
+        if kind == "feishu":
+            post = body["content"]["post"]["en_us"]
+            out.append("\n".join([post["title"], *(e.get("text", "") + " " + e.get("href", "")
+                                                  for row in post["content"] for e in row)]))
+        else:
+            out.append(body.get("text") or body.get("content") or json.dumps(body))
+    return "\n".join(out)
+
+
+@pytest.fixture
+def site_project(tmp_path) -> Path:
+    """The fork with a base_url, a topic the second paper is in, and that paper's digest."""
+    root = _project(tmp_path, ("Ada Lovelace", "B. Person"), TOPIC)
+    add_digest(Store(root / "data"), FOLLOWED[1], 1, T0, LINE, language="en")
+    return root
+
+
+def _site_write(root: Path, notify: str) -> None:
+    _write(root, TOPIC + notify)
+    path = root / "papertrail.toml"
+    path.write_text(path.read_text().replace("[site]\n", f'[site]\nbase_url = "{SITE}"\n'),
+                    encoding="utf-8")
+
+
+@pytest.mark.parametrize("kind", list(channels.CHANNELS))
+def test_each_paper_links_its_site_page_and_arxiv_and_says_its_line_topics_and_why(
+        site_project, services, monkeypatch, kind):
+    _site_write(site_project, _channels(services))
+    _notify(site_project, _env(services), monkeypatch)
+    said = _text(services, kind)
+    # the site's page (Paper.path under base_url), arXiv's beside it
+    assert f"{SITE}/paper/{FOLLOWED[1]}.html" in said
+    assert f"https://arxiv.org/abs/{FOLLOWED[1]}v1" in said
+    assert LINE in said  # the digest's one line
+    assert "Abstract 1 finds 3.5 times the grip" in said  # no digest: the first sentence
+    assert "It says more" not in said
+    assert "Robot grasping" in said and "topic grasping" not in said  # by name, not slug
+    assert "Matches what you follow" in said  # why it came
+    assert "In the library now" in said  # a watched paper's first appearance …
+    assert "New version v1" not in said  # … is no new version
+    if kind != "webhook":  # the webhook's items are the ledger's (grouped by arxiv_id)
+        # once (in e-mail's text and its HTML), with its news beside it
+        assert said.count("A watched paper") == 1 + (kind == "email"), said
+
+
+def test_an_immediate_message_links_the_personal_feed(site_project, services, monkeypatch):
+    _site_write(site_project, _channels(services, slack='format = "immediate"\n'))
+    _notify(site_project, _env(services), monkeypatch)
+    sent = _bodies(services, "slack")
+    assert len(sent) == 3
+    assert all(m["text"].endswith(f"<{SITE}/me/|Your feed>") for m in sent)
+
+
+# -- a signed webhook -------------------------------------------------------------------------
+
+WEBHOOK_SECRET = "whsec-test-key"
+
+
+def _receiver_check() -> Callable[..., bool]:
+    """The receiver's check as docs/CONFIG.md gives it, run as it is written there."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "CONFIG.md").read_text("utf-8")
+    (code,) = [b for b in re.findall(r"```python\n(.*?)```", doc, re.S) if "def verified" in b]
+    space: dict[str, Any] = {}
+    exec(code, space)  # the doc's own example, from this repository
+    return cast(Callable[..., bool], space["verified"])
+
+
+class _Verifying(BaseHTTPRequestHandler):
+    """A webhook receiver that takes only what the doc's check verifies (401 else)."""
+
+    verified: Callable[..., bool]
+    received: list[tuple[bool, dict[str, str], bytes]]
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        ok = self.verified(self.headers, body, WEBHOOK_SECRET.encode())
+        self.received.append((ok, dict(self.headers), body))
+        self.send_response(200 if ok else 401)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def verifying() -> Iterator[tuple[str, type[_Verifying]]]:
+    handler = type("Verifying", (_Verifying,), {"verified": staticmethod(_receiver_check()),
+                                                "received": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}/hook", handler
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_signed_webhook_passes_the_documented_receivers_check(project, verifying,
+                                                                monkeypatch):
+    url, handler = verifying
+    _write(project, f'\n[[notify]]\nkind = "webhook"\nurl = "{url}"\n'
+                    'secret_env = "NOTIFY_WEBHOOK_SECRET"\nformat = "immediate"\n')
+    out = _notify(project, {"NOTIFY_WEBHOOK_SECRET": WEBHOOK_SECRET}, monkeypatch)
+    assert "notify: ok · sent 4" in out
+    assert [ok for ok, _, _ in handler.received] == [True] * 3
+    deliveries = [h["X-PaperTrail-Delivery"] for _, h, _ in handler.received]
+    assert len(set(deliveries)) == 3 and all(len(d) == 32 for d in deliveries)
+    verified = _receiver_check()
+    _, headers, body = handler.received[0]
+    secret = WEBHOOK_SECRET.encode()
+    assert not verified(headers, body.replace(b"A watched", b"A forged "), secret)
+    assert not verified(headers, body, b"another key")
+    assert not verified({**headers, "X-PaperTrail-Delivery": "0" * 32}, body, secret)
+    old = int(headers["X-PaperTrail-Timestamp"]) - 3600
+    replayed = {**headers, **channels.signature(secret, deliveries[0], old, body)}
+    assert not verified(replayed, body, secret)  # rightly signed, an hour old
+
+
+def test_a_webhook_signed_with_another_key_is_refused_and_retried(project, verifying,
+                                                                  monkeypatch):
+    url, handler = verifying
+    _write(project, f'\n[[notify]]\nkind = "webhook"\nurl = "{url}"\n'
+                    'secret_env = "HOOK_KEY"\n')
+    out = _notify(project, {"HOOK_KEY": "not-the-key"}, monkeypatch)
+    assert "notify: failed · sent 0 · failed 4" in out and "HTTP 401" in out
+    assert "not-the-key" not in out
+    monkeypatch.delenv("HOOK_KEY")
+    out = _notify(project, {}, monkeypatch)
+    assert "webhook: $HOOK_KEY is not set" in out  # never sent unsigned
+    assert len(handler.received) == 1
+    out = _notify(project, {"HOOK_KEY": WEBHOOK_SECRET}, monkeypatch)
+    assert "notify: ok · sent 4" in out and handler.received[-1][0]
+
+
+# -- a weekly digest --------------------------------------------------------------------------
+
+WEEK2 = T0 + dt.timedelta(days=7)  # T0 is a Monday
+
+
+def _week2_paper(root: Path) -> None:
+    """A paper by the followed author in the second week's announcement."""
+    cfg = config_mod.load(root / "papertrail.toml")
+    new = dataclasses.replace(
+        _entry(8, "Second week's grasping", ("Ada Lovelace",)),
+        published=WEEK2 - dt.timedelta(hours=3), updated=WEEK2 - dt.timedelta(hours=3),
+        announced=WEEK2 - dt.timedelta(hours=1))
+    with ArxivReplay([new]) as api:
+        api.as_of = WEEK2
+        ingest.ingest_arxiv(fast_arxiv(cfg, api.url, categories=("cs.RO",)),
+                            Store(cfg.store_path), now=WEEK2)
+
+
+@pytest.mark.parametrize("kind", list(channels.CHANNELS))
+def test_weekly_sends_once_a_week_from_its_weekday_each_paper_once_grouped(
+        project, services, monkeypatch, kind):
+    _write(project, _channels(services, **{kind: 'format = "weekly"\nweekday = "wednesday"\n'}))
+    cfg = config_mod.load(project / "papertrail.toml")
+    store = Store(cfg.store_path)
+    env = _env(services)
+
+    def run(at: dt.datetime) -> list[str]:
+        report = notify_mod.notify(dataclasses.replace(
+            cfg, notify=tuple(c for c in cfg.notify if c.kind == kind)), store, env=env, now=at)
+        assert report.status in ("ok", "skipped"), report.error
+        return [r["item"] for r in store.read("notified").to_pylist()]
+
+    assert run(T0) == []  # Monday: before its weekday
+    week1 = run(T0 + dt.timedelta(days=2, hours=1))  # Wednesday: the week's digest
+    assert sorted(week1) == sorted([*ITEMS, "week/2026-W26"])
+    said = _text(services, kind)
+    if kind == "email":
+        (mail,) = services.mailbox.mails
+        assert mail["Subject"] == "Robot radar: your week, 3 papers"
+    assert "your week, 3 papers" in said or kind == "webhook"
+    if kind != "webhook":
+        assert "advisor" in said and "A paper you watch has news" in said  # the groups
+        assert said.count("A watched paper") == 1 + (kind == "email")
+    assert run(T0 + dt.timedelta(days=2, hours=5)) == week1  # a rerun: nothing new
+    assert run(T0 + dt.timedelta(days=5)) == week1  # Saturday: sent this week
+
+    _week2_paper(project)
+    assert run(WEEK2) == week1  # the next Monday: before its weekday again
+    later = run(WEEK2 + dt.timedelta(days=4))  # Friday: the first run on or after it
+    assert sorted(set(later) - set(week1)) == ["paper/2606.20008", "week/2026-W27"]
+    assert "Second week's grasping" in _text(services, kind)
+    # only the new paper went: the first week's are in its digest alone
+    assert _text(services, kind).count("Grasping with") == 1 + (kind == "email")
+    assert run(WEEK2 + dt.timedelta(days=4, hours=1)) == later

@@ -8,6 +8,10 @@ message cannot be taken back, so an item may come twice, never zero times). A ch
 that fails (a missing secret, a refusal, a server down past its retries) has its items
 recorded as failed and sent again on the next run; the other channels go on, and the
 run's row (`papertrail status`, the job summary) names what failed.
+
+A weekly channel sends on the first run of an ISO week on or after its weekday (in the
+site's timezone), and its ledger rows commit with a `week/<year>-W<nn>` row: a rerun that
+week, after a crash too, finds the week sent and sends nothing new.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import pandas as pd
 import pyarrow as pa
 
 from pipeline import runs
-from pipeline.config import Channel, Config
+from pipeline.config import WEEKDAYS, Channel, Config
 from pipeline.notify.channels import (
     CHANNELS,
     ChannelError,
@@ -51,11 +55,13 @@ def notify(cfg: Config, store: Store, *, env: Mapping[str, str] | None = None,
         failed = set(ledger.loc[ledger["status"] == "failed", "item"])
         lib = load(cfg, store)
         chosen = select(cfg, lib, max(c.top for c in cfg.notify), failed)
+        today = run.started.astimezone(lib.tz)
         report = RunReport("notify", "ok", counts={"sent": 0, "failed": 0, "skipped": 0})
         details: dict[str, dict[str, object]] = {}
         for channel in cfg.notify:
             mine = ledger[ledger["channel"] == channel.label]
-            rows, error, sender = _send(cfg, channel, chosen, mine, env, run, kinds)
+            week = _week_due(channel, today, set(mine["item"]))
+            rows, error, sender = _send(cfg, channel, chosen, mine, env, run, kinds, week)
             if rows:
                 store.append("notified", pa.Table.from_pylist(rows))
                 store.commit()
@@ -81,24 +87,48 @@ def _ledger(store: Store) -> pd.DataFrame:
                                    "first_tried"]).to_pandas()
 
 
+def _week_due(channel: Channel, today: dt.datetime, had: set[str]) -> str | None:
+    """A weekly channel's ledger key of this ISO week, when its digest is due now (its
+    weekday reached, the week not sent); None for a weekly channel not due; "" for the
+    other formats, always due."""
+    if channel.format != "weekly":
+        return ""
+    year, number, day = today.isocalendar()
+    key = f"week/{year}-W{number:02d}"
+    due = day - 1 >= WEEKDAYS.index(channel.weekday) and key not in had
+    return key if due else None
+
+
 def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
-          env: Mapping[str, str], run: runs.Run, kinds: Mapping[str, type[Sender]]
-          ) -> tuple[list[dict[str, object]], str | None, Sender | None]:
-    """Send the channel's pending items: (ledger rows, its error or None, the sender)."""
+          env: Mapping[str, str], run: runs.Run, kinds: Mapping[str, type[Sender]],
+          week: str | None) -> tuple[list[dict[str, object]], str | None, Sender | None]:
+    """Send the channel's pending items: (ledger rows, its error or None, the sender).
+    `week`: _week_due's answer; a weekly digest sent whole adds the week's row."""
     # Opened first, so a missing secret shows even on a run with nothing to send.
     try:
         opened: Sender | None = open_channel(channel, cfg.site.language, env, kinds)
         problem = ""
     except ChannelError as exc:
         opened, problem = None, str(exc)
+    if week is None:
+        return [], problem or None, opened
     done = set(mine.loc[mine["status"].isin(DONE), "item"])
     tried = {r["item"]: r for r in mine.to_dict("records")}
-    pending = [i for i in chosen.new(channel.top) if i.key not in done]
+    pending = [i for i in chosen.new(channel.top, bool(week)) if i.key not in done]
     pending += [chosen.retry[k] for k in sorted(tried.keys() - done)
                 if k in chosen.retry and k not in {i.key for i in pending}]
+    # The week's row: committed with its items', so the week is sent once
+    marker: list[dict[str, object]] = [
+        {"channel": channel.label, "item": week, "arxiv_id": None, "status": "sent",
+         "error": None, "attempts": 1, "first_tried": run.started, "sent": run.started}
+    ] if week else []
     if not pending:
-        return [], problem or None, opened
-    batch, over = pending[:channel.max_items], pending[channel.max_items:]
+        return ([] if problem else marker), problem or None, opened
+    # max_items counts papers: a paper's items (a watched one's news) go together
+    papers = list(dict.fromkeys(i.arxiv_id for i in pending))
+    kept = set(papers[:channel.max_items])
+    batch, over = [i for i in pending if i.arxiv_id in kept], \
+        [i for i in pending if i.arxiv_id not in kept]
     s = i18n.strings(cfg.site.language)
 
     def row(item: Item, status: Literal["sent", "failed", "skipped"], error: str | None = None
@@ -116,8 +146,9 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
     if opened is None:
         return rows + [row(i, "failed", problem) for i in batch], problem, None
     base = cfg.site.base_url.rstrip("/")
-    heading = s["notify_title"].format(site=cfg.site.title, n=len(pending))
-    more = s["notify_more"].format(n=len(over)) if over else ""
+    title = s["notify_week" if week else "notify_title"]
+    heading = title.format(site=cfg.site.title, n=len(papers))
+    more = s["notify_more"].format(n=len(papers) - len(kept)) if over else ""
     unsent, refused = list(batch), []
     for message in messages(opened, heading, batch, more, f"{base}/me/" if base else ""):
         try:
@@ -129,5 +160,6 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
             return rows + [row(i, "failed", str(exc)) for i in unsent], str(exc), opened
         else:
             rows += [row(i, "sent") for i in message.items]
-        unsent = unsent[len(message.items):]
-    return rows, "; ".join(refused) or None, opened
+        went = {i.key for i in message.items}  # a message holds its papers in its order
+        unsent = [i for i in unsent if i.key not in went]
+    return rows + ([] if refused else marker), "; ".join(refused) or None, opened

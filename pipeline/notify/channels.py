@@ -34,6 +34,7 @@ from typing import Any
 from pipeline import config as config_mod
 from pipeline import outbound
 from pipeline.notify.items import Item
+from pipeline.site import i18n
 from pipeline.text.untrusted import clean_text
 
 ERROR_CHARS = 300  # of a server's error text, kept in the ledger
@@ -63,11 +64,47 @@ class Policy:
 
 
 @dataclass(frozen=True)
+class Entry:
+    """One paper of a message, said once: its items (the paper, a watched paper's news)."""
+
+    items: tuple[Item, ...]
+    heading: str = ""  # a weekly digest's group, on the group's first entry
+
+    @property
+    def paper(self) -> Item:
+        return self.items[0]
+
+    @property
+    def link(self) -> str:
+        """The paper's page on the site, else arXiv's (then no second link beside it)."""
+        return self.paper.page or self.paper.url
+
+    def lines(self, s: Mapping[str, str]) -> list[str]:
+        """The plain lines under its title: authors, its line, topics, why and news."""
+        p = self.paper
+        said = [*dict.fromkeys(i.why for i in self.items if i.why),
+                *dict.fromkeys(i.note for i in self.items if i.note)]
+        topics = s["notify_topics"].format(names=", ".join(p.topics)) if p.topics else ""
+        return [x for x in (p.authors, p.line, topics, " · ".join(said)) if x]
+
+
+@dataclass(frozen=True)
 class Message:
-    heading: str  # a digest's line on top ("" for one item sent on its own)
+    heading: str  # a digest's line on top ("" for one paper sent on its own)
     items: list[Item]
-    more: str = ""  # "12 more in your feed", when max_items left some out
+    more: str = ""  # "12 more in your feed" (or "Your feed"), linked to `link`
     link: str = ""  # the personal feed's page, when the site has a base_url
+    grouped: bool = False  # a weekly digest: its entries under their group's heading
+
+    @property
+    def entries(self) -> list[Entry]:
+        """The items by paper, each paper once (_by_paper), a group's heading on its first."""
+        out: list[Entry] = []
+        for items in _by_paper(self.items, self.grouped):
+            group = items[0].group if self.grouped else ""
+            fresh = group and (not out or group != out[-1].paper.group)
+            out.append(Entry(tuple(items), group if fresh else ""))
+        return out
 
     @property
     def subject(self) -> str:
@@ -86,6 +123,7 @@ class Sender:
     def __init__(self, cfg: config_mod.Channel, env: Mapping[str, str], language: str
                  ) -> None:
         self.cfg, self.env, self.language = cfg, env, language
+        self.s = i18n.strings(language)
         self.secrets: dict[str, str] = {}  # value → the variable's name, for redacting
         # Every request of the channel's run, retries and waits, within max_run_seconds.
         self.calls = outbound.Requests(
@@ -128,12 +166,13 @@ class Sender:
     def send(self, message: Message) -> None:
         raise NotImplementedError
 
-    def _post(self, url: str, body: Mapping[str, Any],
+    def _post(self, url: str, body: Mapping[str, Any] | bytes,
               verdict: Callable[[outbound.Answer], Verdict],
               headers: Mapping[str, str] | None = None) -> None:
-        """POST JSON through outbound (bounded as a whole, never redirected); retried on
-        429 (after the wait asked for), 5xx and transport errors."""
-        content = json.dumps(body).encode()
+        """POST JSON (`body`, or its bytes as written) through outbound (bounded as a whole,
+        never redirected); retried on 429 (after the wait asked for), 5xx and transport
+        errors, the same bytes each time."""
+        content = body if isinstance(body, bytes) else json.dumps(body).encode()
         sent = {"Content-Type": "application/json", "User-Agent": USER_AGENT, **(headers or {})}
 
         def check(answer: outbound.Answer) -> None:
@@ -178,21 +217,27 @@ def _ok(answer: outbound.Answer) -> bool:
 # -- e-mail ---------------------------------------------------------------------------------------
 
 
-def _text(m: Message) -> str:
+def _text(m: Message, s: Mapping[str, str]) -> str:
     out = [m.heading, ""] if m.heading else []
-    for i in m.items:
-        out += [i.title, i.authors, " · ".join(filter(None, (i.why, i.note))), i.url, ""]
+    for e in m.entries:
+        out += [f"== {e.heading} ==", ""] if e.heading else []
+        out += [e.paper.title, *e.lines(s), e.link]
+        out += [f"arXiv: {e.paper.url}"] if e.paper.page else []
+        out.append("")
     if m.more:
         out.append(" ".join(filter(None, (m.more, m.link))))
     return "\n".join(out).strip() + "\n"
 
 
-def _email_html(m: Message) -> str:
+def _email_html(m: Message, s: Mapping[str, str]) -> str:
     e = html.escape
     out = [f"<h2>{e(m.heading)}</h2>"] if m.heading else []
-    for i in m.items:
-        out.append(f'<p><a href="{e(i.url)}"><b>{e(i.title)}</b></a><br>{e(i.authors)}<br>'
-                   f"<small>{e(' · '.join(filter(None, (i.why, i.note))))}</small></p>")
+    for entry in m.entries:
+        out += [f"<h3>{e(entry.heading)}</h3>"] if entry.heading else []
+        arxiv = f' · <a href="{e(entry.paper.url)}">arXiv</a>' if entry.paper.page else ""
+        lines = "".join(f"<br>{e(line)}" for line in entry.lines(s))
+        out.append(f'<p><a href="{e(entry.link)}"><b>{e(entry.paper.title)}</b></a>{arxiv}'
+                   f"{lines}</p>")
     if m.more:
         more = e(m.more)
         out.append(f'<p><a href="{e(m.link)}">{more}</a></p>' if m.link else f"<p>{more}</p>")
@@ -212,8 +257,8 @@ class Email(Sender):
         cfg = self.cfg
         mail = EmailMessage()
         mail["Subject"], mail["From"], mail["To"] = message.subject, cfg.sender, ", ".join(cfg.to)
-        mail.set_content(_text(message))
-        mail.add_alternative(_email_html(message), subtype="html")
+        mail.set_content(_text(message, self.s))
+        mail.add_alternative(_email_html(message, self.s), subtype="html")
         try:
             self.calls.call(lambda deadline: self._deliver(mail, deadline), lambda _: None,
                             f"{cfg.host}:{cfg.port}")
@@ -286,17 +331,16 @@ class _Watchdog:
 # -- Telegram -------------------------------------------------------------------------------------
 
 
-def _telegram_html(m: Message) -> str:
-    e = telegram_escape
+def _telegram_html(m: Message, s: Mapping[str, str]) -> str:
+    e, a = telegram_escape, html.escape  # text; a URL inside an attribute
     out = [f"<b>{e(m.heading)}</b>"] if m.heading else []
-    for i in m.items:
-        lines = [f'<a href="{html.escape(i.url)}">{e(i.title)}</a>']
-        lines += [f"<i>{e(i.authors)}</i>"] if i.authors else []
-        lines += [e(" · ".join(filter(None, (i.why, i.note))))]
-        out.append("\n".join(lines))
+    for entry in m.entries:
+        head = f"<b>{e(entry.heading)}</b>\n" if entry.heading else ""
+        arxiv = f' · <a href="{a(entry.paper.url)}">arXiv</a>' if entry.paper.page else ""
+        out.append("\n".join([f'{head}<a href="{a(entry.link)}">{e(entry.paper.title)}</a>'
+                              f"{arxiv}", *map(e, entry.lines(s))]))
     if m.more:
-        out.append(f'<a href="{html.escape(m.link)}">{e(m.more)}</a>' if m.link
-                   else e(m.more))
+        out.append(f'<a href="{a(m.link)}">{e(m.more)}</a>' if m.link else e(m.more))
     return "\n\n".join(out)
 
 
@@ -315,10 +359,10 @@ class Telegram(Sender):
         self.token = self.secret(self.cfg.token_env)
 
     def size(self, message: Message) -> int:
-        return len(_telegram_html(message))
+        return len(_telegram_html(message, self.s))
 
     def send(self, message: Message) -> None:
-        body = {"chat_id": self.cfg.chat_id, "text": _telegram_html(message),
+        body = {"chat_id": self.cfg.chat_id, "text": _telegram_html(message, self.s),
                 "parse_mode": "HTML", "link_preview_options": {"is_disabled": True}}
         self._post(f"{self.cfg.api_url.rstrip('/')}/bot{self.token}/sendMessage", body,
                    _telegram_verdict)
@@ -350,10 +394,13 @@ class Feishu(Sender):
 
     def body(self, m: Message) -> dict[str, object]:
         rows: list[list[dict[str, str]]] = []
-        for i in m.items:
-            rows.append([{"tag": "a", "text": i.title, "href": i.url}])
-            rows += [[{"tag": "text", "text": i.authors}]] if i.authors else []
-            rows.append([{"tag": "text", "text": " · ".join(filter(None, (i.why, i.note)))}])
+        for e in m.entries:
+            rows += [[{"tag": "text", "text": f"【{e.heading}】"}]] if e.heading else []
+            arxiv = [{"tag": "text", "text": " · "}, {"tag": "a", "text": "arXiv",
+                                                       "href": e.paper.url}]
+            rows.append([{"tag": "a", "text": e.paper.title, "href": e.link},
+                         *(arxiv if e.paper.page else [])])
+            rows += [[{"tag": "text", "text": line}] for line in e.lines(self.s)]
         if m.more:
             rows.append([{"tag": "a", "text": m.more, "href": m.link} if m.link
                          else {"tag": "text", "text": m.more}])
@@ -390,17 +437,22 @@ def slack_escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _slack_text(m: Message) -> str:
+def _slack_text(m: Message, s: Mapping[str, str]) -> str:
     e = slack_escape
     out = [f"*{e(m.heading)}*"] if m.heading else []
-    for i in m.items:
-        lines = [f"<{i.url}|{e(i.title)}>"]
-        lines += [e(i.authors)] if i.authors else []
-        lines += [e(" · ".join(filter(None, (i.why, i.note))))]
-        out.append("\n".join(lines))
+    for entry in m.entries:
+        head = f"*{e(entry.heading)}*\n" if entry.heading else ""
+        arxiv = f" · <{_slack_url(entry.paper.url)}|arXiv>" if entry.paper.page else ""
+        out.append("\n".join([f"{head}<{_slack_url(entry.link)}|{e(entry.paper.title)}>{arxiv}",
+                              *map(e, entry.lines(s))]))
     if m.more:
-        out.append(f"<{m.link}|{e(m.more)}>" if m.link else e(m.more))
+        out.append(f"<{_slack_url(m.link)}|{e(m.more)}>" if m.link else e(m.more))
     return "\n\n".join(out)
+
+
+def _slack_url(url: str) -> str:
+    """A URL inside <…|…>: its `|` and `>` would end it (arXiv's and the site's have none)."""
+    return slack_escape(url).replace("|", "%7C")
 
 
 class Slack(Sender):
@@ -413,10 +465,10 @@ class Slack(Sender):
         self.url = self.secret(self.cfg.url_env)
 
     def size(self, message: Message) -> int:
-        return len(_slack_text(message))
+        return len(_slack_text(message, self.s))
 
     def send(self, message: Message) -> None:
-        self._post(self.url, {"text": _slack_text(message)}, _slack_verdict)
+        self._post(self.url, {"text": _slack_text(message, self.s)}, _slack_verdict)
 
 
 def _slack_verdict(response: outbound.Answer) -> Verdict:
@@ -436,14 +488,14 @@ def discord_escape(text: str) -> str:
     return _MARKDOWN.sub(r"\\\1", text)
 
 
-def _discord_text(m: Message) -> str:
+def _discord_text(m: Message, s: Mapping[str, str]) -> str:
     e = discord_escape
     out = [f"**{e(m.heading)}**"] if m.heading else []
-    for i in m.items:
-        lines = [f"**[{e(i.title)}](<{i.url}>)**"]
-        lines += [e(i.authors)] if i.authors else []
-        lines += [e(" · ".join(filter(None, (i.why, i.note))))]
-        out.append("\n".join(lines))
+    for entry in m.entries:
+        head = f"__{e(entry.heading)}__\n" if entry.heading else ""
+        arxiv = f" · [arXiv](<{entry.paper.url}>)" if entry.paper.page else ""
+        out.append("\n".join([f"{head}**[{e(entry.paper.title)}](<{entry.link}>)**{arxiv}",
+                              *map(e, entry.lines(s))]))
     if m.more:
         out.append(f"[{e(m.more)}](<{m.link}>)" if m.link else e(m.more))
     return "\n\n".join(out)
@@ -461,10 +513,10 @@ class Discord(Sender):
         self.url = self.secret(self.cfg.url_env)
 
     def size(self, message: Message) -> int:
-        return len(_discord_text(message))
+        return len(_discord_text(message, self.s))
 
     def send(self, message: Message) -> None:
-        body = {"content": _discord_text(message), "allowed_mentions": {"parse": []},
+        body = {"content": _discord_text(message, self.s), "allowed_mentions": {"parse": []},
                 "flags": self.SUPPRESS_EMBEDS}
         self._post(self.url, body, _discord_verdict)
 
@@ -483,19 +535,40 @@ def _discord_verdict(response: outbound.Answer) -> Verdict:
 
 class Webhook(Sender):
     """POSTs each message as JSON: its subject, the arXiv ids it names, and each item;
-    any 2xx is success."""
+    any 2xx is success. With `secret_env`, signed (SIGNATURE): the receiver can tell the
+    message came from here, unaltered and recent."""
 
     cfg: config_mod.WebhookChannel
 
     def open(self) -> None:
         self.url = self.cfg.url or self.secret(self.cfg.url_env)
+        self.signing = self.secret(self.cfg.secret_env).encode() if self.cfg.secret_env \
+            else b""
 
     def send(self, message: Message) -> None:
-        body = {"subject": message.subject,
-                "arxiv_ids": list(dict.fromkeys(i.arxiv_id for i in message.items)),
-                "items": [asdict(i) for i in message.items],
-                "more": message.more, "link": message.link}
-        self._post(self.url, body, lambda r: None if _ok(r) else (_http(r), _retry_after(r)))
+        body = json.dumps({
+            "subject": message.subject,
+            "arxiv_ids": list(dict.fromkeys(i.arxiv_id for i in message.items)),
+            "items": [asdict(i) for i in message.items],
+            "more": message.more, "link": message.link}).encode()
+        delivery = hashlib.sha256("\n".join([self.cfg.label, *(i.key for i in message.items),
+                                             message.more]).encode()).hexdigest()[:32]
+        headers = {"X-PaperTrail-Delivery": delivery}
+        if self.signing:
+            headers |= signature(self.signing, delivery, int(time.time()), body)
+        self._post(self.url, body, lambda r: None if _ok(r) else (_http(r), _retry_after(r)),
+                   headers)
+
+
+def signature(secret: bytes, delivery: str, stamp: int, body: bytes) -> dict[str, str]:
+    """A webhook's signature headers: HMAC-SHA256, keyed with the secret, of
+    "<timestamp>.<delivery id>." and the body's exact bytes (docs/CONFIG.md has a receiver
+    that checks it). The timestamp lets a receiver refuse an old message replayed; the
+    delivery id, the same for the same items sent again, lets it drop a repeat."""
+    signed = f"{stamp}.{delivery}.".encode() + body
+    return {"X-PaperTrail-Timestamp": str(stamp),
+            "X-PaperTrail-Signature": "sha256=" + hmac.new(secret, signed,
+                                                           hashlib.sha256).hexdigest()}
 
 
 CHANNELS: dict[str, type[Sender]] = {
@@ -513,44 +586,65 @@ def open_channel(cfg: config_mod.Channel, language: str, env: Mapping[str, str] 
 # The most characters of an item's fields in a message (an ellipsis ends a longer one): an
 # item then fits every channel's limit, so one hostile item (a 5,000-character author
 # list) cannot make the service refuse the whole digest.
-FIELD_CHARS = {"title": 300, "authors": 200, "why": 120, "note": 200}
+FIELD_CHARS = {"title": 300, "authors": 200, "why": 160, "note": 200, "line": 250,
+               "group": 80}
 
 
 def bounded(item: Item) -> Item:
     """The item with each text field cut to FIELD_CHARS."""
-    return replace(item, **{f.name: _cut(getattr(item, f.name), FIELD_CHARS[f.name])
-                            for f in fields(item) if f.name in FIELD_CHARS})
+    cut: dict[str, Any] = {f.name: _cut(getattr(item, f.name), FIELD_CHARS[f.name])
+                           for f in fields(item) if f.name in FIELD_CHARS}
+    return replace(item, **cut)
 
 
 def _cut(text: str, most: int) -> str:
     return text if len(text) <= most else text[:most - 1].rstrip() + "…"
 
 
+def _by_paper(items: list[Item], grouped: bool) -> list[list[Item]]:
+    """The items by paper (a watched paper's news beside it), in the order papers first
+    come; a weekly digest's by group first, each group where its first paper is."""
+    papers: dict[str, list[Item]] = {}
+    for item in items:
+        papers.setdefault(item.arxiv_id, []).append(item)
+    # the paper itself first (its why, its group), then its news
+    out = [sorted(p, key=lambda i: not i.key.startswith("paper/")) for p in papers.values()]
+    if grouped:
+        order = {g: n for n, g in enumerate(dict.fromkeys(p[0].group for p in out))}
+        out.sort(key=lambda p: order[p[0].group])  # stable: newest first within a group
+    return out
+
+
 def messages(sender: Sender, heading: str, items: list[Item], more: str,
              link: str) -> Iterator[Message]:
-    """The channel's messages, each item's fields bounded: a digest (`daily`), split where
-    it would pass the channel's limit (an item too long even so goes alone, to fail alone);
-    or one message per item (`immediate`), the count of those left out last."""
-    items = [bounded(i) for i in items]
+    """The channel's messages, each item's fields bounded and each paper once: a digest
+    (`daily`, or `weekly` grouped by what matched), split where it would pass the channel's
+    limit (a paper too long even so goes alone, to fail alone); or one message per paper
+    (`immediate`, linking the personal feed), the count of those left out last."""
+    grouped = sender.cfg.format == "weekly"
+    papers = _by_paper([bounded(i) for i in items], grouped)
     if sender.cfg.format == "immediate":
-        yield from (Message("", [i]) for i in items)
+        feed = sender.s["notify_feed"] if link else ""
+        yield from (Message("", paper, feed, link) for paper in papers)
         if more:
             yield Message(heading, [], more, link)
         return
+
+    def fits(message: Message) -> bool:
+        return not sender.limit or sender.size(message) <= sender.limit
+
     chunk: list[Item] = []
-    for item in items:
-        wanted = Message(heading, [*chunk, item])
-        if chunk and sender.limit and sender.size(wanted) > sender.limit:
-            yield Message(heading, chunk)
-            chunk = [item]
-        else:
-            chunk.append(item)
-        if sender.limit and sender.size(Message(heading, chunk)) > sender.limit:
-            yield Message(heading, chunk)  # this one item alone
+    for paper in papers:
+        if chunk and not fits(Message(heading, [*chunk, *paper], grouped=grouped)):
+            yield Message(heading, chunk, grouped=grouped)
             chunk = []
-    last = Message(heading, chunk, more, link)
-    if sender.limit and sender.size(last) > sender.limit and chunk:  # the count apart
-        yield Message(heading, chunk)
+        chunk += paper
+        if not fits(Message(heading, chunk, grouped=grouped)):
+            yield Message(heading, chunk, grouped=grouped)  # this one paper alone
+            chunk = []
+    last = Message(heading, chunk, more, link, grouped)
+    if chunk and not fits(last):  # the count apart
+        yield Message(heading, chunk, grouped=grouped)
         last = replace(last, items=[])
     if last.items or last.more:
         yield last

@@ -26,7 +26,9 @@ prefix each, recording every request (`received`), as each service documents its
   timestamp is over an hour off gets `{"code":19021,"msg":"sign match fail or timestamp
   is not within one hour from current time"}` (still HTTP 200; the algorithm as Gitea's
   Feishu webhook implements it, go-gitea/gitea#34802).
-- A generic webhook (`/hook/…`): 200 and `{}`; what it expects is ours (docs/CONFIG.md).
+- A generic webhook (`/hook/…`): 200 and `{}`; what it expects is ours (docs/CONFIG.md:
+  the JSON, and the X-PaperTrail-* headers, recorded with the request; tests check the
+  signature with the receiver CONFIG.md gives, on a server of their own).
 
 Modelled, not recorded: the bodies of errors beyond the fields above, and faults on demand
 (`fail`): 429 with retry_after (Telegram, Slack, Discord), 500, or a service `down`

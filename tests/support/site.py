@@ -49,9 +49,9 @@ def make_config(root: Path, language: str = "zh-CN", **site: str) -> config_mod.
 
 
 def add_digest(store: Store, arxiv_id: str, version: int, when: dt.datetime,
-               text: str) -> None:
+               text: str, language: str = "zh-CN") -> None:
     """A digest row as the digest step stores it (the digest step itself has its tests)."""
-    row = {"arxiv_id": arxiv_id, "version": version, "language": "zh-CN", "model": "test-model",
+    row = {"arxiv_id": arxiv_id, "version": version, "language": language, "model": "test-model",
            "prompt_hash": "p1", "status": "ok", "superseded": False, "tldr": text,
            "motivation": "m", "method": "x", "results": "r", "conclusion": "c",
            "attempts": 1, "tokens_in": 10, "tokens_out": 5, "created": when}

@@ -97,12 +97,18 @@ def newest(papers: Iterable[Paper], clock: str) -> list[Paper]:
     return sorted(papers, key=lambda p: (getattr(p, clock), p.arxiv_id), reverse=True)
 
 
+def topic_names(cfg: Config) -> dict[str, str]:
+    """Each topic's name in the site's language, by slug."""
+    zh = cfg.site.language == "zh-CN"
+    return {t.slug: t.name.zh if zh else t.name.en for t in cfg.topics}
+
+
 def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     lang = cfg.site.language
     s = i18n.strings(lang)
     f = lib.frames
     ordered = {clock: newest(lib.papers, clock) for clock in CLOCKS}
-    names = {t.slug: t.name.zh if lang == "zh-CN" else t.name.en for t in cfg.topics}
+    names = topic_names(cfg)
     categories = _categories(ordered["updated"], cfg.sources.arxiv.categories)
     topics = _topics(cfg, names, ordered["updated"])
     site_feeds = [FeedSpec(kind, s[f"feed_{kind}"], page) for kind, page in SITE_FEEDS.items()]
