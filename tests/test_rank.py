@@ -155,7 +155,8 @@ def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built
     assert overview < picks < freshness < library
     block = html[picks:library]
     assert block.count('<ul class="reasons"') == 10  # HOME_TOP
-    assert re.search(r"<li[^>]*>[^<]* · (?:主会|研讨会|期刊|其他会议|Findings)</li>", block)
+    tiers = "主会|研讨会|期刊|其他会议|Findings"  # each venue chip says its tier
+    assert re.search(rf'<li class="reason-venue">[^<]* · (?:{tiers}) <small>', block)
     assert 'href="brief/top/"' in block
 
 
