@@ -27,6 +27,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pipeline.text import patterns
 from pipeline.text.ids import is_arxiv_id
 from pipeline.text.taxonomy import ALL_CATEGORIES, CS_CATEGORIES
+from pipeline.text.venue import Tier
 
 DEFAULT_PATH = Path("papertrail.toml")
 # The project's own folders. The build removes every file of [site] output it did not make,
@@ -357,19 +358,34 @@ class SimilarConfig:
 class RankConfig:
     """今日精选's weights: points per reason (pipeline/derive/rank.py), 0 to leave one out."""
 
-    # Per doubling of a paper's Hugging Face upvotes: 1 vote is 1 point, 45 votes 5.5.
-    hf_upvotes: float = _spec(1.0, _between(0, 100), "0 to 100 points")
-    # A venue took it: peer review said yes, worth a paper some seven readers upvoted.
-    venue: float = _spec(3.0, _between(0, 100), "0 to 100 points")
-    code: float = _spec(1.5, _between(0, 100), "0 to 100 points")  # code or a project page
+    # Per doubling of a paper's Hugging Face upvotes: 1 vote is 1.5 points, 18 votes 6.4,
+    # more than a top venue, a topic and code together (docs/CONFIG.md#rank, bench/picks.py).
+    hf_upvotes: float = _spec(1.5, _between(0, 100), "0 to 100 points")
+    # A venue took it, by its tier (text.venue.Tier): a main conference the fork's categories
+    # count among their top venues, findings, a workshop, a journal, another conference.
+    venue_main: float = _spec(2.0, _between(0, 100), "0 to 100 points")
+    venue_findings: float = _spec(1.0, _between(0, 100), "0 to 100 points")
+    venue_workshop: float = _spec(0.5, _between(0, 100), "0 to 100 points")
+    venue_journal: float = _spec(1.0, _between(0, 100), "0 to 100 points")
+    venue_other: float = _spec(0.5, _between(0, 100), "0 to 100 points")
+    code: float = _spec(1.5, _between(0, 100), "0 to 100 points")  # on a code host
+    project_page: float = _spec(1.0, _between(0, 100), "0 to 100 points")  # and no code
     revision: float = _spec(1.0, _between(0, 100), "0 to 100 points")
     # Fewer changed words of title and abstract are a fix, not a new version worth a look.
     min_changed_words: int = _spec(20, _between(1, 10_000), "1 to 10000 words")
-    topic: float = _spec(2.0, _between(0, 100), "0 to 100 points")
+    topic: float = _spec(1.0, _between(0, 100), "0 to 100 points")
     follow: float = _spec(4.0, _between(0, 100), "0 to 100 points")
     # The view's length: its head on the home page, each daily brief and the digest queue.
     top: int = _spec(50, _between(1, 1000), "1 to 1000 papers")
     window_hours: float = _spec(24.0, _between(1, 24 * 7), "1 to 168 hours")
+    # One primary category's most papers in the view while others with a reason are left.
+    max_category_share: float = _spec(0.4, _between(0.05, 1), "0.05 to 1 (a share of top)")
+
+    def venue(self, tier: Tier) -> float:
+        """The points of a venue of `tier`."""
+        return {Tier.MAIN: self.venue_main, Tier.FINDINGS: self.venue_findings,
+                Tier.WORKSHOP: self.venue_workshop, Tier.JOURNAL: self.venue_journal,
+                Tier.OTHER: self.venue_other}[tier]
 
 
 @dataclass(frozen=True)

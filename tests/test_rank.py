@@ -15,11 +15,12 @@ from pipeline.config import Follow, RankConfig
 from pipeline.derive import rank
 from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
 from pipeline.store import Store
+from pipeline.text.venue import Tier
 from tests.feedcheck import atom_errors, rss_errors
 from tests.support.site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 W = RankConfig()
-STAR = rank.Signals("2606.00001", upvotes=45, venue="ICML 2026")
+STAR = rank.Signals("2606.00001", upvotes=45, venue="ICML 2026", tier=Tier.MAIN)
 BARE = rank.Signals("2606.00002")
 CODE = rank.Signals("2606.00003", code="github.com")
 
@@ -29,11 +30,38 @@ def test_many_upvotes_and_a_venue_outrank_a_bare_paper_which_is_left_out():
     assert [r.arxiv_id for r in view] == [STAR.arxiv_id, CODE.arxiv_id]
     star = view[0]
     assert [(r.kind, r.value) for r in star.reasons] == [("hf", "45"), ("venue", "ICML 2026")]
-    assert star.score == pytest.approx(1.0 * 5.5236 + 3.0, abs=1e-3)
+    assert star.score == pytest.approx(1.5 * 5.5236 + W.venue_main, abs=1e-3)
+
+
+def test_a_workshop_and_another_conference_score_below_a_main_conference():
+    main = rank.score(rank.Signals("a", venue="CVPR 2026", tier=Tier.MAIN), W)
+    for t in (Tier.WORKSHOP, Tier.OTHER, Tier.FINDINGS, Tier.JOURNAL):
+        lower = rank.score(rank.Signals("b", venue="CVPR 2026 Workshop", tier=t), W)
+        assert lower.score < main.score
+        assert lower.reasons[0].tier is t  # the chip says its tier
+
+
+def test_eighteen_upvotes_outrank_a_top_venue_with_a_topic_code_and_a_revision():
+    voted = rank.Signals("2606.00001", upvotes=18)
+    bare = rank.Signals("2606.00002", venue="ICML 2026", code="github.com", changed_words=40,
+                        topics=("llm-agents",))
+    assert [r.arxiv_id for r in rank.ranked([bare, voted], W)] == ["2606.00001", "2606.00002"]
+
+
+def test_one_category_takes_at_most_its_share_while_others_are_left():
+    cv = [rank.Signals(f"2606.1{i:04d}", upvotes=50, category="cs.CV") for i in range(60)]
+    other = [rank.Signals(f"2606.2{i:04d}", code="github.com", category=f"cs.{c}")
+             for i, c in enumerate(["CL", "LG", "RO", "CR"] * 10)]
+    view = rank.ranked([*cv, *other], W)
+    assert len(view) == W.top
+    assert sum(r.arxiv_id.startswith("2606.1") for r in view) == int(W.max_category_share * W.top)
+    assert view[0].arxiv_id.startswith("2606.1")  # the best still lead
+    alone = rank.ranked(cv, W)  # a one-category fork still fills its view
+    assert len(alone) == W.top
 
 
 def test_the_weights_change_the_order():
-    tuned = dataclasses.replace(W, hf_upvotes=0.0, venue=0.0, code=10.0)
+    tuned = dataclasses.replace(W, hf_upvotes=0.0, venue_main=0.0, code=10.0)
     assert [r.arxiv_id for r in rank.ranked([STAR, CODE], tuned)] == [CODE.arxiv_id]
     assert [r.arxiv_id for r in rank.ranked([STAR, CODE], W)] == [STAR.arxiv_id, CODE.arxiv_id]
 
@@ -43,8 +71,9 @@ def test_every_reason_is_a_chip_in_order_and_the_view_stops_at_top():
                                changed_words=40, topics=("llm-agents", "rl"),
                                follows=("Kaiming He",))
     (only,) = rank.ranked([all_of_them], W)
-    assert [r.kind for r in only.reasons] == list(rank.Kind)  # a topic counts once
-    assert only.score == pytest.approx(4 + 1 + 3 + 1.5 + 1 + 2)
+    assert [r.kind for r in only.reasons] == [k for k in rank.Kind if k is not rank.Kind.PAGE]
+    assert only.score == pytest.approx(W.follow + W.hf_upvotes + W.venue_main + W.code
+                                       + W.revision + W.topic)  # a topic counts once
     small = rank.Signals("2606.00010", changed_words=W.min_changed_words - 1)
     assert rank.ranked([small], W) == []  # a fix is no reason
     many = [rank.Signals(f"2606.{i:05d}", upvotes=i) for i in range(1, 80)]
@@ -52,9 +81,18 @@ def test_every_reason_is_a_chip_in_order_and_the_view_stops_at_top():
     assert [r.arxiv_id for r in view] == [f"2606.{i:05d}" for i in range(79, 74, -1)]
 
 
-def test_code_links_and_changed_words():
+def test_code_links_project_pages_and_changed_words():
     assert rank.code_host("Code: https://github.com/a/b.") == "github.com"
-    assert rank.code_host(None, "see https://x-lab.github.io/proj") == "github.io"
+    assert rank.code_host(None, "see https://x-lab.github.io/proj") is None
+    assert rank.page_host(None, "see https://x-lab.github.io/proj") == "github.io"
+    assert rank.page_host(None, project="https://danceopd.github.io/") == "github.io"
+    assert rank.page_host(project="https://www.vis.xyz/proj") == "vis.xyz"
+    assert rank.page_host(project="https://github.com/a/b") is None  # code, not a page
+    page = rank.score(rank.Signals("a", page="github.io"), W)
+    code = rank.score(rank.Signals("b", code="github.com"), W)
+    assert [r.kind for r in page.reasons] == ["page"] and page.score < code.score
+    both = rank.score(rank.Signals("c", code="github.com", page="github.io"), W)
+    assert [r.kind for r in both.reasons] == ["code"]
     assert rank.code_host("https://huggingface.co/datasets/a/b", "https://arxiv.org/x") is None
     assert rank.code_host("https://huggingface.co/spaces/a") == "huggingface.co"
     assert rank.changed_words("a b c", "a b c") == 0
@@ -117,7 +155,9 @@ def test_picks_lead_the_home_page_under_the_overview_with_their_chips(site_built
     assert overview < picks < freshness < library
     block = html[picks:library]
     assert block.count('<ul class="reasons"') == 10  # HOME_TOP
-    assert "录用：" in block and 'href="brief/top/"' in block
+    tiers = "主会|研讨会|期刊|其他会议|Findings"  # each venue chip says its tier
+    assert re.search(rf'<li class="reason-venue">[^<]* · (?:{tiers}) <small>', block)
+    assert 'href="brief/top/"' in block
 
 
 @pytest.mark.slow  # builds the site
@@ -180,3 +220,21 @@ def test_a_follow_by_initials_puts_the_paper_in_the_queue_as_the_site_matches_it
 
     assert follow(True).get(arxiv_id) == (FOLLOWED, 0)
     assert arxiv_id not in follow(False)
+
+
+@pytest.mark.parametrize(("line", "said"), [
+    ("venue = 3.0", "unknown key"),  # the flat weight the tiers replaced
+    ("venue_workshop = -1", "0 to 100 points"),
+    ("max_category_share = 0", "0.05 to 1"),
+    ("project_page = \"high\"", "rank.project_page"),
+])
+def test_a_bad_rank_key_or_value_exits_2_naming_file_and_key(tmp_path, line, said):
+    from click.testing import CliRunner
+
+    from pipeline.cli import cli
+    path = tmp_path / "papertrail.toml"
+    path.write_text(f"[rank]\n{line}\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--config", str(path), "status"])
+    assert result.exit_code == 2
+    key = line.split(" =")[0]
+    assert str(path) in result.output and f"rank.{key}" in result.output and said in result.output

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.text.venue import accepted, short, venue
+from pipeline.text.taxonomy import CS_CATEGORIES
+from pipeline.text.venue import Tier, accepted, short, tier, venue
 
 # (comment, the badge it gives)
 TAKEN = [
@@ -245,3 +246,43 @@ def test_a_badge_stays_short():
     long = "MeMo Workshop on Mechanistic Interpretability & Neuro-symbolic Approaches"
     assert len(short(long)) <= 33 and short(long).endswith("…")
     assert short("x" * 200).endswith("…")  # one long word: cut inside it
+
+
+# (comment as the sample carries it, its tier for a reader of every cs.* category)
+TIERS = [
+    ("Accepted to ACL 2026 Main. 27 pages, 5 figures", Tier.MAIN),
+    ("14 pages, 6 figures. Accepted to ECCV 2026", Tier.MAIN),
+    ("Accepted by the 47th IEEE Security & Privacy 2026", Tier.MAIN),
+    ("Accepted to CVPR 2026 Findings", Tier.FINDINGS),
+    ("Accepted to Findings of ACL 2026", Tier.FINDINGS),
+    ("Accepted at the ICLR 2026 Workshop on LLM Reasoning. 13 pages, 2 figures",
+     Tier.WORKSHOP),
+    ("11 pages, 6 figures, including supplementary material. Presented as a non-archival "
+     "paper at the CV4Edu Workshop, CVPR 2026", Tier.WORKSHOP),
+    ("Accepted by Semeval, ACL 2026", Tier.WORKSHOP),
+    ("Accepted for TMLR, https://openreview.net/forum?id=xN7NYpQeBm", Tier.JOURNAL),
+    ("12 pages, 5 figures; published in IEEE Access. Code: https://github.com/x/CoSA",
+     Tier.JOURNAL),
+    ("This work is accepted at IEEE Transactions on Communications", Tier.JOURNAL),
+    ("Accepted to RA-L 2026", Tier.JOURNAL),
+    ("Accepted at 2026 Simpósio Brasileiro de Jogos e Entretenimento Digital (SBGames)",
+     Tier.OTHER),
+    ("Accepted at IEEE Conference on Games (IEEE CoG) 2026", Tier.OTHER),
+    ("Accepted to ICME 2026 as an oral paper", Tier.OTHER),
+]
+
+
+@pytest.mark.parametrize(("comment", "expected"), TIERS)
+def test_each_venue_says_its_tier(comment, expected):
+    took = venue(comment, None, None)
+    assert took is not None and tier(took, CS_CATEGORIES) is expected
+
+
+def test_a_top_venue_of_categories_the_fork_does_not_follow_is_another_conference():
+    cvpr = venue("Accepted to CVPR 2026", None, None)
+    ccs = venue("Accepted at ACM CCS 2026", None, None)
+    assert cvpr is not None and ccs is not None
+    assert tier(cvpr, ["cs.CV"]) is Tier.MAIN and tier(ccs, ["cs.CV"]) is Tier.OTHER
+    assert tier(ccs, ["cs.CR"]) is Tier.MAIN and tier(cvpr, ["cs.CR"]) is Tier.OTHER
+    assert tier(venue(None, None, "10.1145/1234") or cvpr, ["cs.CV"]) is Tier.JOURNAL
+    assert tier(venue(None, "Phys. Rev. D 110, 123 (2024)", None) or cvpr, []) is Tier.JOURNAL

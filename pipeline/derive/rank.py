@@ -6,12 +6,17 @@ reason is shown with the paper as a chip:
 
 - hf: its Hugging Face upvotes, points per doubling (1 vote is 1 point, 45 votes 5.5): a
   board's votes are heavy-tailed, and the 50th vote says less than the 5th;
-- venue: a venue took it (`text.venue`: journal-ref, an acceptance in the comment, a DOI);
-- code: it links code or a project page (its comment, abstract or Hugging Face's links);
+- venue: a venue took it (`text.venue`: journal-ref, an acceptance in the comment, a DOI),
+  worth what its tier is: a main conference the fork's categories count among their top
+  venues, findings, a workshop, a journal, or another conference;
+- code: it links code on a code host (its comment, abstract or Hugging Face's links);
+- page: it links a project page (a github.io site, Hugging Face's project page) but no code;
 - revised: its latest version changed at least `min_changed_words` words of the title and
   abstract (a typo fix is not news; a new method section is);
 - topic, follow: a fork's `[[topics]]` and `[[follows]]` match it.
 
+One primary category takes at most `max_category_share` of the view while other papers
+with a reason are left: a busy field's day does not crowd out the rest of the fork's.
 A paper with no reason is not in the view: the rest of the day follows it by category.
 The site ranks each day's papers with it, the digest queue serves the last
 announcement's head first (digest/plan.py).
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from pipeline.config import RankConfig
+from pipeline.text.venue import Tier
 
 
 class Kind(StrEnum):
@@ -37,16 +43,20 @@ class Kind(StrEnum):
     HF = "hf"
     VENUE = "venue"
     CODE = "code"
+    PAGE = "page"
     REVISED = "revised"
     TOPIC = "topic"
 
 
-# Code or a project page: the hosts papers link them on (a bare "github.io" is a project
-# page). Dataset-only hubs are left out: data is not code.
+# Code: the hosts papers link it on, a repository's path. Dataset-only hubs are left out:
+# data is not code.
 _CODE = re.compile(
     r"https?://(?:www\.)?(?:(?:github|gitlab|bitbucket|codeberg)\.(?:com|org)/[\w.-]+/[\w.-]+"
-    r"|huggingface\.co/(?!datasets/|papers/)[\w.-]+/[\w.-]+|[\w-]+\.github\.io\b)",
+    r"|huggingface\.co/(?!datasets/|papers/)[\w.-]+/[\w.-]+)",
     re.IGNORECASE)
+# A project page in the text: a site on GitHub's or GitLab's pages (no code by itself).
+_PAGE = re.compile(r"https?://[\w-]+\.(github|gitlab)\.io\b", re.IGNORECASE)
+_URL = re.compile(r"https?://(?:www\.)?([\w.-]+\.[a-z]{2,})", re.IGNORECASE)
 _WORD = re.compile(r"\w+")
 
 
@@ -55,6 +65,7 @@ class Reason:
     kind: Kind
     value: str  # what the chip says: the votes, the venue's badge, the host, the words, a name
     points: float
+    tier: Tier | None = None  # a venue's: said on its chip
 
 
 @dataclass(frozen=True)
@@ -71,7 +82,10 @@ class Signals:
     arxiv_id: str
     upvotes: int | None = None
     venue: str | None = None  # the badge of the venue that took it
-    code: str | None = None  # the host of its code or project page
+    tier: Tier = Tier.MAIN  # that venue's, for the fork's categories (text.venue.tier)
+    code: str | None = None  # the host of its code
+    page: str | None = None  # the host of its project page
+    category: str | None = None  # its primary category
     changed_words: int = 0  # of its latest version against the one before; 0 for a v1
     topics: tuple[str, ...] = ()  # the slugs of the topics it is in
     follows: tuple[str, ...] = ()  # what its chip says of the follows it matches (the
@@ -79,11 +93,22 @@ class Signals:
 
 
 def code_host(*texts: str | None) -> str | None:
-    """The host of the first code or project link in `texts` (github.com, …), if any."""
+    """The host of the first code link in `texts` (github.com, …), if any."""
     for text in texts:
         if text and (found := _CODE.search(text)):
-            host = found.group(0).split("//", 1)[1].removeprefix("www.").split("/", 1)[0]
-            return "github.io" if host.endswith(".github.io") else host.lower()
+            return found.group(0).split("//", 1)[1].removeprefix("www.").split("/")[0].lower()
+    return None
+
+
+def page_host(*texts: str | None, project: str | None = None) -> str | None:
+    """The host of a project page: a github.io (gitlab.io) site in `texts` or `project`
+    ("github.io"), else `project`'s (Hugging Face's project page field: any site but a
+    code host)."""
+    for text in (*texts, project):
+        if text and (found := _PAGE.search(text)):
+            return found[1].lower() + ".io"
+    if project and not code_host(project) and (site := _URL.match(project.strip())):
+        return site[1].lower()
     return None
 
 
@@ -101,9 +126,11 @@ def score(s: Signals, w: RankConfig) -> Ranked:
     if s.upvotes:
         reasons.append(Reason(Kind.HF, str(s.upvotes), w.hf_upvotes * math.log2(1 + s.upvotes)))
     if s.venue:
-        reasons.append(Reason(Kind.VENUE, s.venue, w.venue))
+        reasons.append(Reason(Kind.VENUE, s.venue, w.venue(s.tier), s.tier))
     if s.code:
         reasons.append(Reason(Kind.CODE, s.code, w.code))
+    elif s.page:  # a page beside the code says no more than the code
+        reasons.append(Reason(Kind.PAGE, s.page, w.project_page))
     if s.changed_words >= w.min_changed_words:
         reasons.append(Reason(Kind.REVISED, str(s.changed_words), w.revision))
     for slug in s.topics[:1]:  # as for follows: a paper in three topics is not three times news
@@ -113,10 +140,26 @@ def score(s: Signals, w: RankConfig) -> Ranked:
 
 
 def ranked(signals: Iterable[Signals], w: RankConfig) -> list[Ranked]:
-    """The papers with a reason, best first (ties: the newer id first), at most `w.top`."""
-    scored = [r for r in (score(s, w) for s in signals) if r.reasons]
+    """The papers with a reason, best first (ties: the newer id first), at most `w.top`; a
+    primary category's papers past `w.max_category_share` of them go after the others (so
+    a one-category fork still fills its view)."""
+    category: dict[str, str | None] = {}
+    scored = []
+    for s in signals:
+        r = score(s, w)
+        if r.reasons:
+            scored.append(r)
+            category[s.arxiv_id] = s.category
     scored.sort(key=lambda r: (r.score, r.arxiv_id), reverse=True)
-    return scored[:w.top]
+    cap = max(1, math.floor(w.max_category_share * w.top))
+    taken: Counter[str | None] = Counter()
+    within: list[Ranked] = []
+    past: list[Ranked] = []
+    for r in scored:
+        c = category[r.arxiv_id]
+        taken[c] += 1
+        (within if c is None or taken[c] <= cap else past).append(r)
+    return (within + past)[:w.top]
 
 
 def last_announcement(times: Sequence[tuple[str, float]], w: RankConfig) -> list[str]:

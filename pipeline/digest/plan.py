@@ -27,7 +27,7 @@ from pipeline.derive import rank, scope
 from pipeline.derive import topics as topic_match
 from pipeline.digest.prompt import PaperText
 from pipeline.store import Store
-from pipeline.text.venue import venue
+from pipeline.text.venue import Tier, tier, venue
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first
@@ -167,12 +167,16 @@ def head(cfg: Config, library: pa.Table, versions: pa.Table) -> list[rank.Ranked
     texts = _last_two(versions, recent)
     signals = []
     for r in rows.select(["arxiv_id", "abstract", "comment", "journal_ref", "doi", "hf_upvotes",
-                          "hf_repo", "hf_project_page", "topics"]).to_pylist():
+                          "hf_repo", "hf_project_page", "primary_category",
+                          "topics"]).to_pylist():
         took = venue(r["comment"], r["journal_ref"], r["doi"])
         before, after = texts.get(r["arxiv_id"], ("", ""))
         signals.append(rank.Signals(
             r["arxiv_id"], r["hf_upvotes"], took.short if took else None,
+            tier(took, cfg.sources.arxiv.categories) if took else Tier.MAIN,
             rank.code_host(r["comment"], r["abstract"], r["hf_repo"], r["hf_project_page"]),
+            rank.page_host(r["comment"], r["abstract"], project=r["hf_project_page"]),
+            r["primary_category"],
             rank.changed_words(before, after) if before else 0, tuple(r["topics"] or ()),
             ("follow",) if r["arxiv_id"] in followed else ()))
     return rank.ranked(signals, cfg.rank)

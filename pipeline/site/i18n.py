@@ -59,9 +59,10 @@ def say(why: Sequence[Reason], s: Mapping[str, str]) -> str:
 
 def say_pick(r: rank.Reason, s: Mapping[str, str], topic_names: Mapping[str, str]) -> str:
     """A 今日精选 reason (pipeline/derive/rank.py) in the language of `s`, without its points: its
-    `reason_<kind>` with its value, a topic by its name."""
+    `reason_<kind>` with its value (a venue's `reason_venue_<tier>`), a topic by its name."""
     value = topic_names.get(r.value, r.value) if r.kind is rank.Kind.TOPIC else r.value
-    return s[f"reason_{r.kind}"].format(value=value)
+    kind = f"{r.kind}_{r.tier}" if r.tier else r.kind
+    return s[f"reason_{kind}"].format(value=value)
 
 
 def _part(r: Reason, s: Mapping[str, str]) -> str:

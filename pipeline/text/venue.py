@@ -10,7 +10,9 @@ knows (VENUES) or a conference or journal named with its year.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from functools import lru_cache
 
 # Phrases that say a venue took the paper (typos as authors write them: "Acccepted").
@@ -106,6 +108,67 @@ SHORT_CHARS = 32  # a badge longer than this is cut at a word, with "…"
 ARXIV_DOI = "10.48550/"  # arXiv's own DOIs say nothing about a venue
 
 
+class Tier(StrEnum):
+    """What kind of acceptance a venue is; OTHER is a main conference that none of the
+    reader's categories counts among its top venues (TOP_VENUES)."""
+
+    MAIN = "main"
+    FINDINGS = "findings"
+    WORKSHOP = "workshop"
+    JOURNAL = "journal"
+    OTHER = "other"
+
+
+# The venues a reader of each arXiv category counts as its best, by the names papers give
+# them (whole words, case as written): a fork's categories value the union of theirs.
+# Kept to the few each field names first, so "accepted" at one of them still says much.
+TOP_VENUES: dict[str, tuple[str, ...]] = {
+    "cs.AI": ("AAAI", "IJCAI", "NeurIPS", "ICML", "ICLR"),
+    "cs.AR": ("ISCA", "MICRO", "HPCA", "ASPLOS"),
+    "cs.CC": ("STOC", "FOCS", "CCC"),
+    "cs.CG": ("SoCG",),
+    "cs.CL": ("ACL", "EMNLP", "NAACL"),
+    "cs.CR": ("S&P", "Security & Privacy", "Security and Privacy", "CCS", "USENIX Security",
+              "NDSS"),
+    "cs.CV": ("CVPR", "ICCV", "ECCV"),
+    "cs.CY": ("FAccT", "AIES"),
+    "cs.DB": ("SIGMOD", "VLDB", "PVLDB", "ICDE", "KDD"),
+    "cs.DC": ("OSDI", "SOSP", "NSDI", "EuroSys", "PODC"),
+    "cs.DS": ("STOC", "FOCS", "SODA", "ICALP"),
+    "cs.GR": ("SIGGRAPH", "Eurographics"),
+    "cs.GT": ("EC",),
+    "cs.HC": ("CHI", "UIST", "CSCW"),
+    "cs.IR": ("SIGIR", "WSDM", "RecSys", "WWW", "KDD"),
+    "cs.IT": ("ISIT",),
+    "cs.LG": ("NeurIPS", "ICML", "ICLR"),
+    "cs.LO": ("LICS", "CAV"),
+    "cs.MA": ("AAMAS",),
+    "cs.MM": ("ACM MM", "ACMMM"),
+    "cs.NE": ("GECCO",),
+    "cs.NI": ("SIGCOMM", "NSDI", "INFOCOM", "MobiCom"),
+    "cs.OS": ("OSDI", "SOSP"),
+    "cs.PL": ("PLDI", "POPL", "OOPSLA"),
+    "cs.RO": ("ICRA", "IROS", "RSS", "CoRL"),
+    "cs.SD": ("ICASSP", "Interspeech", "INTERSPEECH"),
+    "cs.SE": ("ICSE", "FSE", "ASE", "ISSTA"),
+    "cs.SI": ("KDD", "WWW", "ICWSM"),
+    "eess.AS": ("ICASSP", "Interspeech", "INTERSPEECH"),
+    "eess.IV": ("CVPR", "ICCV", "ECCV", "MICCAI"),
+    "eess.SP": ("ICASSP",),
+    "stat.ML": ("NeurIPS", "ICML", "ICLR", "COLT", "AISTATS"),
+}
+_WORKSHOP = re.compile(r"\b(?:workshops?|semeval|student\s+research|doctoral\s+consortium"
+                       r"|challenge)\b", re.IGNORECASE)
+_FINDINGS = re.compile(r"\bfindings\b", re.IGNORECASE)
+_JOURNAL = re.compile(r"\b(?:journals?|transactions|letters|magazine|access|review|trans\."
+                      r"|lett\.|j\.|(?-i:RA-L|TMLR|TPAMI|PAMI|JMLR|IJCV|TACL|JAIR|TOG|TIP"
+                      r"|TNNLS))(?!\w)", re.IGNORECASE)
+_CONFERENCE = re.compile(r"\b(?:conference|conf\.|proceedings|proc\.|symposium|congress"
+                         r"|meeting|summit|track)\b", re.IGNORECASE)
+_KNOWN_NAME = re.compile(r"(?<![\w-])(?:" + "|".join(
+    re.escape(v) for v in sorted(VENUES, key=len, reverse=True)) + r")(?![\w-])")
+
+
 @dataclass(frozen=True)
 class Venue:
     name: str  # as the paper says it, one line
@@ -119,6 +182,40 @@ class Venue:
     def said(self, strings: dict[str, str]) -> str:
         """Where it was accepted, whole: the name, or "Published (see the DOI)"."""
         return strings["venue_doi"] if self.source == "doi" else self.name
+
+
+def tier(v: Venue, categories: Iterable[str]) -> Tier:
+    """The kind of acceptance `v` is, for a reader of `categories`: a workshop or findings
+    when its name says so, a journal when its name (or a bare DOI, or a journal-ref with
+    no conference in it) says so, else a main conference, OTHER when none of the
+    categories counts it among its TOP_VENUES."""
+    name = f"{v.name} {v.short}"
+    if v.source == "doi":
+        return Tier.JOURNAL
+    if _WORKSHOP.search(name):
+        return Tier.WORKSHOP
+    if _FINDINGS.search(name):
+        return Tier.FINDINGS
+    if _JOURNAL.search(name):
+        return Tier.JOURNAL
+    # A year names a conference in a comment; a journal-ref gives its journal's year too.
+    if not (_CONFERENCE.search(name) or _KNOWN_NAME.search(name)
+            or (v.source == "comment" and _ANY_YEAR.search(name))):
+        return Tier.JOURNAL  # "Sensors", "Universe": a name alone is a journal's
+    return Tier.MAIN if _valued(categories).search(name) else Tier.OTHER
+
+
+@lru_cache(maxsize=64)
+def _valued_of(categories: tuple[str, ...]) -> re.Pattern[str]:
+    names = sorted({n for c in categories for n in TOP_VENUES.get(c, ())}, key=len,
+                   reverse=True)
+    if not names:
+        return re.compile(r"(?!)")  # matches nothing
+    return re.compile(r"(?<![\w-])(?:" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+
+
+def _valued(categories: Iterable[str]) -> re.Pattern[str]:
+    return _valued_of(tuple(sorted(set(categories))))
 
 
 def accepted(comment: str | None) -> bool:

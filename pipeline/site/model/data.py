@@ -25,6 +25,7 @@ from pipeline.site.render.feeds import SITE_FEEDS, FeedSpec
 from pipeline.site.render.safe import clean
 from pipeline.text.ids import is_category
 from pipeline.text.reasons import Why
+from pipeline.text.venue import Tier, tier
 
 Revision = tuple[Paper, int, dt.datetime]  # (paper, version, when we saw it)
 Top = list[tuple[Paper, rank.Ranked]]  # 今日精选: best first
@@ -138,9 +139,12 @@ def ranked(cfg: Config, s: dict[str, str], followed: Followed, papers: Iterable[
     """今日精选 of `papers`: what the store says of each, scored by `[rank]`."""
     follows = {p.arxiv_id: why for p, why in followed.papers}
     by_id = {p.arxiv_id: p for p in papers}
+    categories = cfg.sources.arxiv.categories
     signals = [rank.Signals(
         p.arxiv_id, p.hf_upvotes, p.venue.badge(s) if p.venue else None,
+        tier(p.venue, categories) if p.venue else Tier.MAIN,
         rank.code_host(p.comment, p.abstract_text, p.repo_url, p.hf_project),
+        rank.page_host(p.comment, p.abstract_text, project=p.hf_project), p.primary,
         _changed_words(p), tuple(slug for slug, _ in p.topics),
         (i18n.say(follows[p.arxiv_id], s),) if p.arxiv_id in follows else ())
         for p in by_id.values()]
