@@ -929,6 +929,15 @@ class _Dataclass(Protocol):
 _T = typing.TypeVar("_T", bound=_Dataclass)  # a config dataclass
 
 
+# Keys a fork's config may still hold from an earlier release, and what took their place:
+# still refused (a silently ignored weight would rank otherwise than its owner thinks), but
+# the message says what to write instead.
+_REPLACED = {
+    "rank.venue": "replaced by one weight per venue tier: venue_main, venue_findings, "
+                  "venue_workshop, venue_journal, venue_other (docs/CONFIG.md#rank)",
+}
+
+
 def _build(cls: type[_T], raw: Any, path: Path, prefix: str) -> _T:
     if not isinstance(raw, dict):
         _fail(path, prefix, raw, f"a table [{prefix}]")
@@ -937,7 +946,9 @@ def _build(cls: type[_T], raw: Any, path: Path, prefix: str) -> _T:
     for key in raw:
         if key not in fields:
             known = ", ".join(sorted(n for n in fields if n != "path"))
-            _fail(path, _join(prefix, key), raw[key], f"one of the known keys: {known}",
+            where = _join(prefix, key)
+            said = f"{_REPLACED[where]}; " if where in _REPLACED else ""
+            _fail(path, where, raw[key], f"{said}one of the known keys: {known}",
                   "unknown key")
     values = {}
     for name, value in raw.items():

@@ -223,7 +223,7 @@ def test_a_follow_by_initials_puts_the_paper_in_the_queue_as_the_site_matches_it
 
 
 @pytest.mark.parametrize(("line", "said"), [
-    ("venue = 3.0", "unknown key"),  # the flat weight the tiers replaced
+    ("venue = 3.0", "replaced by one weight per venue tier: venue_main"),  # the flat weight
     ("venue_workshop = -1", "0 to 100 points"),
     ("max_category_share = 0", "0.05 to 1"),
     ("project_page = \"high\"", "rank.project_page"),
