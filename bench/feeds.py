@@ -7,8 +7,8 @@ daily briefs; then how many papers of the feed window are in no feed.
 Two stores: the demo's (the bundled sample run through the real pipeline, ~50 s) and a
 synthetic one of a firehose: DAYS days of PER_DAY new papers each (all cs.*'s busiest
 announcements), a quarter revised, a tenth with a digest.
-Run: .venv/bin/python bench/feeds.py [--per-day N] [--all] (`--all`: every feed, not the
-twelve heaviest; `--smoke`: 50 papers a day, no demo).
+Run: .venv/bin/python bench/feeds.py [--per-day N] [--all] [--no-demo] (`--all`: every
+feed, not the twelve heaviest; `--smoke`: 50 papers a day, no demo).
 """
 
 from __future__ import annotations
@@ -109,8 +109,9 @@ def report(name: str, cfg: config_mod.Config, every: bool) -> None:
         print(f"{'bytes':>11} {'gzip':>10} {'entries':>8}  capped  feed")
         for raw_n, gz, n, capped, rel in rows if every else rows[:12]:
             print(f"{raw_n:>11,} {gz:>10,} {n:>8,}  {'yes' if capped else '':6}  {rel}")
-        print(f"heaviest poll {rows[0][0] / 1e6:.2f} MB raw, {max(r[1] for r in rows) / 1e6:.2f} MB "
-              f"gzip; papers of the window {len(window):,}, in no feed "
+        gzipped = max(r[1] for r in rows) / 1e6
+        print(f"heaviest poll {rows[0][0] / 1e6:.2f} MB raw, {gzipped:.2f} MB gzip; "
+              f"papers of the window {len(window):,}, in no feed "
               f"{len(window - keys):,}")
 
 
@@ -118,11 +119,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--per-day", type=int, default=1500)
     parser.add_argument("--all", action="store_true")
+    parser.add_argument("--no-demo", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        if not args.smoke:
+        if not (args.smoke or args.no_demo):
             started = time.perf_counter()
             cfg = demo.run(config_mod.load(demo.CONFIG), root / "demo", lambda line: None)
             print(f"demo run and build: {time.perf_counter() - started:.0f} s")

@@ -213,7 +213,7 @@ class SiteConfig:
     # 为你推荐 (for-you/) ranks the papers first seen in these days; its data grows with
     # them (all cs.*: 0.92 MB gzip at 7 days, 1.41 MB at 14; docs/RECOMMEND.md).
     recommend_days: int = _spec(7, _between(1, 30), "1 to 30 days")
-    feed_max_mb: float = _spec(5.0, _between(0.05, 50), "0.05 to 50 MB")
+    feed_max_mb: float = _spec(1.0, _between(0.05, 50), "0.05 to 50 MB")
     # Past it the oldest paper pages turn light (their article fetched by the page's script,
     # ~2 KB a paper where a full page is ~5). GitHub Pages publishes at most 1 GB and
     # does not say how it counts (the files, or the archive the workflow uploads): 5% spare.
