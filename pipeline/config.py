@@ -208,13 +208,13 @@ class SiteConfig:
     # days that had entries when those reach further back: a reader who polls less than
     # daily, or over a weekend, still gets every paper of a cs.* announcement (600-1,500).
     feed_days: int = _spec(3, _between(1, 60), "1 to 60 days")
-    # A reader downloads the whole file on every poll; past this the oldest entries give
-    # way to one that says so and links the day's brief. An entry with its abstract is 2-3
-    # KB, so a day of all cs.* (~1,500 papers) is 3-4 MB.
     # 为你推荐 (for-you/) ranks the papers first seen in these days; its data grows with
     # them (all cs.*: 0.92 MB gzip at 7 days, 1.41 MB at 14; docs/RECOMMEND.md).
     recommend_days: int = _spec(7, _between(1, 30), "1 to 30 days")
-    feed_max_mb: float = _spec(5.0, _between(0.05, 50), "0.05 to 50 MB")
+    # A reader downloads the whole file on every poll; past this the oldest entries give
+    # way to one that says so, and the light twin and the daily brief feed hold the rest
+    # (an entry with its abstract is 2-3 KB, its light form ~0.5, a brief's line ~0.2).
+    feed_max_mb: float = _spec(1.0, _between(0.05, 50), "0.05 to 50 MB")
     # Past it the oldest paper pages turn light (their article fetched by the page's script,
     # ~2 KB a paper where a full page is ~5). GitHub Pages publishes at most 1 GB and
     # does not say how it counts (the files, or the archive the workflow uploads): 5% spare.

@@ -23,7 +23,12 @@ from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.sample import Entry
+from pipeline.site.model import data as site_data
+from pipeline.site.model import views
+from pipeline.site.pages import feeds as feeds_page
 from pipeline.site.pages import paper as paper_pages
+from pipeline.site.render.feeds import FeedSite, FeedSpec
+from pipeline.site.render.feeds import render as render_feed
 from pipeline.store import Store
 from tests.feedcheck import atom_errors, opml_urls, rss_errors
 from tests.support.replays import fast_arxiv
@@ -31,6 +36,8 @@ from tests.support.servers import serve
 from tests.support.site import add_digest
 
 pytestmark = pytest.mark.slow  # builds sites
+
+THEME = Path(__file__).resolve().parents[1] / "theme"
 
 ATOM = {"a": "http://www.w3.org/2005/Atom"}
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)  # the first run: 1,200 papers at once
@@ -106,37 +113,120 @@ def _keys(feed) -> list[str]:
     return [e.id.split(",2026:", 1)[1] for e in feed.entries]
 
 
-def test_a_run_that_brings_1200_papers_puts_every_one_in_all_and_the_ai_ones_in_ai(served):
+def _papers_in(cfg, slug: str) -> set[str]:
+    """The papers a feed carries: its paper entries, and the papers a brief's lists link."""
+    data = (cfg.output_path / "feeds" / f"{slug}.atom.xml").read_text(encoding="utf-8")
+    return set(re.findall(r"(?:,2026:paper/|/paper/|arxiv\.org/abs/)(\d{4}\.\d{5})", data))
+
+
+def _site(cfg):
+    return site_data.compute(cfg, views.load(cfg, Store(cfg.store_path)), THEME)
+
+
+def test_a_run_that_brings_1200_papers_puts_every_one_in_a_feed_of_its_kind(served):
+    """1,200 papers at once pass the 1 MB cap: the full feed keeps the newest, its light
+    twin more, and the daily brief feed's day list the rest."""
     cfg, store, _ = served
     papers = store.read("papers").to_pylist()
     assert len(papers) == BATCH
     ai = {p["arxiv_id"] for p in papers if p["ai_related"]}
     assert 0 < len(ai) < BATCH
-    for ext in ("atom", "rss"):
-        assert set(_keys(_feed(cfg, "all", ext))) == {f"paper/{p['arxiv_id']}" for p in papers}
-        assert set(_keys(_feed(cfg, "ai", ext))) == {f"paper/{i}" for i in ai}
-        assert set(_keys(_feed(cfg, "category/cs.DS", ext))) == {
-            f"paper/{p['arxiv_id']}" for p in papers if p["categories"] == ["cs.DS"]}
+    every = {p["arxiv_id"] for p in papers}
+    full = _papers_in(cfg, "all")
+    assert 100 < len(full) < BATCH  # capped: the rest are in the light and brief feeds
+    assert len(_papers_in(cfg, "light/all")) > len(full)
+    assert full | _papers_in(cfg, "light/all") | _papers_in(cfg, "brief/new") == every
+    assert _papers_in(cfg, "ai") | _papers_in(cfg, "light/ai") | _papers_in(
+        cfg, "brief/ai") == ai
+    assert _papers_in(cfg, "category/cs.DS") | _papers_in(cfg, "brief/category/cs.DS") == {
+        p["arxiv_id"] for p in papers if p["categories"] == ["cs.DS"]}
 
 
-def test_every_feed_validates_and_the_opml_lists_each_by_an_absolute_fetchable_url(served):
+def test_every_paper_of_the_window_is_in_some_feed(served):
+    cfg, _, _ = served
+    site = _site(cfg)
+    window = {p.arxiv_id for p in feeds_page.window(site)}
+    assert len(window) == BATCH
+    held: set[str] = set()
+    for spec in site.feeds:
+        held |= _papers_in(cfg, spec.slug)
+    assert window <= held
+
+
+def test_every_feed_the_site_writes_validates_within_the_cap(served):
+    """Walks the feeds the feeds page kind writes (the site's FeedSpecs), not a list."""
     cfg, _, url = served
-    files = sorted((cfg.output_path / "feeds").rglob("*.xml"))
-    assert len(files) == 2 * 15  # all, ai, revisions, digests, 2 categories, accepted,
-    # top, 4+2 briefs, me
-    for path in files:
+    site = _site(cfg)
+    written = sorted((cfg.output_path / "feeds").rglob("*.xml"))
+    assert {p.relative_to(cfg.output_path / "feeds").as_posix() for p in written} == {
+        f"{spec.slug}.{kind}.xml" for spec in site.feeds for kind in ("atom", "rss")}
+    assert sum(s.slug.startswith("light/") for s in site.feeds) == 9  # all but the briefs
+    for path in written:
         data = path.read_bytes()
+        assert len(data) <= cfg.site.feed_max_mb * 1_000_000, path
         parsed = feedparser.parse(data)
         assert not parsed.bozo, (path, parsed.get("bozo_exception"))
         errors = atom_errors(data) if path.name.endswith(".atom.xml") else rss_errors(data)
         assert errors == [], (path, errors[:5])
     urls = opml_urls((cfg.output_path / "feeds.opml").read_bytes())
-    assert len(urls) == len(files) // 2  # Atom only: its RSS twin has the same entries
+    assert len(urls) == len(written) // 2  # Atom only: its RSS twin has the same entries
     for feed_url in urls:
         assert feed_url.startswith(url)
         with urllib.request.urlopen(feed_url, timeout=10) as response:
             assert response.status == 200
             assert feedparser.parse(response.read()).feed.title.startswith("研踪")
+
+
+def test_a_light_feed_has_the_full_ones_entries_in_a_fraction_of_the_bytes(served):
+    cfg, _, url = served
+    site = _site(cfg)
+    for spec in site.feeds:
+        if not spec.slug.startswith("light/"):
+            continue
+        full_slug = spec.slug.removeprefix("light/")
+        full, light = _feed(cfg, full_slug), _feed(cfg, spec.slug)
+        capped = [e for e in full.entries if "条未列出" in e.title]
+        full_ids = [e.id for e in full.entries if e not in capped]
+        light_ids = [e.id for e in light.entries if "条未列出" not in e.title]
+        if capped:
+            assert light_ids[:len(full_ids)] == full_ids, spec.slug
+        else:
+            assert light_ids == full_ids, spec.slug
+        assert [e.link for e in light.entries[:len(full_ids)]] == [
+            e.link for e in full.entries[:len(full_ids)]]
+    light = {e.id.split(",2026:", 1)[1]: e for e in _feed(cfg, "light/all").entries}
+    digested = light["paper/2606.10002"]
+    assert digested.content[0].value == "<p>一句话导读</p>"  # the one-line digest, no abstract
+    assert [a.name for a in digested.authors] == ["Author 2", "Shared Person", "Third 2"]
+    text = (cfg.output_path / "feeds/light/all.atom.xml").read_text(encoding="utf-8")
+    assert "Abstract 2:" not in text and "摘要" not in text
+    briefs = (cfg.output_path / "brief" / "index.html").read_text(encoding="utf-8")
+    assert 'href="../feeds/light/all.atom.xml"' in briefs
+    opml = (cfg.output_path / "feeds.opml").read_text(encoding="utf-8")
+    assert f"{url}feeds/light/all.atom.xml" in opml and f"{url}feeds/all.atom.xml" in opml
+
+
+def test_a_run_that_brings_nothing_leaves_every_feed_byte_identical(served, tmp_path):
+    """A poller's conditional request gets 304 only if the bytes stay: no feed is dated
+    by the build's clock, an empty one neither."""
+    cfg, _, _ = served
+    shutil.copytree(cfg.output_path, tmp_path / "out")
+    later = dataclasses.replace(cfg, site=dataclasses.replace(
+        cfg.site, output=tmp_path / "out"))
+    feeds = {p: p.read_bytes() for p in (tmp_path / "out" / "feeds").rglob("*.xml")}
+    runs = Store(cfg.store_path).read("runs").to_pylist()
+    build_mod.build(later, now=max(r["finished"] for r in runs) + dt.timedelta(hours=6))
+    assert {p: p.read_bytes() for p in feeds} == feeds
+    spec = FeedSpec("empty", "Empty")
+    for hours in (0, 6):
+        fs = FeedSite("T", "https://example.org/", "en", T0 + dt.timedelta(hours=hours))
+        atom, rss, _ = render_feed(spec, [], fs, max_bytes=10_000, note=_no_note)
+        assert b"<updated>2026-01-01T00:00:00Z</updated>" in atom
+        assert b"Thu, 01 Jan 2026 00:00:00 GMT" in rss
+
+
+def _no_note(left_out):
+    raise AssertionError("an empty feed is never capped")
 
 
 def test_every_feed_links_itself_and_its_page(served):
@@ -152,7 +242,7 @@ def test_every_feed_links_itself_and_its_page(served):
 
 def test_an_entry_links_our_page_and_arxiv_with_one_author_element_each(served):
     cfg, _, url = served
-    tree = etree.parse(str(cfg.output_path / "feeds" / "all.atom.xml"))
+    tree = etree.parse(str(cfg.output_path / "feeds" / "category" / "cs.CL.atom.xml"))
     (entry,) = [e for e in tree.iterfind("a:entry", ATOM)
                 if e.findtext("a:id", namespaces=ATOM).endswith("paper/2606.10001")]
     links = {(x.get("rel"), x.get("href")) for x in entry.findall("a:link", ATOM)}
@@ -162,7 +252,7 @@ def test_an_entry_links_our_page_and_arxiv_with_one_author_element_each(served):
     assert [a.findtext("a:name", namespaces=ATOM) for a in entry.findall("a:author", ATOM)] \
         == ["Author 1", "Shared Person", "Third 1"]
     assert [c.get("term") for c in entry.findall("a:category", ATOM)] == ["cs.CL"]
-    rss = etree.parse(str(cfg.output_path / "feeds" / "all.rss.xml"))
+    rss = etree.parse(str(cfg.output_path / "feeds" / "category" / "cs.CL.rss.xml"))
     (item,) = [i for i in rss.iter("item") if i.findtext("link").endswith("2606.10001.html")]
     creators = item.findall("{http://purl.org/dc/elements/1.1/}creator")
     assert [c.text for c in creators] == ["Author 1", "Shared Person", "Third 1"]
@@ -170,7 +260,7 @@ def test_an_entry_links_our_page_and_arxiv_with_one_author_element_each(served):
 
 def test_math_reaches_the_reader_as_unicode_and_the_digest_comes_first(served):
     cfg, _, _ = served
-    entries = {e.id.split(",2026:", 1)[1]: e for e in _feed(cfg, "all").entries}
+    entries = {e.id.split(",2026:", 1)[1]: e for e in _feed(cfg, "category/cs.CL").entries}
     text = entries["paper/2606.10001"].content[0].value
     assert "α∈[0,∞]" in text and "𝒪(n)" in text and "$" not in text and "\\alpha" not in text
     digested = entries["paper/2606.10002"].content[0].value
@@ -224,7 +314,7 @@ def test_rebuilding_keeps_every_byte_and_new_data_keeps_every_entry_id(served, t
     report = _build(cfg)
     assert report.written == 0
     assert {p: p.read_bytes() for p in feeds} == feeds
-    before = {e.id: e.title for e in _feed(cfg, "all").entries}
+    before = {e.id: e.title for e in _feed(cfg, "category/cs.DS").entries}
     # A copy of the store a day later, with one more paper: the old entries keep their ids.
     shutil.copytree(cfg.store_path, tmp_path / "data")
     later = dataclasses.replace(
@@ -237,7 +327,7 @@ def test_rebuilding_keeps_every_byte_and_new_data_keeps_every_entry_id(served, t
         ingest.ingest_arxiv(fast_arxiv(later, api.url), store, now=api.as_of)
     _build(later)
     after = {e.id: e.title for e in feedparser.parse(
-        (tmp_path / "out" / "feeds" / "all.atom.xml").read_bytes()).entries}
+        (tmp_path / "out" / "feeds" / "category" / "cs.DS.atom.xml").read_bytes()).entries}
     assert before.items() <= after.items() and len(after) == len(before) + 1
 
 

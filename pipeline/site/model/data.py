@@ -21,7 +21,7 @@ from pipeline.site.model.brand import Brand, brand
 from pipeline.site.model.follows import Followed
 from pipeline.site.model.follows import match as match_follows
 from pipeline.site.model.views import CLOCKS, Library, Pages, Paper
-from pipeline.site.render.feeds import SITE_FEEDS, FeedSpec
+from pipeline.site.render.feeds import SITE_FEEDS, FeedSpec, light
 from pipeline.site.render.safe import clean
 from pipeline.text.ids import is_category
 from pipeline.text.reasons import Why
@@ -179,7 +179,10 @@ def _feeds(cfg: Config, s: dict[str, str], site_feeds: list[FeedSpec],
     me = [FeedSpec("me", s["feed_me"], "me/")] if cfg.follows else []
     accepted = FeedSpec("accepted", s["feed_accepted"], "accepted/")
     top = FeedSpec("top", s["feed_top"], "brief/top/")
-    return [*own, accepted, top, *briefs, *me]
+    full = [*own, accepted, top, *me]
+    # A daily brief is one entry a day already: it has no light twin.
+    lights = [light(spec, s["feed_light"].format(title=spec.title)) for spec in full]
+    return [*own, accepted, top, *briefs, *me, *lights]
 
 
 def by_day(site: SiteData) -> dict[str, dict[str, list[Paper]]]:

@@ -10,8 +10,12 @@
 - me: a fork's [[follows]], with the watched papers' new versions, DOIs, journal-refs and
   acceptances.
 
+Each of these but the briefs has a light twin, feeds/light/<slug>.*.xml: the same entries
+(ids, titles, links) with the one-line digest and the first authors only.
+
 Each file is capped at [site] feed_max_mb; when the cap bites, the last entry says so and
-links the day's brief.
+links the day's brief and the daily brief feed, whose day lists hold the rest of the
+window: every paper of the last feed_days days is in some feed.
 """
 
 from __future__ import annotations
@@ -73,13 +77,22 @@ def opml_folders(site: SiteData) -> list[tuple[str, list[_feeds.FeedSpec]]]:
     the only ones with pages and feeds), topics and daily briefs."""
     s = site.strings
     folders: dict[str, list[_feeds.FeedSpec]] = {
-        s["opml_site"]: [], s["categories"]: [], s["topics"]: [], s["briefs"]: []}
+        s["opml_site"]: [], s["categories"]: [], s["topics"]: [], s["briefs"]: [],
+        s["opml_light"]: []}
     for spec in site.feeds:
         kind = spec.slug.removeprefix("brief/").partition("/")[0]
         folder = ("briefs" if spec.slug.startswith("brief/") else
+                  "opml_light" if spec.slug.startswith(_feeds.LIGHT) else
                   {"category": "categories", "topic": "topics"}.get(kind, "opml_site"))
         folders[s[folder]].append(spec)
     return list(folders.items())
+
+
+def window(site: SiteData) -> list[Paper]:
+    """The papers every feed together holds: those first seen in the last [site] feed_days
+    days (or the last that many days that had any), newest first."""
+    return recent(site.newest["first_seen"], lambda p: p.first_seen, site.lib.now,
+                  site.cfg.site.feed_days, site.lib.tz)
 
 
 class _Entries:
@@ -96,6 +109,11 @@ class _Entries:
     def feed(self, slug: str) -> list[Entry]:
         self.prefix = self.fs.url("", slug)
         site = self.site
+        if slug.startswith(_feeds.LIGHT):  # the full feed's entries; their light content
+            # has no link that depends on the prefix
+            entries = self.feed(slug.removeprefix(_feeds.LIGHT))
+            self.prefix = self.fs.url("", slug)  # for the cap's note
+            return entries
         if slug.startswith("brief/"):
             return self._briefs(slug.removeprefix("brief/"))
         if slug == "me":
@@ -132,7 +150,9 @@ class _Entries:
     # -- entries ----------------------------------------------------------------------------
 
     def _paper(self, p: Paper, when: dt.datetime, suffix: str = "", why: Why = (),
-               title: str = "", before: str = "") -> Entry:
+               title: str = "", before: str = "", lead: str = "") -> Entry:
+        """`before`: what the entry says before the paper; `lead`, what its light form
+        keeps of that (a pick's reasons, a venue)."""
         said = say(why, self.s)
         head = f"<p>{escape(self.s['feed_why'].format(why=said))}</p>" if why else ""
         return Entry(
@@ -140,7 +160,15 @@ class _Entries:
             link=p.path if self.site.pages.has(p) else p.abs_url, updated=when,
             content=head + before + self._content(p),
             authors=tuple(p.authors), categories=tuple(p.categories),
-            related=(p.abs_url, p.pdf_url), day=self._day(when))
+            related=(p.abs_url, p.pdf_url), day=self._day(when),
+            light=head + lead + self._light(p))
+
+    def _light(self, p: Paper) -> str:
+        """The one-line digest, and how many authors the light entry does not name."""
+        tldr = (p.digest or {}).get("tldr")
+        more = len(p.authors) - _feeds.LIGHT_AUTHORS
+        return ((f"<p>{escape(plain_tex(tldr))}</p>" if tldr else "")
+                + (f"<p>{escape(self.s['feed_et_al'].format(n=more))}</p>" if more > 0 else ""))
 
     def _content(self, paper: Paper) -> str:
         """Made once a build per link prefix and page (a paper is in several feeds)."""
@@ -211,9 +239,9 @@ class _Entries:
         line = v.said(s) + s["venue_since"].format(version=p.venue_version,
                                                    date=self.site.local(p.venue_seen))
         key = hashlib.blake2b(v.name.encode(), digest_size=6).hexdigest()  # text, not an id
+        said = f"<p><strong>{escape(s['venue'])}</strong>{escape(s['colon'])}{escape(line)}</p>"
         return self._paper(p, p.at("venue"), f"/venue/{key}", title=f"[{v.badge(s)}] "
-                           f"{plain_tex(p.title)}", before=f"<p><strong>{escape(s['venue'])}"
-                           f"</strong>{escape(s['colon'])}{escape(line)}</p>")
+                           f"{plain_tex(p.title)}", before=said, lead=said)
 
     def _event(self, e: Event) -> Entry:
         p, s = self.site.lib.by_id.get(e.arxiv_id), self.s
@@ -221,11 +249,12 @@ class _Entries:
             return Entry(key=e.item, title=e.arxiv_id,
                          link=f"https://arxiv.org/abs/{e.arxiv_id}", updated=e.seen,
                          content="", day=self._day(e.seen))
-        note = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
+        said = s[f"watch_{e.kind}_note"].format(value=e.value, version=e.version)
+        note = f"<p><strong>{escape(said)}</strong></p>"
         entry = self._paper(p, e.seen, title=s[f"watch_{e.kind}"].format(
             title=plain_tex(p.title), version=e.version),
-            before=f"<p><strong>{escape(note)}</strong></p>"
-            + (self._changes(p, e.version) if e.kind == "version" else ""))
+            before=note + (self._changes(p, e.version) if e.kind == "version" else ""),
+            lead=note)
         return dataclasses.replace(entry, key=e.item)
 
     def _top(self) -> list[Entry]:
@@ -238,10 +267,10 @@ class _Entries:
         s, names = self.s, self.site.topic_names
         said = [say_pick(r, s, names) + f" ({s['points'].format(points=f'{r.points:.1f}')})"
                 for r in ranked.reasons]
-        entry = self._paper(p, p.version_seen_at, f"/top/{day}", title=s["feed_top_title"].format(
-            date=self._date(day), title=plain_tex(p.title)),
-            before=f"<p><strong>{escape(s['reasons'])}</strong>{escape(s['colon'])}"
+        reasons = (f"<p><strong>{escape(s['reasons'])}</strong>{escape(s['colon'])}"
                    f"{escape(' · '.join(said))}</p>")
+        entry = self._paper(p, p.version_seen_at, f"/top/{day}", title=s["feed_top_title"].format(
+            date=self._date(day), title=plain_tex(p.title)), before=reasons, lead=reasons)
         return dataclasses.replace(entry, day=day)
 
     def _me(self) -> list[Entry]:
@@ -294,13 +323,14 @@ class _Entries:
         """The last entry of a feed past its byte cap: how many were left out, and where
         they are (the newest left-out day's brief)."""
         s, day = self.s, left_out[0].day
-        brief = (f"brief/{day}/{_BRIEF_OF[spec.slug]}/" if spec.slug in _BRIEF_OF
+        slug = spec.slug.removeprefix(_feeds.LIGHT)
+        brief = (f"brief/{day}/{_BRIEF_OF[slug]}/" if slug in _BRIEF_OF
                  else spec.page or "brief/")
         mb = f"{self.site.cfg.site.feed_max_mb:g}"
         note = escape(s["feed_capped_note"].format(date=self._date(day)))
         links = [f'<a href="{escape(self.prefix + brief)}">'
                  f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
-        brief_feed = f"brief/{_BRIEF_OF.get(spec.slug, spec.slug)}"
+        brief_feed = f"brief/{_BRIEF_OF.get(slug, slug)}"
         if brief_feed in self.slugs:  # not every feed has a daily one (accepted, me, top)
             links.append(f'<a href="{escape(self.prefix + f"feeds/{brief_feed}.atom.xml")}">'
                          f'{escape(s["feed_brief_feed"])}</a>')

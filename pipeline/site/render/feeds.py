@@ -6,6 +6,12 @@ on every feed, and the byte cap. Entry ids are tag URIs that never change for wh
 name, so readers see no duplicates after a rebuild. Content is HTML built by escaping
 every untrusted piece first: readers render it, and an abstract must reach them as text.
 
+Every feed comes full and light (`feeds/light/<slug>.*.xml`): the same entries, ids and
+links, each with its light content (the one-line digest) and its first authors only, a
+fifth of the bytes a poller fetches. A feed's bytes change only when an entry does: its
+`<updated>` is its newest entry's, never the build's clock, so a server's ETag and
+Last-Modified let a poller's conditional request end in 304 Not Modified.
+
 Written as strings, each entry once per format and link prefix (a paper is in several
 feeds): feedgenerator's SAX writer took 2.5 s for the demo's 3,000 entries, and an exact
 byte count per entry makes the cap exact without writing a feed twice.
@@ -13,6 +19,7 @@ byte count per entry makes the cap exact without writing a feed twice.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import functools
 from collections.abc import Callable, Sequence
@@ -27,6 +34,11 @@ from markupsafe import escape
 
 # The site's own feeds, by slug, with the page each follows.
 SITE_FEEDS = {"all": "", "ai": "", "revisions": "brief/", "digests": "brief/"}
+LIGHT = "light/"  # a feed's light twin: feeds/light/<slug>.*.xml
+LIGHT_AUTHORS = 3  # authors a light entry names (its light content says how many more)
+# An empty feed's <updated>: no entry dates it, and the build's clock would change its
+# bytes at every run (the tag URIs' own date).
+EMPTY_UPDATED = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 _T = TypeVar("_T")
 _XML = '<?xml version="1.0" encoding="utf-8"?>\n'
 
@@ -49,6 +61,12 @@ class Entry:
     categories: tuple[str, ...] = ()
     related: tuple[str, ...] = ()  # absolute URLs: arXiv's abstract page and PDF
     day: str = ""  # the local day the entry counts in (the cap's note links its brief)
+    light: str | None = None  # HTML of the light feed's entry; None: the content itself
+
+
+def light(spec: FeedSpec, title: str) -> FeedSpec:
+    """The light twin of a feed: same entries, same page."""
+    return FeedSpec(LIGHT + spec.slug, title, spec.page)
 
 
 @dataclass(frozen=True)
@@ -92,6 +110,19 @@ def _rss_date(t: dt.datetime) -> str:
     return format_datetime(t, usegmt=True)
 
 
+def _lighter(e: Entry) -> Entry:
+    """The entry as the light feed has it: its light content, its first authors, arXiv's
+    abstract page (not the PDF) and no categories."""
+    if e.light is None:
+        return e
+    return dataclasses.replace(e, content=e.light, authors=e.authors[:LIGHT_AUTHORS],
+                               categories=(), related=e.related[:1], light=None)
+
+
+def _as_is(e: Entry) -> Entry:
+    return e
+
+
 @functools.lru_cache(maxsize=1 << 16)
 def _atom_entry(e: Entry, site: FeedSite, prefix: str) -> str:
     link = _absolute(e.link, prefix)
@@ -102,7 +133,8 @@ def _atom_entry(e: Entry, site: FeedSite, prefix: str) -> str:
              f"<id>{_esc(site.tag(e.key))}</id><updated>{when}</updated>",
              *(f"<author><name>{_esc(a)}</name></author>" for a in e.authors),
              *(f"<category term={quoteattr(c)}/>" for c in e.categories),
-             f'<content type="html">{_esc(e.content)}</content></entry>\n']
+             f'<content type="html">{_esc(e.content)}</content></entry>\n' if e.content
+             else "</entry>\n"]
     return "".join(parts)
 
 
@@ -110,7 +142,7 @@ def _atom_entry(e: Entry, site: FeedSite, prefix: str) -> str:
 def _rss_item(e: Entry, site: FeedSite, prefix: str) -> str:
     link = _absolute(e.link, prefix)
     parts = [f"<item><title>{_esc(e.title)}</title><link>{_esc(link)}</link>",
-             f"<description>{_esc(e.content)}</description>",
+             f"<description>{_esc(e.content)}</description>" if e.content else "",
              *(f"<dc:creator>{_esc(a)}</dc:creator>" for a in e.authors),
              *(f"<category>{_esc(c)}</category>" for c in e.categories),
              f"<pubDate>{_rss_date(site.when(e.updated))}</pubDate>",
@@ -150,11 +182,14 @@ _FORMATS = ((_atom, _atom_entry), (_rss, _rss_item))
 def render(spec: FeedSpec, entries: Sequence[Entry], site: FeedSite, *, max_bytes: int,
            note: Callable[[Sequence[Entry]], Entry]) -> tuple[bytes, bytes, int]:
     """(atom, rss, entries left out) for newest-first entries. Past `max_bytes` the oldest
-    entries give way to `note(left_out)`, the feed's last entry, which says so."""
+    entries give way to `note(left_out)`, the feed's last entry, which says so. A light
+    feed (slug light/…) writes each entry's light form."""
     prefix = site.url("", spec.slug)
-    # The newest entry dates the feed; an empty feed, the build's clock (a rebuild of the
-    # same data keeps the same bytes).
-    updated = max((site.when(e.updated) for e in entries), default=site.when(site.as_of))
+    form = _lighter if spec.slug.startswith(LIGHT) else _as_is
+    entries = [form(e) for e in entries]
+    # The newest entry dates the feed: a rebuild, or a run that brought nothing new,
+    # keeps its bytes.
+    updated = max((site.when(e.updated) for e in entries), default=EMPTY_UPDATED)
     out, left_out = [], 0
     for frame, item in _FORMATS:
         head, tail = frame(spec, site, updated)
@@ -163,13 +198,13 @@ def render(spec: FeedSpec, entries: Sequence[Entry], site: FeedSite, *, max_byte
         total = len(head.encode()) + len(tail.encode()) + sum(sizes)
         keep = len(parts)
         if total > max_bytes:
-            last = item(note(entries), site, prefix)  # sized with every entry left out
+            last = item(form(note(entries)), site, prefix)  # sized with every entry left out
             room = max_bytes - len(head.encode()) - len(tail.encode()) - len(last.encode())
             keep = 0
             while keep < len(sizes) and room >= sizes[keep]:
                 room -= sizes[keep]
                 keep += 1
-            parts = [*parts[:keep], item(note(entries[keep:]), site, prefix)]
+            parts = [*parts[:keep], item(form(note(entries[keep:])), site, prefix)]
         left_out = max(left_out, len(entries) - keep)
         out.append((head + "".join(parts) + tail).encode())
     return out[0], out[1], left_out
