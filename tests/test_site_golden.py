@@ -45,7 +45,7 @@ PAGES = {
 }
 # The oldest paper page, light in a build whose [site] max_site_mb leaves no room for all.
 LIGHT_PAGE = "paper/2606.19344.html"
-LIGHT_LIMIT_MB = 52.0  # the demo's site is ~53.2 MB
+LIGHT_LIMIT_MB = 58.0  # the demo's site is ~60 MB, ~52.6 MB of it besides its paper pages
 KEEP = 3  # items of a list (or entries of a feed) a snapshot shows
 
 
