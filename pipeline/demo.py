@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import datetime as dt
 import functools
 import os
 import shutil
@@ -66,14 +67,25 @@ def run(base: Config, folder: Path, echo: Echo, port: int = 8000) -> Config:
     with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
             OpenAIReplay() as llm:
         cfg = demo_config(base, folder, arxiv_api, hf_api, llm, port)
-        store = Store(cfg.store_path)
-        for day in sample.days():
-            now = sample.run_at(day)
-            arxiv_api.as_of = now
-            echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
-            update(cfg, store, lambda line: echo(f"  {line}"), now=now)
+        now = simulate(cfg, arxiv_api, echo)
     echo(build_mod.build(cfg, now=now).line())  # the site as of the last simulated run
     return cfg
+
+
+def simulate(cfg: Config, arxiv_api: ArxivReplay, echo: Echo,
+             after: Callable[[dt.datetime], None] | None = None) -> dt.datetime:
+    """One scheduled run (`update`) per sample day, the replay's clock at that day's run,
+    then `after(now)`; returns the last run's time."""
+    store = Store(cfg.store_path)
+    now = sample.run_at(sample.days()[0])
+    for day in sample.days():
+        now = sample.run_at(day)
+        arxiv_api.as_of = now
+        echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
+        update(cfg, store, lambda line: echo(f"  {line}"), now=now)
+        if after is not None:
+            after(now)
+    return now
 
 
 def serve(output: Path, port: int, echo: Echo) -> None:

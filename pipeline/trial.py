@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pipeline import build as build_mod
 from pipeline.config import Channel, Config, DigestConfig, TelegramChannel, WebhookChannel
-from pipeline.demo import DEMO_KEY_ENV, Echo, demo_config
+from pipeline.demo import DEMO_KEY_ENV, Echo, demo_config, simulate
 from pipeline.notify import notify
 from pipeline.notify.channels import CHANNELS, Email, Sender
 from pipeline.replay import sample
@@ -33,7 +33,6 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay, Received
 from pipeline.replay.openai import OpenAIReplay
-from pipeline.run import update
 from pipeline.store import Store
 
 FOLDER = Path(".try")
@@ -169,12 +168,8 @@ def run(base: Config, folder: Path, echo: Echo, *, port: int = 8000,
                                             cfg.digest_language, echo),
                 notify=tuple(r.aimed() for r in recorders.values()))
             store = Store(cfg.store_path)
-            for day in sample.days():
-                now = sample.run_at(day)
-                arxiv_api.as_of = now
-                echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
-                update(cfg, store, lambda line: echo(f"  {line}"), now=now)
-                echo(f"  {notify(cfg, store, env=env, now=now, kinds=kinds).line()}")
+            now = simulate(cfg, arxiv_api, echo, lambda now: echo(
+                f"  {notify(cfg, store, env=env, now=now, kinds=kinds).line()}"))
         finally:
             for server in servers:
                 server.stop()
