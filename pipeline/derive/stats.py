@@ -1,4 +1,5 @@
-"""The numbers the site states, computed from the tables (pure functions, no I/O).
+"""The numbers the site states, computed from the tables (pure functions; last_24h alone
+reads the store, for the job summary).
 
 Windows are computed at build time in the site's time zone; the build's "now"
 is the end of the newest run in the ledger (the data's own clock), so a
