@@ -290,26 +290,25 @@ class Paper:
     def on_arxiv(self, version: int) -> bool:
         return self.arxiv_versions is None or version <= self.arxiv_versions
 
-    @property
-    def _linked(self) -> int:
-        """The version its links open: its own, or arXiv's newest when its own is made up."""
-        return self.version if self.on_arxiv(self.version) else cast(int, self.arxiv_versions)
+    def _linked(self, version: int) -> int:
+        """The version a link to `version` opens: it, or arXiv's newest when it is made up."""
+        return version if self.on_arxiv(version) else cast(int, self.arxiv_versions)
 
     @property
     def abs_url(self) -> str:
-        return self.version_url(self._linked)
+        return self.version_url(self.version)
 
     def version_url(self, version: int) -> str:
         """arXiv's page of one version (each stays readable there after the next)."""
-        return f"https://arxiv.org/abs/{self._ref}v{version}"
+        return f"https://arxiv.org/abs/{self._ref}v{self._linked(version)}"
 
     @property
     def pdf_url(self) -> str:
-        return f"https://arxiv.org/pdf/{self._ref}v{self._linked}"
+        return f"https://arxiv.org/pdf/{self._ref}v{self._linked(self.version)}"
 
     @property
     def html_url(self) -> str:
-        return f"https://arxiv.org/html/{self._ref}v{self._linked}"
+        return f"https://arxiv.org/html/{self._ref}v{self._linked(self.version)}"
 
     @property
     def hf_url(self) -> str | None:
