@@ -579,7 +579,7 @@ def data_summary(obj: _Context) -> None:
 
     store = obj.store
     with store.snapshot():
-        click.echo(summary.markdown(store), nl=False)
+        click.echo(summary.markdown(store, obj.config), nl=False)
 
 
 # -- offline: local replays of the services, and the demo over them --------------------------------

@@ -91,6 +91,16 @@ def _nearest_category(code: str) -> str | None:
     return by_case[near[0]] if near else None
 
 
+# What a site built from a replay's store may declare made up (`[site] simulated`): each
+# is named by the banner on every page, and a made-up revision links to no arXiv version.
+SIMULATED = ("times", "revisions", "licenses")
+
+
+def _simulated(values: tuple[str, ...]) -> str | None:
+    unknown = [v for v in values if v not in SIMULATED]
+    return f"unknown {', '.join(map(repr, unknown))}" if unknown else None
+
+
 def _timezone(value: str) -> str | None:
     try:
         ZoneInfo(value)
@@ -219,6 +229,10 @@ class SiteConfig:
     # ~2 KB a paper where a full page is ~5). GitHub Pages publishes at most 1 GB and
     # does not say how it counts (the files, or the archive the workflow uploads): 5% spare.
     max_site_mb: float = _spec(950.0, _at_least(1), "a number of MB ≥ 1")
+    # What of the store is made up (the demo's replays set it): a banner names it on every
+    # page. Empty for a site of real data.
+    simulated: tuple[str, ...] = _spec((), _simulated,
+                                       f"an array of {', '.join(map(repr, SIMULATED))}")
 
 
 @dataclass(frozen=True)

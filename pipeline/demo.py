@@ -21,7 +21,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from pipeline import build as build_mod
-from pipeline.config import Config
+from pipeline.config import SIMULATED, Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
@@ -50,12 +50,15 @@ def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFRe
                                   feed_url=f"{arxiv_api.base}/rss/", delay_seconds=0.0),
         hf=dataclasses.replace(base.sources.hf, endpoint=hf_api.endpoint, delay_seconds=0.0,
                                backfill_days=1))
+    # No change notes asked of the replay: its answer is a rule's diff, which the store
+    # would keep as a model's; the site makes the same by rule and labels it so.
     digest = dataclasses.replace(base.digest, enabled=True, base_url=llm.url, model="replay",
-                                 api_key_env=DEMO_KEY_ENV)
+                                 api_key_env=DEMO_KEY_ENV, notes=False)
+    # What the replays make up (replay/sample.py, replay/oai.py): every page says so.
     return dataclasses.replace(
         base, store=dataclasses.replace(base.store, path=(folder / "data").resolve()),
         site=dataclasses.replace(base.site, output=(folder / "output").resolve(),
-                                 base_url=f"http://127.0.0.1:{port}/"),
+                                 base_url=f"http://127.0.0.1:{port}/", simulated=SIMULATED),
         sources=sources, digest=digest)
 
 

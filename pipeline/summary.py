@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from pipeline import schedule
+from pipeline.config import Config
 from pipeline.derive import stats
 from pipeline.derive.stats import completeness, completeness_line
 from pipeline.store import Store
@@ -44,7 +45,9 @@ def _int(value: Any) -> int:
     return 0 if value is None or pd.isna(value) else int(value)
 
 
-def markdown(store: Store) -> str:
+def markdown(store: Store, cfg: Config | None = None) -> str:
+    """The summary; with the fork's config, also the last 24 hours as the home page
+    counts them (stats.last_24h)."""
     runs = store.runs()
     if runs.empty:
         return "## PaperTrail update\n\nNo runs recorded yet.\n"
@@ -68,6 +71,10 @@ def markdown(store: Store) -> str:
     versions = store.read("versions", columns=["arxiv_id"]).num_rows
     spent = sum(_int(v) for v in runs["tokens_in"]) + sum(_int(v) for v in runs["tokens_out"])
     ledger = completeness(store.read("announcements").to_pandas())
+    if cfg is not None:
+        w = stats.last_24h(cfg, store)
+        lines += ["", f"Last 24 h: {len(w.new):,} new papers ({len(w.ai):,} AI-related), "
+                      f"{len(w.revised):,} revised, {len(w.digests):,} new digests."]
     lines += ["", *problems, "" if problems else "All sources ok.", "",
               f"Completeness: {plain(completeness_line(ledger))}.", "",
               f"Library: {papers:,} papers, {versions:,} versions; {len(runs):,} runs "

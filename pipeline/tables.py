@@ -96,7 +96,9 @@ DIGESTS = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to
 ])
 
 # A change note (修订说明) by the model: what changed from one stored version of a paper
-# to the next, and why it matters. Retried like digests.
+# to the next, and why it matters. Retried like digests. Only a model's notes are kept
+# (`model` names it; the demo and `try` ask their replay for none): the site labels these
+# as machine-written and makes the rest by rule at build time, labelled as such.
 NOTES = pa.schema([  # type: ignore[arg-type]  # stubs join mixed DataTypes to object
     ("arxiv_id", pa.string()),
     ("from_version", pa.int32()),

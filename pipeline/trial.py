@@ -126,14 +126,15 @@ def digest_settings(base: DigestConfig, llm: OpenAIReplay, replay_models: bool,
              "from the local replay model server instead)")
         return aimed
     why = "--replay-models" if replay_models else f"${base.api_key_env} is set"
-    echo(f"digest: {why}: digests and change notes come from the local replay model "
-         f"server, not {base.base_url} (no key leaves this machine)")
+    echo(f"digest: {why}: digests come from the local replay model server, not "
+         f"{base.base_url} (no key leaves this machine); change notes are the site's own, "
+         "by rule (the replay's would be a rule's diff labelled as a model's)")
     if language == "en":
         echo("digest: language en: the sample's real digests are in Chinese only, so the "
              "replay answers in English with a labelled stand-in (the abstract's first "
              "sentence); your model writes real English digests")
     os.environ.setdefault(DEMO_KEY_ENV, "try")
-    return dataclasses.replace(aimed, model="replay", api_key_env=DEMO_KEY_ENV)
+    return dataclasses.replace(aimed, model="replay", api_key_env=DEMO_KEY_ENV, notes=False)
 
 
 def _file_name(label: str) -> str:

@@ -17,6 +17,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult
 
 from pipeline import config as config_mod
+from pipeline import demo
 from pipeline.config import Config
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
@@ -42,7 +43,7 @@ from tests.support.site import BuiltSite, build_in_english, build_sample_site
 
 # A test is tiered by what it uses, so a new one lands in its tier without a thought:
 # `make test-fast` leaves out what drives chromium and what needs a built site.
-TIERS = {"browser": "browser", "zh_site": "slow", "en_site": "slow"}
+TIERS = {"browser": "browser", "zh_site": "slow", "en_site": "slow", "demo_site": "slow"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -240,3 +241,11 @@ def zh_site(tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
 def en_site(zh_site: BuiltSite, tmp_path_factory: pytest.TempPathFactory) -> BuiltSite:
     """The same store's site in English. Shared: read only."""
     return build_in_english(zh_site, tmp_path_factory.mktemp("en-site"))
+
+
+@pytest.fixture(scope="session")
+def demo_site(tmp_path_factory: pytest.TempPathFactory) -> Config:
+    """The demo run over every sample day, then its site (pipeline/demo.py): its config.
+    Shared: read only."""
+    return demo.run(config_mod.load(demo.CONFIG), tmp_path_factory.mktemp("demo"),
+                    lambda line: None)

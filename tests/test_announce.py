@@ -93,7 +93,9 @@ def test_a_paper_the_feed_lists_before_oai_pmh_has_it_is_on_the_site_after_the_r
     home = (cfg.output_path / "index.html").read_text(encoding="utf-8")
     cv = len(_listed_on(DAYS[1], "cs.CV"))
     held = sum(len(_listed_on(DAYS[1], c)) for c in CATS)
-    assert f"arXiv&#39;s announcement of {DAYS[1]}: {held:,} of {held:,} held" in home
+    assert (f"arXiv&#39;s announcement of {DAYS[1]} (the new papers, cross-lists and new "
+            f"versions it listed in this site&#39;s categories): {held:,} of {held:,} in the "
+            "library") in home
     assert f"cs.CV: {cv:,} of {cv:,}" in home
     page = (cfg.output_path / "sources" / "index.html").read_text(encoding="utf-8")
     assert 'id="completeness"' in page and f"<td>{cv} / {cv}</td>" in page

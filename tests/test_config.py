@@ -207,6 +207,8 @@ KEY_ERRORS = [
     ("[site]\nfeed_max_mb = 0", ["site.feed_max_mb", "0.05 to 50 MB"]),
     ("[site]\nfeed_days = 0", ["site.feed_days", "1 to 60 days"]),
     ("[site]\nrecommend_days = 31", ["site.recommend_days", "1 to 30 days"]),
+    ("[site]\nsimulated = ['digests']", ["site.simulated", "unknown 'digests'",
+                                         "'times', 'revisions', 'licenses'"]),
 ]
 
 

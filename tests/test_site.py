@@ -32,6 +32,7 @@ from pelican.settings import read_settings
 from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline import ingest
+from pipeline.derive import stats
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.site import i18n, settings
@@ -1101,7 +1102,7 @@ def test_each_attach_step_adds_fields_and_changes_nothing_it_was_given(tmp_path)
     cfg = make_config(tmp_path)
     store = run_pipeline(cfg, DAYS[:3])
     frames = _views._frames(cfg, store)
-    now = _views.clock(frames["runs"])
+    now = stats.clock(frames["runs"])
     tz = ZoneInfo(cfg.site.timezone)
     papers = _views._papers(cfg, frames["papers"], now)
     tables = _views.Tables(cfg, store, frames, tz, now, _history.readings(

@@ -24,7 +24,6 @@ from lxml import html as lxml_html
 
 from pipeline import build as build_mod
 from pipeline import config as config_mod
-from pipeline import demo
 from pipeline.replay import sample
 
 pytestmark = pytest.mark.slow
@@ -47,13 +46,6 @@ PAGES = {
 LIGHT_PAGE = "paper/2606.19344.html"
 LIGHT_LIMIT_MB = 58.0  # the demo's site is ~60 MB, ~52.6 MB of it besides its paper pages
 KEEP = 3  # items of a list (or entries of a feed) a snapshot shows
-
-
-@pytest.fixture(scope="module")
-def demo_site(tmp_path_factory: pytest.TempPathFactory) -> config_mod.Config:
-    """The demo run over every sample day, then its site (pipeline/demo.py)."""
-    return demo.run(config_mod.load(demo.CONFIG), tmp_path_factory.mktemp("demo"),
-                    lambda line: None)
 
 
 @pytest.fixture(scope="module")

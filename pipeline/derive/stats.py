@@ -1,4 +1,5 @@
-"""The numbers the site states, computed from the tables (pure functions, no I/O).
+"""The numbers the site states, computed from the tables (pure functions; last_24h alone
+reads the store, for the job summary).
 
 Windows are computed at build time in the site's time zone; the build's "now"
 is the end of the newest run in the ledger (the data's own clock), so a
@@ -13,9 +14,13 @@ from typing import Any, cast
 from zoneinfo import ZoneInfo
 
 import pandas as pd
+import pyarrow.compute as pc
 
 from pipeline import schedule
+from pipeline.config import Config
+from pipeline.derive import scope
 from pipeline.sources import SOURCES
+from pipeline.store import Store
 from pipeline.tables import MOVES_WATERMARK
 
 # arXiv's announcement calendar: Sunday–Thursday 20:00 US-Eastern; none on Friday or
@@ -37,6 +42,14 @@ def as_of(runs: pd.DataFrame) -> dt.datetime:
     if runs.empty or runs["finished"].isna().all():
         return dt.datetime.now(dt.UTC).replace(microsecond=0)
     return cast(dt.datetime, runs["finished"].max().to_pydatetime())
+
+
+def clock(runs: pd.DataFrame) -> dt.datetime:
+    """The site's "now": when the newest run finished, so a rebuild of unchanged data
+    writes the same bytes; but never past the build's own clock, and never a paper's
+    time: one run or paper dated 2099 would empty every 24 h window and take every paper
+    page past paper_pages_days."""
+    return min(as_of(runs), dt.datetime.now(dt.UTC).replace(microsecond=0))
 
 
 @dataclass(frozen=True)
@@ -119,13 +132,33 @@ def completeness_line(lines: list[Completeness]) -> str:
 
 
 @dataclass(frozen=True)
+class Window:
+    """The last 24 hours, (start, end], and the ids behind each number the site states of
+    them. The home page, the 24-hour briefs, the sources page, status.json and the job
+    summary all count from this one, so no two of them disagree."""
+
+    start: dt.datetime
+    end: dt.datetime
+    new: frozenset[str]  # papers first seen in it
+    ai: frozenset[str]  # of those, the AI-related
+    revised: frozenset[str]  # stored papers a later version of which came in it
+    digests: frozenset[str]  # papers whose digest (the one shown: latest_digests) came in it
+
+
+def latest_digests(digests: pd.DataFrame, language: str) -> pd.DataFrame:
+    """The digest each paper shows: its newest ok one in `language`, not superseded."""
+    if digests.empty:
+        return digests
+    ok = digests[(digests["status"] == "ok") & (digests["language"] == language)
+                 & ~digests["superseded"].fillna(False).astype(bool)]
+    ok = ok.sort_values(["arxiv_id", "version", "created"], kind="stable")
+    return ok.drop_duplicates("arxiv_id", keep="last")
+
+
+@dataclass(frozen=True)
 class HomeStats:
     now: dt.datetime
-    window_start: dt.datetime
-    new_papers: int
-    new_ai: int
-    revised: int
-    new_digests: int
+    window: Window
     last_check: dt.datetime | None
     last_new_version: dt.datetime | None
     newest_updated: dt.datetime | None
@@ -137,6 +170,26 @@ class HomeStats:
     announces_today: bool = True
     gaps: list[schedule.Gap] = field(default_factory=list)  # of the last GAP_DAYS
     completeness: list[Completeness] = field(default_factory=list)
+
+    @property
+    def window_start(self) -> dt.datetime:
+        return self.window.start
+
+    @property
+    def new_papers(self) -> int:
+        return len(self.window.new)
+
+    @property
+    def new_ai(self) -> int:
+        return len(self.window.ai)
+
+    @property
+    def revised(self) -> int:
+        return len(self.window.revised)
+
+    @property
+    def new_digests(self) -> int:
+        return len(self.window.digests)
 
     @property
     def degraded(self) -> bool:
@@ -197,23 +250,46 @@ def ledger_order() -> tuple[str, ...]:
     return (*SOURCES, "notes", "digest", "notify")
 
 
+def window(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
+           language: str, end: dt.datetime) -> Window:
+    start = end - dt.timedelta(hours=24)
+    new = papers[in_window(papers["first_seen"], start, end)]
+    revised = revisions(versions, papers)
+    shown = latest_digests(digests, language)
+
+    def ids(frame: pd.DataFrame) -> frozenset[str]:
+        return frozenset(frame["arxiv_id"].astype(str))
+
+    return Window(
+        start=start, end=end, new=ids(new), ai=ids(new[new["ai_related"].fillna(False)
+                                                       .astype(bool)]),
+        revised=ids(revised[in_window(revised["first_seen"], start, end)]),
+        digests=ids(shown[in_window(shown["created"], start, end)]) if not shown.empty
+        else frozenset())
+
+
+def last_24h(cfg: Config, store: Store) -> Window:
+    """The window as the site counts it, read from the store (for the job summary): the
+    papers in the fork's scope, up to the site's clock."""
+    papers = scope.within(cfg, store.library())
+    kept = papers["arxiv_id"].combine_chunks()
+
+    def of_papers(name: str) -> pd.DataFrame:
+        table = store.read(name)
+        return table.filter(pc.is_in(table["arxiv_id"], value_set=kept)).to_pandas()
+
+    return window(papers.to_pandas(), of_papers("versions"), of_papers("digests"),
+                  cfg.digest_language, clock(store.runs()))
+
+
 def home(papers: pd.DataFrame, versions: pd.DataFrame, digests: pd.DataFrame,
-         runs: pd.DataFrame, tz: ZoneInfo, now: dt.datetime | None = None,
+         runs: pd.DataFrame, tz: ZoneInfo, language: str, now: dt.datetime | None = None,
          announcements: pd.DataFrame | None = None) -> HomeStats:
     now = now or as_of(runs)
-    start = now - dt.timedelta(hours=24)
-    new = papers[in_window(papers["first_seen"], start, now)]
-    revised = revisions(versions, papers)
-    revised = revised[in_window(revised["first_seen"], start, now)]
-    ok_digests = digests[digests["status"] == "ok"] if not digests.empty else digests
     finished = runs[runs["status"].isin(["ok", "partial"])] if not runs.empty else runs
     local_day = now.astimezone(EASTERN).date()
     return HomeStats(
-        now=now, window_start=start,
-        new_papers=len(new), new_ai=int(new["ai_related"].fillna(False).sum()),
-        revised=int(revised["arxiv_id"].nunique()),
-        new_digests=int(in_window(ok_digests["created"], start, now).sum())
-        if not ok_digests.empty else 0,
+        now=now, window=window(papers, versions, digests, language, now),
         last_check=_py(finished["finished"].max()) if not finished.empty else None,
         last_new_version=_py(versions["first_seen"].max()) if not versions.empty else None,
         newest_updated=_py(papers["updated"].max()) if not papers.empty else None,

@@ -72,7 +72,8 @@ What is modelled, not recorded
 - Version sizes (deterministic from the id), the submitter (the first author), the
   license (a deterministic choice among arXiv's common licenses), the authors string
   ("A, B and C", arXiv's usual form) are made up; no populated arXivRaw answer from the
-  live service has been recorded publicly.
+  live service has been recorded publicly. No affiliation is made up: the sample has none,
+  and the demo's pages would show an invented one as the paper's.
 - Deletion: arXiv's code declares `persistent` but has no path that emits a deleted
   header (arXiv withdraws by a new version). The replay follows OAI-PMH 2.0 §2.5.1:
   `<header status="deleted">` with identifier, datestamp and setSpecs, no metadata, in
@@ -360,18 +361,12 @@ def header_xml(r: Record, categories: Iterable[str], indent: str = "    ") -> st
             f"{sets}{indent}</header>\n")
 
 
-# Affiliations as submitters type them into arXiv's authors field, in parentheses after a
-# name, commas and all; which papers carry one is modelled (arXivRaw serves the field as
-# typed: arXiv/oaipmh templates/record_formats.xml, `<authors>{{current_meta.authors}}`).
-AFFILIATIONS = ("MIT, Cambridge, USA", "Tsinghua University", "ETH Zurich")
-
-
-def authors_text(arxiv_id: str, authors: Iterable[str]) -> str:
-    """The authors field: "A, B and C", every third paper's first author with an
-    affiliation in parentheses."""
+def authors_text(authors: Iterable[str]) -> str:
+    """The authors field as arXivRaw serves it, typed (arXiv/oaipmh templates/
+    record_formats.xml, `<authors>{{current_meta.authors}}`): "A, B and C". The sample
+    holds no affiliations, so none is served: an entry whose name carries one typed in
+    parentheses (a test's) is served as it is."""
     names = list(authors)
-    if names and _hash(arxiv_id) % 3 == 0:
-        names[0] += f" ({AFFILIATIONS[_hash(arxiv_id) % len(AFFILIATIONS)]})"
     return names[0] if len(names) < 2 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
@@ -392,7 +387,7 @@ def arxivraw_xml(r: Record) -> str:
                   f"{ind}  <size>{v.size_kb}kb</size>",
                   f"{ind}</version>"]
     lines += [f"{ind}<title>{_t(r.title)}</title>",
-              f"{ind}<authors>{_t(authors_text(r.arxiv_id, r.authors))}</authors>",
+              f"{ind}<authors>{_t(authors_text(r.authors))}</authors>",
               f"{ind}<categories>{_t(' '.join(r.categories))}</categories>"]
     for tag, value in (("comments", r.comment), ("journal-ref", r.journal_ref),
                        ("doi", r.doi), ("license", r.license), ("abstract", r.abstract)):

@@ -94,6 +94,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         # What theme/templates (Pelican's prose pages among them) need from our catalogue.
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),
+                          "simulated": simulated(cfg.site.simulated, s),
                           "digest_fields": DIGEST_FIELDS,
                           # a source's fact's label (`Source.facts`), by its column
                           "fact_labels": {f.column: clean(f.label[cfg.site.language])
@@ -101,6 +102,13 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
                           "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
                                     for kind in SITE_FEEDS]},
     }
+
+
+def simulated(kinds: tuple[str, ...], s: dict[str, str]) -> str:
+    """The banner every page of a site of made-up data carries, naming what is made up;
+    empty for real data."""
+    what = s["note_list_sep"].join(s[f"simulated_{k}"] for k in kinds)
+    return s["simulated_banner"].format(what=what) if kinds else ""
 
 
 def for_pelican(cfg: Config, **options: object) -> dict[str, Any]:

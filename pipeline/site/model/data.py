@@ -117,8 +117,8 @@ def compute(cfg: Config, lib: Library, theme: Path) -> SiteData:
     return SiteData(
         cfg=cfg, lib=lib, theme=theme, lang=lang, strings=s, brand=brand(cfg.site, s),
         tz_label=i18n.tz_label(lang, cfg.site.timezone), topic_names=names,
-        home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz, lib.now,
-                        f["announcements"]),
+        home=stats.home(f["papers"], f["versions"], f["digests"], f["runs"], lib.tz,
+                        cfg.digest_language, lib.now, f["announcements"]),
         revisions=_revisions(lib), newest=ordered, categories=categories, topics=topics,
         site_feeds=site_feeds, feeds=_feeds(cfg, s, site_feeds, categories, topics),
         followed=followed,

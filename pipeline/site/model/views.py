@@ -11,7 +11,7 @@ import dataclasses
 import datetime as dt
 import functools
 import itertools
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Final, Literal, cast
@@ -199,6 +199,9 @@ class Paper:
     venue_version: int | None = None  # the first version that said so
     venue_seen: dt.datetime | None = None  # when that was first read here
     similar: list[str] = field(default_factory=list)  # ids, most similar first
+    # How many of its versions arXiv holds, when the later ones stored are made up
+    # ([site] simulated = ["revisions"]: the demo's v2s); None: all of them.
+    arxiv_versions: int | None = None
 
     @property
     def timeline(self) -> list[Version]:
@@ -284,21 +287,28 @@ class Paper:
             return self.arxiv_id
         return quote(self.arxiv_id, safe="")
 
+    def on_arxiv(self, version: int) -> bool:
+        return self.arxiv_versions is None or version <= self.arxiv_versions
+
+    def _linked(self, version: int) -> int:
+        """The version a link to `version` opens: it, or arXiv's newest when it is made up."""
+        return version if self.on_arxiv(version) else cast(int, self.arxiv_versions)
+
     @property
     def abs_url(self) -> str:
         return self.version_url(self.version)
 
     def version_url(self, version: int) -> str:
         """arXiv's page of one version (each stays readable there after the next)."""
-        return f"https://arxiv.org/abs/{self._ref}v{version}"
+        return f"https://arxiv.org/abs/{self._ref}v{self._linked(version)}"
 
     @property
     def pdf_url(self) -> str:
-        return f"https://arxiv.org/pdf/{self._ref}v{self.version}"
+        return f"https://arxiv.org/pdf/{self._ref}v{self._linked(self.version)}"
 
     @property
     def html_url(self) -> str:
-        return f"https://arxiv.org/html/{self._ref}v{self.version}"
+        return f"https://arxiv.org/html/{self._ref}v{self._linked(self.version)}"
 
     @property
     def hf_url(self) -> str | None:
@@ -360,14 +370,6 @@ def _opt(value: object) -> object:
     return value
 
 
-def clock(runs: pd.DataFrame) -> dt.datetime:
-    """The site's "now": when the newest run finished, so a rebuild of unchanged data
-    writes the same bytes; but never past the build's own clock, and never a paper's
-    time: one run or paper dated 2099 would empty every 24 h window and take every paper
-    page past paper_pages_days."""
-    return min(stats.as_of(runs), dt.datetime.now(dt.UTC).replace(microsecond=0))
-
-
 def _clean_strings(df: pd.DataFrame) -> pd.DataFrame:
     """Every str cell through `clean`: for the small tables (runs) shown as they are."""
     for col in df.select_dtypes(include=["object", "str"]).columns:
@@ -407,7 +409,7 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
     after."""
     tz = ZoneInfo(cfg.site.timezone)
     frames = _frames(cfg, store)
-    now = now or clock(frames["runs"])
+    now = now or stats.clock(frames["runs"])
     papers = _papers(cfg, frames["papers"], now)
     tables = Tables(cfg, store, frames, tz, now,
                     _history.readings(store, _wanted(cfg, frames, papers, now, tz)))
@@ -478,6 +480,7 @@ def _papers(cfg: Config, df: pd.DataFrame, now: dt.datetime) -> dict[str, Fields
             "primary": primary, "comment": comment, "journal_ref": journal_ref, "doi": doi,
             "published": published, "updated": updated, "first_seen": first_seen,
             "version_seen_at": version_seen_at,
+            "arxiv_versions": 1 if "revisions" in cfg.site.simulated else None,
             "ai_related": bool(_opt(ai_related) or False),
             "ai_reason": reasons.read(_str_or_none(ai_reason)),
             "topics": [(clean(str(s)), reasons.read(clean(str(r)))) for s, r in zip(
@@ -609,7 +612,8 @@ def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     """The digests table: each paper's latest digest in the digests' language, or why it
     has none (a NoDigest, said in the page's language)."""
     cfg, digests = tables.cfg, tables.frames["digests"]
-    latest = _latest_digests(digests, cfg.digest_language)
+    latest = {r["arxiv_id"]: r for r in
+              stats.latest_digests(digests, cfg.digest_language).to_dict("records")}
     failed = _failed_digests(digests, cfg.digest_language)
     # One (frozen) NoDigest for each reason: 200,000 papers have a few between them.
     why = functools.cache(functools.partial(_why_no_digest, cfg))
@@ -737,13 +741,3 @@ def _failed_digests(digests: pd.DataFrame, language: str) -> dict[str, int]:
     last = rows.drop_duplicates("arxiv_id", keep="last")
     last = last[last["status"] != OK]
     return dict(zip(last["arxiv_id"], last["attempts"].fillna(0).astype(int), strict=True))
-
-
-def _latest_digests(digests: pd.DataFrame, language: str) -> dict[str, dict[Hashable, Any]]:
-    if digests.empty:
-        return {}
-    ok = digests[(digests["status"] == OK) & (digests["language"] == language)
-                 & ~digests["superseded"].fillna(False).astype(bool)]
-    ok = ok.sort_values(["arxiv_id", "version", "created"], kind="stable")
-    return {r["arxiv_id"]: r for r in ok.drop_duplicates("arxiv_id", keep="last")
-            .to_dict("records")}

@@ -3,12 +3,11 @@ digested), and the archive of days."""
 
 from __future__ import annotations
 
-import datetime as dt
-
 from pipeline.site.model.data import BRIEF_KINDS as KINDS
 from pipeline.site.model.data import SiteData, Top, by_day, last_announcement, rest, top_of_days
 from pipeline.site.model.views import Paper
 from pipeline.site.output import Output
+from pipeline.site.render.safe import clean
 
 HEAD = 5  # picks that lead a brief's list; its day's picks page holds them all
 # Days with a picks page (their briefs led by it): the brief feeds' two weeks. A day of all
@@ -63,13 +62,14 @@ def _picks(site: SiteData, out: Output, path: str, title: str, top: Top,
 
 
 def _last_24h(site: SiteData) -> dict[str, list[Paper]]:
-    start, end = site.home.window_start, site.home.now
+    """The papers behind the home page's four numbers (stats.Window), listed by kind."""
+    w = site.home.window
 
-    def inside(t: dt.datetime | None) -> bool:
-        return t is not None and start < t <= end
+    def of(ids: frozenset[str], papers: list[Paper]) -> list[Paper]:
+        wanted = {clean(i) for i in ids}  # as the papers show their ids
+        return list({p.arxiv_id: p for p in papers if p.arxiv_id in wanted}.values())
 
-    new = [p for p in site.newest["first_seen"] if inside(p.first_seen)]
-    return {"new": new, "ai": [p for p in new if p.ai_related],
-            "revised": list({p.arxiv_id: p for p, _, w in site.revisions
-                             if inside(w)}.values()),
-            "digests": [p for p in site.digested if inside(p.digest_created)]}
+    return {"new": of(w.new, site.newest["first_seen"]),
+            "ai": of(w.ai, site.newest["first_seen"]),
+            "revised": of(w.revised, [p for p, _, _ in site.revisions]),
+            "digests": of(w.digests, site.digested)}

@@ -12,7 +12,7 @@ import pandas as pd
 
 from pipeline import schedule
 from pipeline.derive import stats
-from pipeline.site.model.data import SiteData, last_announcement
+from pipeline.site.model.data import SiteData
 from pipeline.site.model.views import PageKind
 from pipeline.site.output import Output
 from pipeline.site.render.safe import clean
@@ -41,10 +41,10 @@ def render(site: SiteData, out: Output) -> list[str]:
 
 
 def _coverage(site: SiteData) -> list[str]:
-    """Where the digests went: of 今日精选 and of the last announcement's AI-related papers,
-    how many have one (the digest queue serves them first: digest/plan.py)."""
-    s, ai = site.strings, [p for p in last_announcement(site.cfg, site.lib.papers)
-                           if p.ai_related]
+    """Where the digests went: of 今日精选 and of the AI-related papers the home page counts
+    (stats.Window), how many have one."""
+    wanted = {clean(i) for i in site.home.window.ai}
+    s, ai = site.strings, [p for p in site.lib.papers if p.arxiv_id in wanted]
     return [s["digest_coverage_top"].format(
                 n=f"{len(site.top):,}", done=f"{sum(p.digest is not None for p, _ in site.top):,}"),
             s["digest_coverage_ai"].format(
