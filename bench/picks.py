@@ -164,6 +164,15 @@ def measure(name: str, w: RankConfig, days: dict[str, list[rank.Signals]]) -> di
     return figures
 
 
+def _unit(metric: str) -> str:
+    """A figure's unit, as bench/results/ keeps one for each."""
+    if metric.startswith("tier_"):
+        return "papers"  # per day's picks, mean over the days
+    shares = ("top_category_share_mean", "top_category_share_max",
+              "most_upvoted_above_bare_venues")
+    return "share" if metric in shares else "score"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description="今日精选's calibration on the sample.")
     parser.add_argument("--smoke", action="store_true", help="the first two sample days")
@@ -174,7 +183,8 @@ def main() -> int:
     load = machine_load()
     papers = sum(map(len, days.values()))
     for name, w in (("before", BEFORE), ("after", AFTER)):
-        figures = [(metric, value, "") for metric, value in measure(name, w, days).items()]
+        figures = [(metric, value, _unit(metric))
+                   for metric, value in measure(name, w, days).items()]
         if not smoke:
             record("picks", papers, figures, load, f"{name}: {_weights(w)}")
     return 0

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 import argparse
 import csv
-import datetime as dt
 import json
 import math
+import re
 import subprocess
 import tempfile
 import tomllib
@@ -40,6 +40,8 @@ from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
+from _results import machine_load
+from _results import record as results_record
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from sklearn.preprocessing import normalize
 
@@ -50,7 +52,6 @@ from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 JUDGEMENTS = REPO / "bench" / "judgements"
-RESULTS = REPO / "bench" / "results" / "relevance.csv"
 FORYOU_JS = REPO / "bench" / "_foryou.mjs"
 K = 10
 SEED_DAYS = 2  # seeds come from the sample's first two days; the later days are the pool
@@ -236,31 +237,35 @@ def print_table(rows: Sequence[Row], similar: Sequence[Similar],
               f"{on_theme:>3} on the theme: {share}")
 
 
-def record(rows: Sequence[Row], similar: Sequence[Similar]) -> None:
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                            text=True, cwd=REPO).stdout.strip()
-    today = dt.date.today().isoformat()
-    RESULTS.parent.mkdir(exist_ok=True)
-    new = not RESULTS.exists()
-    with RESULTS.open("a", encoding="utf-8", newline="") as fh:
-        out = csv.writer(fh)
-        if new:
-            out.writerow(["date", "commit", "ranker", "profile", "ndcg10", "p10", "p10_on_theme",
-                          "similar_found", "similar_relevant", "similar_on_theme"])
-        for name, profile, a, b, c in rows:
-            out.writerow([today, commit, name, profile, f"{a:.3f}", f"{b:.1f}", f"{c:.1f}",
-                          "", "", ""])
-        for profile, found, relevant, on_theme in similar:
-            out.writerow([today, commit, "similar papers", profile, "", "", "", found, relevant,
-                          on_theme])
-    print(f"\nrecorded in {RESULTS.relative_to(REPO)}")
+# Each ranker's name in a metric (bench/results/README.md: metric names are plain words).
+SLUGS = {"为你推荐 (site)": "foryou_site", "tfidf sublinear": "tfidf",
+         "tfidf + bigrams": "tfidf_bigrams", "bm25": "bm25", "newest first": "newest"}
+
+
+def record(rows: Sequence[Row], similar: Sequence[Similar], pool: int, load: str) -> None:
+    """Each figure a row of bench/results/relevance.csv: `<measure>.<ranker>.<profile>`."""
+    figures: list[tuple[str, float, str]] = []
+    for name, profile, ndcg, p10, on_theme in rows:
+        slug = SLUGS.get(name, re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_"))
+        figures += [(f"ndcg10.{slug}.{profile}", round(ndcg, 3), "nDCG"),
+                    (f"p10.{slug}.{profile}", round(p10, 2), "share"),
+                    (f"p10_on_theme.{slug}.{profile}", round(on_theme, 2), "share")]
+    for profile, found, relevant, on_theme in similar:
+        figures += [(f"similar_found.{profile}", found, "papers"),
+                    (f"similar_relevant.{profile}", relevant, "papers"),
+                    (f"similar_on_theme.{profile}", on_theme, "papers")]
+    path = results_record("relevance", pool, figures, load,
+                          "the judged pool: the sample's later days (bench/judgements)")
+    print(f"\nrecorded in {path.relative_to(REPO)}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="two profiles")
-    parser.add_argument("--record", action="store_true", help=f"append to {RESULTS.name}")
+    parser.add_argument("--record", action="store_true",
+                        help="append to bench/results/relevance.csv")
     args = parser.parse_args()
+    load = machine_load()
     corpus = papers()
     profiles = load_profiles(corpus)[: 2 if args.smoke else None]
     pool = {p.arxiv_id for p in corpus if p.day >= sample.days()[SEED_DAYS]}
@@ -274,7 +279,7 @@ def main() -> None:
         similar = similar_papers(store, profiles, pool)
     print_table(rows, similar, profiles)
     if args.record:
-        record(rows, similar)
+        record(rows, similar, len(pool), load)
 
 
 if __name__ == "__main__":

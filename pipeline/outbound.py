@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 import httpx2
-import openai
 
 log = logging.getLogger(__name__)
 
@@ -238,6 +237,8 @@ def _run(work: Coroutine[Any, Any, T]) -> T:
 def model_client(seconds: float) -> httpx2.AsyncClient:
     """The openai package's own default client (its limits), each request through Bounded,
     never redirected: a 3xx comes back to the client as the error status it is."""
+    import openai  # here: it takes ~0.4 s to import, which every other command would pay
+
     return openai.DefaultAsyncHttpxClient(transport=Bounded(seconds, MODEL_REPLY_BYTES),
                                           follow_redirects=False)
 

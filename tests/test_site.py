@@ -968,7 +968,8 @@ def test_accepted_papers_are_listed_with_their_venue_and_fed(zh_site):
     page = lxml_html.parse(str(root / "accepted/index.html"))
     links = page.xpath("//p[@class='feedlinks']/a/@href") + page.xpath(
         "//link[@rel='alternate']/@href")
-    assert sorted(set(links)) == ["../feeds/accepted.atom.xml", "../feeds/accepted.rss.xml"]
+    assert sorted(set(links)) == ["../feeds/accepted.atom.xml", "../feeds/accepted.rss.xml",
+                                  "../feeds/light/accepted.atom.xml"]
 
 
 @pytest.mark.slow

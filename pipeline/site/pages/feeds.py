@@ -334,7 +334,8 @@ class _Entries:
         if brief_feed in self.slugs:  # not every feed has a daily one (accepted, me, top)
             links.append(f'<a href="{escape(self.prefix + f"feeds/{brief_feed}.atom.xml")}">'
                          f'{escape(s["feed_brief_feed"])}</a>')
-        return Entry(key=f"feed/{spec.slug}/capped/{left_out[0].key}",
+        # One id a day linked: as the cut moves within a day the note is updated, not new.
+        return Entry(key=f"feed/{spec.slug}/capped/{day}",
                      title=s["feed_capped"].format(n=len(left_out), mb=mb), link=brief,
                      updated=left_out[0].updated,
                      content=f"<p>{note}</p><p>{' · '.join(links)}</p>", day=day)
