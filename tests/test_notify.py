@@ -301,7 +301,7 @@ def test_the_top_papers_of_the_last_announcement_when_a_channel_asks(project, se
     (hook,) = _bodies(services, "hook")
     tops = [i for i in hook["items"] if i["why"].startswith("Top pick today")]
     assert [i["title"] for i in tops] == ["Unfollowed 6", "Unfollowed 7"]  # 今日精选's order
-    assert tops[0]["why"] == "Top pick today: Accepted: ICRA 2026"  # and why it is one
+    assert tops[0]["why"] == "Top pick today: ICRA 2026 · main conference"  # and why
     (slack,) = _bodies(services, "slack")
     assert "Unfollowed" not in slack["text"]
 

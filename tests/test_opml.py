@@ -51,7 +51,8 @@ def _folders(site: Path) -> dict[str, list[str]]:
 def test_the_opml_holds_folders_of_atom_feeds_each_once_and_each_built(site):
     s = i18n.strings("en")
     folders = _folders(site)
-    assert list(folders) == [s["opml_site"], s["categories"], s["topics"], s["briefs"]]
+    assert list(folders) == [s["opml_site"], s["categories"], s["topics"], s["briefs"],
+                             s["opml_light"]]
     urls = [u for feeds in folders.values() for u in feeds]
     assert len(urls) == len(set(urls))
     assert all(u.startswith("feeds/") and u.endswith(".atom.xml") for u in urls)
@@ -60,6 +61,10 @@ def test_the_opml_holds_folders_of_atom_feeds_each_once_and_each_built(site):
     assert folders[s["topics"]] == ["feeds/topic/grasping.atom.xml"]
     assert "feeds/brief/new.atom.xml" in folders[s["briefs"]]
     assert "feeds/brief/topic/grasping.atom.xml" in folders[s["briefs"]]
+    # each feed but the daily briefs has its light twin, in a folder of their own
+    full = [u for name in (s["opml_site"], s["categories"], s["topics"]) for u in folders[name]]
+    assert sorted(folders[s["opml_light"]]) == sorted(u.replace("feeds/", "feeds/light/", 1)
+                                                      for u in full)
 
 
 def test_only_the_configured_categories_are_listed(site):
