@@ -10,10 +10,9 @@ import dataclasses
 import datetime as dt
 import json
 import re
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,6 +40,7 @@ from tests.support.servers import (
     Trickle,
     free_port,
     hostile,
+    running,
 )
 from tests.support.site import add_digest
 
@@ -427,14 +427,8 @@ def test_a_transport_error_names_the_variable_never_the_token(project, monkeypat
 @pytest.fixture
 def trickling_hook() -> Iterator[str]:
     """A webhook answering every POST a byte at a time (headers at once); its URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Trickle)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/hook"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(Trickle) as url:
+        yield f"{url}hook"
 
 
 def test_a_trickling_webhook_fails_within_its_bound_and_the_others_send(
@@ -512,15 +506,9 @@ class _Picky(BaseHTTPRequestHandler):
 
 def test_a_message_the_service_refuses_fails_only_its_own_items(project, monkeypatch):
     handler = type("Picky", (_Picky,), {"received": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        _write(project, '\n[[notify]]\nkind = "webhook"\nformat = "immediate"\n'
-                        f'url = "http://127.0.0.1:{server.server_port}/"\n')
+    with running(handler) as url:
+        _write(project, f'\n[[notify]]\nkind = "webhook"\nformat = "immediate"\nurl = "{url}"\n')
         out = _notify(project, {}, monkeypatch)
-    finally:
-        server.shutdown()
-        server.server_close()
     assert len(handler.received) == 3  # each paper tried, after the refusal too
     assert "notify: failed · sent 2 · failed 2" in out and "HTTP 400" in out
     ledger = _ledger(project)
@@ -633,13 +621,8 @@ class _Verifying(BaseHTTPRequestHandler):
 def verifying() -> Iterator[tuple[str, type[_Verifying]]]:
     handler = type("Verifying", (_Verifying,), {"verified": staticmethod(_receiver_check()),
                                                 "received": []})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/hook", handler
-    finally:
-        server.shutdown()
-        server.server_close()
+    with running(handler) as url:
+        yield f"{url}hook", handler
 
 
 def test_a_signed_webhook_passes_the_documented_receivers_check(project, verifying,

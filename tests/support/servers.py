@@ -12,7 +12,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -27,16 +27,22 @@ class _Quiet(PagesHandler):  # 404.html for what the site lacks, as GitHub Pages
 
 
 @contextlib.contextmanager
-def serve(directory: Path) -> Iterator[str]:
-    """A built site served on 127.0.0.1; yields its base URL."""
-    handler = functools.partial(_Quiet, directory=str(directory))
+def running(handler: Callable[..., BaseHTTPRequestHandler]) -> Iterator[str]:
+    """An HTTP server on 127.0.0.1 answering with `handler`; yields its base URL. Closing it
+    does not wait for a handler still answering (a trickling one never ends by itself)."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{server.server_port}/"
     finally:
         server.shutdown()
         server.server_close()
+
+
+def serve(directory: Path) -> contextlib.AbstractContextManager[str]:
+    """A built site served on 127.0.0.1; yields its base URL."""
+    return running(functools.partial(_Quiet, directory=str(directory)))
 
 
 class Trickle(BaseHTTPRequestHandler):
