@@ -235,57 +235,79 @@ def _postings(docs: Sequence[Paper], key: Key
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
-    # Per batch of docs, each (doc, field)'s text cut (_cut), then split and its tokens
-    # numbered in Arrow, with no Python string a token: a batch's distinct tokens are
-    # numbered in the order they first come (dictionary_encode's order), new ones drawing
-    # the next number, so terms are numbered as they first come in the docs. Per (doc,
-    # field) run of tokens, the field's weight and whether it is outside the author names:
-    # numpy repeats those over each run and sums per (doc, term). What tokens() leaves
-    # out (_NOT_TERMS, -1) is dropped by numpy. At 200,000 papers (51 million tokens) a
-    # Python string and a dict lookup a token took this 49–52 s, Arrow 26–33 s.
+    # Terms are numbered as they first come in the docs (_batch_postings).
     term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _NOT_TERMS)
-    outside_names = np.array([field != "authors" for field, _, _ in FIELDS])
     # Per (doc, term): the doc, the term and the summed weight.
     doc_col, tno_col, w_col = _Column(np.uint32), _Column(np.uint32), _Column(np.float32)
     worded = np.zeros(0, dtype=bool)  # by term number: occurs outside author names
     for start in range(0, n, BATCH):
-        batch = range(start, min(n, start + BATCH))
-        cuts: list[str] = []
-        r_w: list[float] = []
-        for i in batch:
-            texts = _field_texts(docs[i], key.topic_names)
-            key.text(texts)
-            for field, weight, norm in FIELDS:
-                cuts.append(_cut(texts[field]))
-                r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
-                           else weight)
-        # 64-bit offsets: a batch of untrusted texts may pass 2 GB
-        split = pc.ascii_split_whitespace(pa.array(cuts, pa.large_string()))
-        counts = pc.list_value_length(split).to_numpy()
-        tokens_of_batch = split.flatten().dictionary_encode()
-        distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
-        numbers = np.fromiter(map(term_no.__getitem__, distinct), dtype=np.int64,
-                              count=len(distinct))[tokens_of_batch.indices.to_numpy()]
-        kept = numbers >= 0
-        if not kept.any():
+        found = _batch_postings(docs, range(start, min(n, start + BATCH)), key, avg, term_no)
+        if found is None:
             continue
-        r_doc = np.repeat(np.array(batch, dtype=np.int64), len(FIELDS))
-        pairs = (np.repeat(r_doc, counts) << 32 | numbers)[kept]
-        uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
-        tno = (uniq & 0xFFFFFFFF).astype(np.uint32)
-        doc_col.append((uniq >> 32).astype(np.uint32))
-        tno_col.append(tno)
-        w_col.append(np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]
-                                 ).astype(np.float32))
+        doc_col.append(found[0])
+        tno_col.append(found[1])
+        w_col.append(found[2])
         if len(worded) < len(term_no):  # at least doubled: O(terms) in all
             worded = np.concatenate((worded, np.zeros(max(len(worded), len(term_no)), bool)))
-        worded[tno[np.bincount(inverse, weights=np.repeat(np.tile(outside_names, len(batch)),
-                                                          counts)[kept]) > 0]] = True
+        worded[found[3]] = True
     terms = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
-    worded = worded[:len(terms)]
     # 32-bit columns: at 200k papers there are ~35M postings.
-    doc_all, tno_all, w_all = doc_col.array(), tno_col.array(), w_col.array()
-    df = np.bincount(tno_all, minlength=len(terms))
+    df, doc, score = _in_term_order(n, len(terms), doc_col.array(), tno_col.array(),
+                                    w_col.array())
+    return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
+            score, worded[:len(terms)])
+
+
+_OUTSIDE_NAMES = np.array([field != "authors" for field, _, _ in FIELDS])
+
+
+def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str, float],
+                    term_no: defaultdict[str, int]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """One batch's (doc, term number, summed weight) per (doc, term), and the numbers of
+    its terms found outside author names; None when it has no term.
+
+    Each (doc, field)'s text is cut (_cut), then split and its tokens numbered in Arrow,
+    with no Python string a token: a batch's distinct tokens are numbered in the order they
+    first come (dictionary_encode's order), new ones drawing the next number of `term_no`.
+    Per (doc, field) run of tokens, the field's weight and whether it is outside the author
+    names: numpy repeats those over each run and sums per (doc, term). What tokens() leaves
+    out (_NOT_TERMS, -1) is dropped by numpy. At 200,000 papers (51 million tokens) a
+    Python string and a dict lookup a token took this 49–52 s, Arrow 26–33 s."""
+    cuts: list[str] = []
+    r_w: list[float] = []
+    for i in batch:
+        texts = _field_texts(docs[i], key.topic_names)
+        key.text(texts)
+        for field, weight, norm in FIELDS:
+            cuts.append(_cut(texts[field]))
+            r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
+                       else weight)
+    # 64-bit offsets: a batch of untrusted texts may pass 2 GB
+    split = pc.ascii_split_whitespace(pa.array(cuts, pa.large_string()))
+    counts = pc.list_value_length(split).to_numpy()
+    tokens_of_batch = split.flatten().dictionary_encode()
+    distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
+    numbers = np.fromiter(map(term_no.__getitem__, distinct), dtype=np.int64,
+                          count=len(distinct))[tokens_of_batch.indices.to_numpy()]
+    kept = numbers >= 0
+    if not kept.any():
+        return None
+    r_doc = np.repeat(np.array(batch, dtype=np.int64), len(FIELDS))
+    pairs = (np.repeat(r_doc, counts) << 32 | numbers)[kept]
+    uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
+    tno = (uniq & 0xFFFFFFFF).astype(np.uint32)
+    weights = np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]).astype(np.float32)
+    outside = np.bincount(inverse, weights=np.repeat(np.tile(_OUTSIDE_NAMES, len(batch)),
+                                                     counts)[kept]) > 0
+    return (uniq >> 32).astype(np.uint32), tno, weights, tno[outside]
+
+
+def _in_term_order(n: int, terms: int, doc_all: np.ndarray, tno_all: np.ndarray,
+                   w_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(df, doc, score): each term's document count, and the postings' docs and BM25
+    scores (× 100, integers ≥ 1) sorted by term number, docs ascending within a term."""
+    df = np.bincount(tno_all, minlength=terms)
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     # BM25's 100 * idf * w * (K1 + 1) / (w + K1), in place and before the sort, then each
     # column put in term order alone: at 200,000 papers a column is 140 MB, and three
@@ -305,8 +327,7 @@ def _postings(docs: Sequence[Paper], key: Key
     del doc_all
     score = score[order]
     del order
-    return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
-            score, worded)
+    return df, doc, score
 
 
 def build_index(papers: Sequence[Paper], now: dt.datetime,
