@@ -29,6 +29,8 @@ import pyarrow.compute as pc
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
 from pipeline.site.writer import gzipped
+from pipeline.text.venue import Tier
+from pipeline.text.venue import tier as venue_tier
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
@@ -44,9 +46,18 @@ TLDR_CHARS = 160
 BATCH = 2048  # docs tokenised per numpy pass
 K1, B = 1.2, 0.75
 # (field, weight, length-normalised): title and author hits outrank abstract hits.
+# "pairs": each two words next to each other in the title, the abstract or the author
+# names (PAIR_SKIP left out between them), as one term "a_b": a quoted phrase requires them,
+# and any query of several words ranks the papers that hold its words together first.
 FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
           ("categories", 2.0, False), ("topics", 2.0, False), ("venue", 2.0, False),
-          ("abstract", 1.0, True), ("digest", 1.0, True))
+          ("abstract", 1.0, True), ("digest", 1.0, True), ("pairs", 1.0, False))
+PAIR_MIN_DF = 2  # a pair in one paper only is left out (most are): a phrase of one paper
+# is searched as its words. engine.js's PAIR_SKIP is the same list.
+PAIR_SKIP = frozenset(("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
+                       "into", "is", "it", "its", "of", "on", "or", "our", "that", "the",
+                       "this", "to", "via", "we", "with"))
+_WORD = re.compile(r"[0-9a-z]+")
 VENUE_MIN = 2  # papers a venue needs to be in the filter's list (the search finds any)
 VENUE_LIST = 80  # venues in the filter's list, most papers first
 _VENUE_TAIL = re.compile(r"(?:\s(?:19|20)\d\d)?(?:\s(?:Workshop|Findings))?$")
@@ -122,6 +133,13 @@ def _may_hold_id(runs: str) -> bool:
     return False
 
 
+def pairs(terms: Iterable[str]) -> list[str]:
+    """The "a_b" terms of a text's tokens: neighbouring words (Latin letters and digits;
+    PAIR_SKIP's words left out, so "chain of thought" gives "chain_thought")."""
+    words = [t for t in terms if t not in PAIR_SKIP and _WORD.fullmatch(t)]
+    return [f"{a}_{b}" for a, b in itertools.pairwise(words)]
+
+
 def prefixes(term: str) -> Iterable[str]:
     """The prefixes a partly typed word may be: none for ids and numbers."""
     if _CJK_RUN.match(term):
@@ -189,14 +207,29 @@ def venues(papers: Iterable[Paper]) -> list[str]:
     return [v for v, n in ranked if n >= VENUE_MIN][:VENUE_LIST]
 
 
+TIERS = ("main", "findings", "workshop", "journal")  # best first: a venue query's order
+
+
+def tier_of(p: Paper) -> str:
+    """The kind of acceptance (main, findings, workshop, journal) or "": a conference no
+    category counts among its best is still a main conference here."""
+    if p.venue is None:
+        return ""
+    kind = venue_tier(p.venue, p.categories)
+    return Tier.MAIN.value if kind is Tier.OTHER else kind.value
+
+
 def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
     digest = _digest_text(p)
     topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
     venue = "" if p.venue is None or p.venue.source == "doi" else \
         f"{p.venue.short} {p.venue.name}"
-    return {"id": p.arxiv_id, "title": plain_tex(p.title), "authors": " ".join(p.authors),
+    title, abstract = plain_tex(p.title), plain_tex(p.abstract_text, math=False)
+    together = [*pairs(tokens(title)), *pairs(tokens(abstract)),
+                *(x for a in p.authors for x in pairs(tokens(a)))]
+    return {"id": p.arxiv_id, "title": title, "authors": " ".join(p.authors),
             "categories": " ".join(p.categories), "topics": topics, "venue": venue,
-            "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
+            "abstract": abstract, "digest": digest, "pairs": " ".join(together)}
 
 
 class _Column:
@@ -280,7 +313,7 @@ def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str
         texts = _field_texts(docs[i], key.topic_names)
         key.text(texts)
         for field, weight, norm in FIELDS:
-            cuts.append(_cut(texts[field]))
+            cuts.append(texts[field] if field == "pairs" else _cut(texts[field]))
             r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
                        else weight)
     # 64-bit offsets: a batch of untrusted texts may pass 2 GB
@@ -374,6 +407,8 @@ def _spans(docs: Sequence[Paper], key: Key
     spans: dict[str, Span] = {}
     for k in np.argsort(terms.astype(str), kind="stable"):
         t, a, b, count = str(terms[k]), int(starts[k]), int(starts[k + 1]), int(df[k])
+        if count < PAIR_MIN_DF and "_" in t:
+            continue
         if count > CAP_DF:  # best scores, ties to the older doc, then back in doc order
             d, sc = doc[a:b], score[a:b]
             keep = np.sort(np.lexsort((d, -sc))[:CAP_K])
@@ -393,7 +428,7 @@ def _shards(spans: dict[str, Span], flat: np.ndarray, names_only: set[str]
     papers, not Vladislav's (an author is matched whole, or by `au:`)."""
     expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for t, (count, *_) in spans.items():
-        if t in names_only:
+        if t in names_only or "_" in t:  # a pair is no word being typed
             continue
         for pre in prefixes(t):
             expansions[pre].append((-count, t))
@@ -493,6 +528,7 @@ _DOC: dict[str, Callable[[Paper], object]] = {
     "version": lambda p: p.version,
     "tldr": lambda p: excerpt(plain_tex((p.digest or {}).get("tldr") or ""), TLDR_CHARS),
     "venue": lambda p: p.venue.short if p.venue else "",  # the badge: "ICML 2026", "DOI"
+    "tier": lambda p: tier_of(p),
 }
 _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
     "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),
