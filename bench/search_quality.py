@@ -98,7 +98,8 @@ def main() -> None:
     mean_n = sum(r[1] for r in rows) / len(rows)
     mean_p = sum(r[2] for r in rows) / len(rows)
     print(f"{'mean of ' + str(len(rows)) + ' queries':34} {mean_n:8.3f} {mean_p:6.3f}")
-    print(f"worst: " + ", ".join(f"{q} {n:.2f}" for q, n, _ in sorted(rows, key=lambda r: r[1])[:3]))
+    worst = sorted(rows, key=lambda r: r[1])[:3]
+    print("worst: " + ", ".join(f"{q} {n:.2f}" for q, n, _ in worst))
     print(f"search/ files: {size:,} bytes")
     if args.record:
         figures = [("mean nDCG@10", mean_n, "score"), ("mean P@10", mean_p, "share"),
