@@ -12,20 +12,24 @@ Per query: nDCG@10 (gain = grade) and P@10 (grade ≥ 1); their means; for a que
 answers, how many results it still shows. The pipeline measured is the one imported: run
 with PYTHONPATH pointing at another checkout (and its engine.js, the default) to measure
 that one. `--site OUTPUT` reuses a built site; `--record` appends the figures to
-bench/results/search_quality.csv.
+bench/results/search_quality.csv. `--smoke`: three queries over an index made straight from
+the sample's papers (no demo run; no topics, digests nor similar papers).
 
-Run: .venv/bin/python bench/search_quality.py [--site OUTPUT] [--record]
+Run: .venv/bin/python bench/search_quality.py [--site OUTPUT] [--record]   (--smoke)
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import datetime as dt
 import json
 import math
 import subprocess
 import tempfile
 from pathlib import Path
+
+from markupsafe import Markup
 
 from _results import machine_load
 from _results import record as results_record
@@ -34,6 +38,9 @@ import pipeline
 from pipeline import config as config_mod
 from pipeline import demo
 from pipeline.replay import sample
+from pipeline.site.index import search as _search
+from pipeline.site.model.views import Paper
+from pipeline.text.venue import venue
 
 REPO = Path(__file__).resolve().parent.parent
 JUDGED = REPO / "bench" / "judgements" / "search.csv"
@@ -69,6 +76,27 @@ def searched(output: Path, engine: Path, queries: list[str]) -> dict[str, dict[s
     return result
 
 
+def sample_index(output: Path) -> Path:
+    """The search index of the sample's papers as views, written as the site writes it."""
+    papers = []
+    for e in sample.entries():
+        when = e.announced
+        papers.append(Paper(
+            arxiv_id=e.arxiv_id, version=e.version, title=e.title, title_html=Markup(""),
+            abstract_text=e.abstract, authors=list(e.authors), categories=list(e.categories),
+            primary=e.primary_category, comment=e.comment, journal_ref=e.journal_ref,
+            doi=e.doi, published=when, updated=when, first_seen=when, version_seen_at=when,
+            ai_related=True, ai_reason=(), topics=[],
+            venue=venue(e.comment, e.journal_ref, e.doi)))
+    latest = {p.arxiv_id: p for p in sorted(papers, key=lambda p: p.version)}
+    index = _search.build_index(list(latest.values()), dt.datetime.now(dt.UTC))
+    for name, text in index.files.items():
+        path, data = _search.stored(name, text)
+        (output / path).parent.mkdir(parents=True, exist_ok=True)
+        (output / path).write_bytes(data)
+    return output
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--site", type=Path, help="a built demo site's output folder")
@@ -76,12 +104,15 @@ def main() -> None:
                     default=Path(pipeline.__file__).resolve().parent.parent / "theme" / "static"
                     / "engine.js", help="engine.js (default: the imported pipeline's)")
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--smoke", action="store_true", help="three queries, no demo run")
     args = ap.parse_args()
     load = machine_load()
     grades = judged()
+    if args.smoke:
+        grades = dict(list(grades.items())[:3])
     with tempfile.TemporaryDirectory() as tmp:
-        output = args.site or demo.run(config_mod.load(demo.CONFIG), Path(tmp),
-                                       lambda line: None).output_path
+        output = args.site or (sample_index(Path(tmp)) if args.smoke else demo.run(
+            config_mod.load(demo.CONFIG), Path(tmp), lambda line: None).output_path)
         found = searched(output, args.engine, list(grades))
         size = sum(f.stat().st_size for f in (output / "search").rglob("*") if f.is_file())
     rows = []
@@ -101,7 +132,7 @@ def main() -> None:
     worst = sorted(rows, key=lambda r: r[1])[:3]
     print("worst: " + ", ".join(f"{q} {n:.2f}" for q, n, _ in worst))
     print(f"search/ files: {size:,} bytes")
-    if args.record:
+    if args.record and not args.smoke:
         figures = [("mean nDCG@10", mean_n, "score"), ("mean P@10", mean_p, "share"),
                    ("search bytes", size, "bytes"),
                    *((f"{q} nDCG@10", n, "score") for q, n, _ in rows)]

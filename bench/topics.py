@@ -7,7 +7,8 @@ before) and checked against its meaning (the shipped `min_similarity`): papers t
 share of them judged on-topic (precision), and the share of the judged on-topic papers still
 tagged (recall on the judged papers: true tags lost by the check). A topic's own examples are
 left out of its figures (they define its meaning). `--sweep` prints the same at other
-thresholds; `--record` appends the figures to bench/results/topics.csv.
+thresholds; `--record` appends the figures to bench/results/topics.csv (`--smoke`: the same
+figures, never recorded).
 
 Run: .venv/bin/python bench/topics.py [--sweep] [--record]
 """
@@ -80,6 +81,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sweep", action="store_true", help="also other thresholds")
     ap.add_argument("--record", action="store_true", help="append to bench/results/topics.csv")
+    ap.add_argument("--smoke", action="store_true", help="print only (it is quick anyway)")
     args = ap.parse_args()
     load = machine_load()
     topics = config_mod.load(REPO / "papertrail.toml").topics
@@ -97,7 +99,7 @@ def main() -> None:
             f = figures(table, at(topics, threshold), grades)
             print(f"{threshold:.2f}: " + "  ".join(f"{s[:8]} {p:.2f}/{r:.2f}"
                                                    for s, (_, p, r) in f.items()))
-    if args.record:
+    if args.record and not args.smoke:
         rows = [(f"{slug} {when} {what}", value, unit) for when, d in (("before", before),
                                                                        ("after", after))
                 for slug, (n, p, r) in d.items()
