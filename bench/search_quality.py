@@ -25,14 +25,14 @@ import csv
 import datetime as dt
 import json
 import math
+import re
 import subprocess
 import tempfile
 from pathlib import Path
 
-from markupsafe import Markup
-
 from _results import machine_load
 from _results import record as results_record
+from markupsafe import Markup
 
 import pipeline
 from pipeline import config as config_mod
@@ -133,9 +133,10 @@ def main() -> None:
     print("worst: " + ", ".join(f"{q} {n:.2f}" for q, n, _ in worst))
     print(f"search/ files: {size:,} bytes")
     if args.record and not args.smoke:
-        figures = [("mean nDCG@10", mean_n, "score"), ("mean P@10", mean_p, "share"),
-                   ("search bytes", size, "bytes"),
-                   *((f"{q} nDCG@10", n, "score") for q, n, _ in rows)]
+        figures = [("ndcg10.mean", mean_n, "score"), ("p10.mean", mean_p, "share"),
+                   ("search_bytes", size, "B"),
+                   *((f"ndcg10.{re.sub(r'[^a-z0-9]+', '-', q.lower()).strip('-')}", n, "score")
+                     for q, n, _ in rows)]
         print(results_record("search_quality", len(sample.entries()), figures, load,
                              note=str(args.engine)))
 

@@ -100,7 +100,7 @@ def main() -> None:
             print(f"{threshold:.2f}: " + "  ".join(f"{s[:8]} {p:.2f}/{r:.2f}"
                                                    for s, (_, p, r) in f.items()))
     if args.record and not args.smoke:
-        rows = [(f"{slug} {when} {what}", value, unit) for when, d in (("before", before),
+        rows = [(f"{what}.{when}.{slug}", value, unit) for when, d in (("before", before),
                                                                        ("after", after))
                 for slug, (n, p, r) in d.items()
                 for what, value, unit in (("tagged", n, "papers"), ("precision", p, "share"),
