@@ -137,8 +137,11 @@ def main() -> None:
                    ("search_bytes", size, "B"),
                    *((f"ndcg10.{re.sub(r'[^a-z0-9]+', '-', q.lower()).strip('-')}", n, "score")
                      for q, n, _ in rows)]
-        print(results_record("search_quality", len(sample.entries()), figures, load,
-                             note=str(args.engine)))
+        engine = args.engine.resolve()
+        said = (f"{engine.relative_to(REPO)} of this commit" if engine.is_relative_to(REPO)
+                else str(engine))
+        print(results_record("search_quality", len({e.arxiv_id for e in sample.entries()}),
+                             figures, load, note=said))
 
 
 if __name__ == "__main__":
