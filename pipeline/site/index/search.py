@@ -46,14 +46,17 @@ TLDR_CHARS = 160
 BATCH = 2048  # docs tokenised per numpy pass
 K1, B = 1.2, 0.75
 # (field, weight, length-normalised): title and author hits outrank abstract hits.
-# "pairs": each two words next to each other in the title, the abstract or the author
-# names (PAIR_SKIP left out between them), as one term "a_b": a quoted phrase requires them,
-# and any query of several words ranks the papers that hold its words together first.
 FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
           ("categories", 2.0, False), ("topics", 2.0, False), ("venue", 2.0, False),
-          ("abstract", 1.0, True), ("digest", 1.0, True), ("pairs", 1.0, False))
-PAIR_MIN_DF = 2  # a pair in one paper only is left out (most are): a phrase of one paper
-# is searched as its words. engine.js's PAIR_SKIP is the same list.
+          ("abstract", 1.0, True), ("digest", 1.0, True))
+# Pairs: each two words next to each other in the title or the abstract (PAIR_SKIP's words
+# left out between them) are one more term, "a_b", weighted PAIR_WEIGHT a time it occurs: a
+# quoted phrase requires them, and a query of several words ranks the papers that hold its
+# words together higher. A pair of one paper only is left out (most are): a phrase of one
+# paper is searched as its words. engine.js's PAIR_SKIP is the same list.
+PAIRED = np.array([f in ("title", "abstract") for f, _, _ in FIELDS])
+PAIR_WEIGHT = 1.0
+PAIR_MIN_DF = 2
 PAIR_SKIP = frozenset(("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
                        "into", "is", "it", "its", "of", "on", "or", "our", "that", "the",
                        "this", "to", "via", "we", "with"))
@@ -224,12 +227,9 @@ def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
     topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
     venue = "" if p.venue is None or p.venue.source == "doi" else \
         f"{p.venue.short} {p.venue.name}"
-    title, abstract = plain_tex(p.title), plain_tex(p.abstract_text, math=False)
-    together = [*pairs(tokens(title)), *pairs(tokens(abstract)),
-                *(x for a in p.authors for x in pairs(tokens(a)))]
-    return {"id": p.arxiv_id, "title": title, "authors": " ".join(p.authors),
+    return {"id": p.arxiv_id, "title": plain_tex(p.title), "authors": " ".join(p.authors),
             "categories": " ".join(p.categories), "topics": topics, "venue": venue,
-            "abstract": abstract, "digest": digest, "pairs": " ".join(together)}
+            "abstract": plain_tex(p.abstract_text, math=False), "digest": digest}
 
 
 class _Column:
@@ -270,25 +270,45 @@ def _postings(docs: Sequence[Paper], key: Key
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
     # Terms are numbered as they first come in the docs (_batch_postings).
     term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _NOT_TERMS)
-    # Per (doc, term): the doc, the term and the summed weight.
+    # Per (doc, term): the doc, the term and the summed weight; per (doc, pair): the doc,
+    # the pair (its words' numbers) and how often it occurs.
     doc_col, tno_col, w_col = _Column(np.uint32), _Column(np.uint32), _Column(np.float32)
+    pdoc_col, pair_col, ptf_col = _Column(np.uint32), _Column(np.int64), _Column(np.float32)
     worded = np.zeros(0, dtype=bool)  # by term number: occurs outside author names
     for start in range(0, n, BATCH):
         found = _batch_postings(docs, range(start, min(n, start + BATCH)), key, avg, term_no)
         if found is None:
             continue
-        doc_col.append(found[0])
-        tno_col.append(found[1])
-        w_col.append(found[2])
+        for column, values in zip((doc_col, tno_col, w_col, pdoc_col, pair_col, ptf_col),
+                                  (*found[:3], *found[4:]), strict=True):
+            column.append(values)
         if len(worded) < len(term_no):  # at least doubled: O(terms) in all
             worded = np.concatenate((worded, np.zeros(max(len(worded), len(term_no)), bool)))
         worded[found[3]] = True
-    terms = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
+    words = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
+    pair_terms, pair_doc, pair_no, pair_w = _kept_pairs(
+        words, pdoc_col.array(), pair_col.array(), ptf_col.array())
+    terms = words + pair_terms
     # 32-bit columns: at 200k papers there are ~35M postings.
-    df, doc, score = _in_term_order(n, len(terms), doc_col.array(), tno_col.array(),
-                                    w_col.array())
+    df, doc, score = _in_term_order(n, len(terms), np.concatenate((doc_col.array(), pair_doc)),
+                                    np.concatenate((tno_col.array(), pair_no)),
+                                    np.concatenate((w_col.array(), pair_w)))
+    worded = np.concatenate((worded[:len(words)], np.ones(len(pair_terms), dtype=bool)))
     return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
-            score, worded[:len(terms)])
+            score, worded)
+
+
+def _kept_pairs(words: list[str], doc: np.ndarray, pair: np.ndarray, tf: np.ndarray
+                ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of PAIR_MIN_DF papers or more as terms numbered after the words: their
+    names ("a_b"), and per (doc, pair) the doc, the pair's term number and its weight."""
+    kinds, which, papers = np.unique(pair, return_inverse=True, return_counts=True)
+    kept = papers >= PAIR_MIN_DF
+    number = np.cumsum(kept) - 1 + len(words)  # by kind, for the kept ones
+    rows = kept[which]
+    names = [f"{words[k >> 32]}_{words[k & 0xFFFFFFFF]}" for k in kinds[kept].tolist()]
+    return (names, doc[rows], number[which[rows]].astype(np.uint32),
+            tf[rows] * np.float32(PAIR_WEIGHT))
 
 
 _OUTSIDE_NAMES = np.array([field != "authors" for field, _, _ in FIELDS])
@@ -296,9 +316,10 @@ _OUTSIDE_NAMES = np.array([field != "authors" for field, _, _ in FIELDS])
 
 def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str, float],
                     term_no: defaultdict[str, int]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """One batch's (doc, term number, summed weight) per (doc, term), and the numbers of
-    its terms found outside author names; None when it has no term.
+                    ) -> tuple[np.ndarray, ...] | None:
+    """One batch's (doc, term number, summed weight) per (doc, term), the numbers of its
+    terms found outside author names, and its (doc, pair, times) per (doc, pair) (_pairs);
+    None when it has no term.
 
     Each (doc, field)'s text is cut (_cut), then split and its tokens numbered in Arrow,
     with no Python string a token: a batch's distinct tokens are numbered in the order they
@@ -313,7 +334,7 @@ def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str
         texts = _field_texts(docs[i], key.topic_names)
         key.text(texts)
         for field, weight, norm in FIELDS:
-            cuts.append(texts[field] if field == "pairs" else _cut(texts[field]))
+            cuts.append(_cut(texts[field]))
             r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
                        else weight)
     # 64-bit offsets: a batch of untrusted texts may pass 2 GB
@@ -333,7 +354,31 @@ def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str
     weights = np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]).astype(np.float32)
     outside = np.bincount(inverse, weights=np.repeat(np.tile(_OUTSIDE_NAMES, len(batch)),
                                                      counts)[kept]) > 0
-    return (uniq >> 32).astype(np.uint32), tno, weights, tno[outside]
+    pairable = np.fromiter((t not in PAIR_SKIP and _WORD.fullmatch(t) is not None
+                            for t in distinct), dtype=bool, count=len(distinct))
+    return ((uniq >> 32).astype(np.uint32), tno, weights, tno[outside],
+            *_pairs(r_doc, counts, numbers, kept & pairable[tokens_of_batch.indices.to_numpy()]))
+
+
+def _pairs(r_doc: np.ndarray, counts: np.ndarray, numbers: np.ndarray, pairable: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (doc, pair) of a batch: the doc, the pair (the two words' numbers, the first in
+    the high 32 bits) and how often it occurs. A pair is two pairable tokens (words, not
+    PAIR_SKIP's) of the same title or abstract with none but unpairable ones between them:
+    as pairs(tokens(text)) gives, in numpy."""
+    run = np.repeat(np.arange(len(counts)), counts)  # (doc, field) runs, fields in FIELDS order
+    at = np.flatnonzero(pairable & PAIRED[run % len(FIELDS)])
+    first, second = at[:-1], at[1:]
+    same = run[first] == run[second]
+    first, second = first[same], second[same]
+    if not first.size:
+        return np.zeros(0, np.uint32), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    kinds, kind = np.unique(numbers[first] << 32 | numbers[second], return_inverse=True)
+    doc = r_doc[run[first]]
+    # one int64 per (doc, pair): a batch's docs and distinct pairs each fit in 32 bits
+    both, times = np.unique((doc - doc[0]) << 32 | kind, return_counts=True)
+    return ((both >> 32) + doc[0]).astype(np.uint32), kinds[both & 0xFFFFFFFF], \
+        times.astype(np.float32)
 
 
 def _in_term_order(n: int, terms: int, doc_all: np.ndarray, tno_all: np.ndarray,
@@ -407,8 +452,6 @@ def _spans(docs: Sequence[Paper], key: Key
     spans: dict[str, Span] = {}
     for k in np.argsort(terms.astype(str), kind="stable"):
         t, a, b, count = str(terms[k]), int(starts[k]), int(starts[k + 1]), int(df[k])
-        if count < PAIR_MIN_DF and "_" in t:
-            continue
         if count > CAP_DF:  # best scores, ties to the older doc, then back in doc order
             d, sc = doc[a:b], score[a:b]
             keep = np.sort(np.lexsort((d, -sc))[:CAP_K])
