@@ -448,6 +448,15 @@ class DigestConfig:
         return int(self.max_per_run * share), int(self.token_budget_per_run * share)
 
 
+def _arxiv_ids(values: tuple[str, ...]) -> str | None:
+    for v in values:
+        if not is_arxiv_id(v):
+            return f"{v!r} is not an arXiv id"
+        if re.search(r"v\d+$", v):
+            return f"{v!r} names a version; a paper is named by its id alone"
+    return None
+
+
 @dataclass(frozen=True)
 class TopicName:
     zh: str = _spec("", _non_empty, "a non-empty string")
@@ -474,15 +483,15 @@ class Topic:
     authors: tuple[str, ...] = _spec((), _phrases, "an array of names such as 'Kaiming He'")
     match_initials: bool = False  # "K. He" matches "Kaiming He" only when True
     min_upvotes: int = _spec(0, _at_least(0), "a whole number ≥ 0")
+    # What the topic means beside its description: papers a reader of it would pick. A
+    # keyword or `all` hit whose text is less similar than `min_similarity` to the topic's
+    # meaning (description, keywords, examples) is no match (docs/TOPICS.md, bench/topics.py).
+    examples: tuple[str, ...] = _spec((), _arxiv_ids, "arXiv ids such as 2606.01234 (no version)")
+    min_similarity: float = _spec(0.07, _between(0, 1), "0 (no check) to 1")
 
-
-def _arxiv_ids(values: tuple[str, ...]) -> str | None:
-    for v in values:
-        if not is_arxiv_id(v):
-            return f"{v!r} is not an arXiv id"
-        if re.search(r"v\d+$", v):
-            return f"{v!r} names a version; a watch follows every version of the paper"
-    return None
+    def gated(self) -> bool:
+        """Whether keyword hits are checked against the topic's meaning."""
+        return self.min_similarity > 0 and bool(self.description or self.examples)
 
 
 @dataclass(frozen=True)

@@ -257,6 +257,10 @@ def test_the_browser_tokenizes_like_the_index_builder(page, site):
     page.goto(site["url"] + "search/")
     assert page.evaluate("t => import(new URL('../theme/engine.js', location.href).href)"
                          ".then(engine => engine.tokens(t))", text) == _search.tokens(text)
+    phrase = "Chain-of-Thought for the VLA: a 2-stage model of Ling Yang 扩散"
+    assert page.evaluate("t => import(new URL('../theme/engine.js', location.href).href)"
+                         ".then(engine => engine.pairs(engine.tokens(t)))", phrase
+                         ) == _search.pairs(_search.tokens(phrase))
 
 
 def _snippets(pg) -> dict[str, dict]:
@@ -898,3 +902,50 @@ def test_a_short_word_does_not_complete_to_an_authors_name(page, site):
     assert found
     first = site["papers"][found[0]]
     assert "vla" in (first["title"] + " " + first["abstract"]).lower()
+
+
+def _all_found(pg, query: str) -> list[str]:
+    """Every result's id, best first, as the page's own index gives them."""
+    return pg.evaluate("q => import(new URL('../theme/site.js', location.href).href)"
+                       ".then(s => s.index.search(q).then(r => s.index.docs(r.docs)))"
+                       ".then(ds => ds.map(d => d.id))", query)
+
+
+def test_a_quoted_phrase_finds_its_words_together_and_in_order(page, site):
+    page.goto(site["url"] + "search/")
+
+    def together(p: dict) -> bool:
+        return any("world_model" in _search.pairs(_search.tokens(t))
+                   for t in (p["title"], p["abstract"]))
+
+    quoted = _all_found(page, '"world model" ')
+    loose = _all_found(page, "world model ")
+    assert set(quoted) == {a for a in loose if together(site["papers"][a])}
+    assert len(loose) > len(quoted) > 3
+    # unquoted, those holding it mostly come first
+    assert len(set(loose[:len(quoted)]) & set(quoted)) >= 0.8 * len(quoted)
+    # a phrase no paper holds finds nothing, though papers hold both words apart
+    assert _all_found(page, "diffusion policy ") and search(page, site, '"diffusion policy" ') == []
+
+
+def test_a_venue_query_ranks_main_conference_findings_workshop_and_says_which(page, site):
+    found = search(page, site, "CVPR ")
+    chips = page.eval_on_selector_all("#results li .venue", "els => els.map(e => e.textContent)")
+    cvpr = [c for c in chips if "CVPR" in c]
+    kinds = [("主会" in c, "Findings" in c, "研讨会" in c) for c in cvpr]
+    assert kinds == sorted(kinds, reverse=True) and len(set(kinds)) == 3
+    assert all(sum(k) == 1 for k in kinds)  # each says its tier
+    assert len(found) >= len(cvpr) >= 5
+
+
+def test_a_misspelt_word_gets_a_did_you_mean_that_searches_the_common_word(page, site):
+    typo = search(page, site, "reinforcment learning ")
+    link = page.locator("#search-status a.suggest")
+    assert link.text_content() == "reinforcement learning"
+    assert "你是不是要找" in page.locator("#search-status").text_content()
+    link.click()
+    right = results(page)
+    assert page.locator("#q").input_value() == "reinforcement learning"
+    assert "q=reinforcement+learning" in page.url and right == typo  # the typo found them
+    search(page, site, "reinforcement learning ")
+    assert page.locator("#search-status a.suggest").count() == 0

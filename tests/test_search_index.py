@@ -12,6 +12,7 @@ from markupsafe import Markup
 
 from pipeline.site.index import search as _search
 from pipeline.site.model.views import Paper
+from pipeline.site.render.tex import plain_tex
 from pipeline.text.venue import venue
 
 T0 = dt.datetime(2026, 6, 1, tzinfo=dt.UTC)
@@ -277,3 +278,36 @@ def test_a_venue_is_searched_by_its_name_and_listed_for_the_filter():
     manifest = json.loads(index.files[_search.MANIFEST])
     assert manifest["venues"] == ["ECCV"]  # ICML has one paper: found by words, not listed
     assert json.loads(index.files["search/f/0.json"])["venue"] == [0, 0, -1, -1, -1]
+
+
+def test_pairs_are_neighbouring_words_of_two_papers_or_more(sample_papers: pa.Table):
+    """The index's pair terms are exactly pairs(tokens(…)) of the titles and abstracts as
+    plain text, kept when two papers or more hold them, each with its papers."""
+    rows = sample_papers.to_pylist()[:400]
+    papers = [paper(i, title=r["title"], abstract=r["abstract"]) for i, r in enumerate(rows)]
+    index = _search.build_index(papers, T0)
+    holders: dict[str, set[int]] = {}
+    for doc, r in enumerate(rows):
+        for pair in {*_search.pairs(_search.tokens(plain_tex(r["title"]))),
+                     *_search.pairs(_search.tokens(plain_tex(r["abstract"], math=False)))}:
+            holders.setdefault(pair, set()).add(doc)
+    indexed = {t for k in range(index.shards)
+               for t in json.loads(index.files[f"search/t/{k}.json"])["terms"] if "_" in t}
+    assert indexed == {p for p, docs in holders.items() if len(docs) >= 2}
+    for pair in sorted(indexed)[:50]:
+        found = lookup(index, pair)
+        assert found is not None and set(found[0]) == holders[pair]
+    assert "_" not in "".join(expansions(index, "la") + expansions(index, "lang"))
+
+
+def test_a_result_says_its_venues_tier(sample_papers: pa.Table):
+    kinds = {"CVPR 2026": "main", "CVPR 2026 Workshop": "workshop", "ACL 2026 Findings":
+             "findings", "IEEE Transactions on Robotics": "journal"}
+    papers = []
+    for i, said in enumerate(kinds):
+        p = paper(i)
+        papers.append(Paper(**{**p.__dict__, "comment": f"Accepted at {said}",
+                               "venue": venue(f"Accepted at {said}", None, None)}))
+    index = _search.build_index(papers, T0)
+    docs = [record(index, "doc", r) for r in json.loads(index.files["search/d/0.json"])]
+    assert [d["tier"] for d in docs] == list(kinds.values())

@@ -263,3 +263,57 @@ def test_topics_check_warns_per_keyword_with_what_the_plain_form_would_match(
             f"{hits('LiDAR')}") in lines
     assert f"warn  {follow}[2] 'qqzx' (follow 'mine') matches nothing in the store" in result.stdout
     assert "1 topics valid" in result.stdout
+
+
+# -- keyword hits checked against the topic's meaning -------------------------------------------
+
+SHIPPED = config_mod.load(Path(__file__).resolve().parent.parent / "papertrail.toml")
+
+
+def _tagged(papers: pa.Table, slug: str, topics: tuple[Topic, ...]) -> dict[str, bool]:
+    found = match(papers, topics).topics.to_pylist()
+    return {a: slug in t for a, t in zip(papers["arxiv_id"].to_pylist(), found, strict=True)}
+
+
+@pytest.mark.parametrize(("slug", "off", "on"), [
+    # "drift diffusion model" of cognitive science, in a chess rating paper
+    ("generative-vision", "2606.26267", "2606.22568"),
+    # "quantization" of a visual tokenizer's discrete codes, beside an LLM quantization paper
+    ("efficient-inference", "2606.27313", "2606.26650"),
+])
+def test_a_keyword_hit_the_topics_meaning_does_not_support_is_not_tagged(
+        sample_papers: pa.Table, slug: str, off: str, on: str) -> None:
+    topics = SHIPPED.topics
+    tagged = _tagged(sample_papers, slug, topics)
+    assert tagged[on] and not tagged[off]
+    # the keyword alone did tag it: the check (or the topic's exclude) is what leaves it out
+    bare = tuple(dataclasses.replace(t, min_similarity=0.0, exclude=()) for t in topics)
+    assert _tagged(sample_papers, slug, bare)[off]
+
+
+def test_the_meaning_check_gates_keywords_and_groups_not_authors() -> None:
+    papers = _papers(
+        {"title": "Diffusion models for image generation",
+         "abstract": "We train a text-to-image diffusion model that generates images."},
+        {"title": "A drift diffusion model of choices in chess",
+         "abstract": "Players' decisions follow a drift diffusion model; Elo ratings."},
+        {"title": "A drift diffusion model of reaction times", "authors": ["Ada Lovelace"],
+         "abstract": "Reaction times of human decisions."})
+    papers = papers.append_column("arxiv_id", pa.array(["2606.00001", "2606.00002",
+                                                        "2606.00003"]))
+    topic = dict(keywords=("diffusion model",), authors=("Ada Lovelace",),
+                 description="Generators of images and video: diffusion and text-to-image.",
+                 min_similarity=0.25)  # three papers: every word is about as rare
+    assert [r is not None for r in _one(papers, **topic)] == [True, False, True]
+    assert [r is not None for r in _one(papers, **{**topic, "min_similarity": 0.0})] == [True] * 3
+    # examples alone give the topic a meaning; an example id the store lacks is no error
+    assert [r is not None for r in _one(papers, keywords=("diffusion model",),
+                                        examples=("2606.00001", "2606.99999"),
+                                        min_similarity=0.5)
+            ] == [True, False, False]
+
+
+def test_each_shipped_topic_has_examples_of_the_sample(sample_papers: pa.Table) -> None:
+    ids = set(sample_papers["arxiv_id"].to_pylist())
+    for topic in SHIPPED.topics:
+        assert topic.gated() and topic.examples and set(topic.examples) <= ids, topic.slug

@@ -7,6 +7,12 @@ A paper is in a topic when
   AND (no `categories` given, or one of its categories is listed)
   AND its Hugging Face upvotes ≥ `min_upvotes` (no pick counts as 0)
   AND no `exclude` phrase is in its title/abstract.
+A keyword or `all` hit of a topic with a description or examples counts only when the
+paper's title and abstract are at least `min_similarity` (cosine of sublinear TF-IDF) like
+the topic's meaning: its description and keywords, and its example papers' text. So
+"Drift-Diffusion-Enhanced Elo" is not 扩散与生成式视觉 for the word "diffusion", and a
+visual tokenizer is not 高效推理 for "quantization" (docs/TOPICS.md; bench/topics.py
+measured the threshold on judged papers). Authors and filters are not checked.
 Phrases match as in pipeline.text.phrases. Authors match on normalised names (case,
 accents and punctuation ignored); with `match_initials`, "K. He" ~ "Kaiming He".
 
@@ -30,6 +36,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.preprocessing import normalize
 
 from pipeline.config import Follow, Topic
 from pipeline.derive.classify import first_category
@@ -38,6 +46,7 @@ from pipeline.text.names import name_tokens, same_person
 from pipeline.text.reasons import Code, Reason, Why, stored
 
 _STRS = pa.list_(pa.string())
+FIT_ROWS = 20_000  # papers the word weights are learnt from (evenly spaced): a stable IDF
 
 
 class AuthorIndex:
@@ -143,12 +152,14 @@ def follow_matches(papers: pa.Table, follow: Follow, authors: AuthorIndex | None
 
 
 def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
-                group_heads: dict[str, np.ndarray] | None = None) -> np.ndarray:
+                group_heads: dict[str, np.ndarray] | None = None,
+                meaning: Meaning | None = None) -> np.ndarray:
     """Per row, why the paper is in `topic` (a Why: the keyword, phrases or author that
     matched, then the filters: (KEYWORD x in title, CATEGORY cs.RO)), or None.
 
     `group_heads`: precomputed hits (over all rows) of the first phrase of `all` groups,
-    shared by the topics that start a group with the same phrase.
+    shared by the topics that start a group with the same phrase. `meaning`: where the
+    keyword and `all` hits of a gated topic are checked (before its authors are looked at).
     """
     n = papers.num_rows
     rows = np.arange(n)
@@ -175,6 +186,9 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         why[rows[hit]] = _text.first_phrase(title.take(hit), abstract.take(hit), topic.keywords,
                                             Code.KEYWORD)
     _match_groups(why, rows, title, abstract, topic.all, group_heads or {})
+    if meaning is not None and topic.gated():
+        hits = rows[~_unset(why[rows]) & (why[rows] != _FILTERS_ONLY)]
+        why[meaning.unlike(topic, hits)] = None
     if topic.authors and authors is not None:  # None only when no topic names authors
         by_author = authors.match(topic.authors, topic.match_initials, n)
         fill = rows[_unset(why[rows]) & ~_unset(by_author[rows])]
@@ -226,12 +240,13 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     n = papers.num_rows
     authors = AuthorIndex(papers["authors"]) if any(t.authors for t in topics) else None
     heads = {g[0] for t in topics for g in t.all}
+    meaning = Meaning(papers) if any(t.gated() for t in topics) else None
     workers = max(1, min(len(topics), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         group_heads = dict(zip(heads, pool.map(lambda p: phrase_hits(papers, p), heads),
                                strict=True))
-        columns = list(pool.map(lambda t: match_topic(papers, t, authors, group_heads),
-                                topics))
+        columns = list(pool.map(lambda t: match_topic(papers, t, authors, group_heads,
+                                                      meaning), topics))
     if not columns:
         empty = pa.array([[]] * n, _STRS)
         return Matched(empty, empty)
@@ -244,6 +259,40 @@ def match(papers: pa.Table, topics: tuple[Topic, ...]) -> Matched:
     reasons = pa.array([stored(w) for w in why[row_idx, topic_idx]], pa.string())
     return Matched(pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), values),
                    pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), reasons))
+
+
+class Meaning:
+    """What each gated topic means, in the word space of a papers table (sublinear TF-IDF
+    of title and abstract, its weights learnt from at most FIT_ROWS evenly spaced papers)."""
+
+    def __init__(self, papers: pa.Table) -> None:
+        self.texts = _texts(papers)
+        step = max(1, len(self.texts) // FIT_ROWS)
+        self.words = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit(
+            self.texts[::step])
+        self.ids = {a: i for i, a in enumerate(papers["arxiv_id"].to_pylist())} if \
+            "arxiv_id" in papers.column_names else {}
+
+    def unlike(self, topic: Topic, rows: np.ndarray) -> np.ndarray:
+        """The rows less similar than `topic.min_similarity` to its description and keywords
+        and (as much) its examples' centroid."""
+        meaning = vectors(self.words, [" ".join((topic.description, *topic.keywords))])
+        examples = [self.texts[r] for a in topic.examples if (r := self.ids.get(a)) is not None]
+        if examples:
+            meaning = normalize(meaning + normalize(vectors(self.words, examples).mean(
+                axis=0, keepdims=True)))
+        near: np.ndarray = vectors(self.words, [self.texts[r] for r in rows]) @ meaning.T
+        return rows[near.ravel() < topic.min_similarity]
+
+
+def vectors(words: TfidfVectorizer, texts: list[str]) -> np.ndarray:
+    return np.asarray(normalize(words.transform(texts)).toarray())
+
+
+def _texts(papers: pa.Table) -> list[str]:
+    """Each paper's title and abstract, as one text."""
+    return [f"{t or ''}. {a or ''}" for t, a in zip(papers["title"].to_pylist(),
+                                                   papers["abstract"].to_pylist(), strict=True)]
 
 
 def counts(matched: Matched) -> dict[str, int]:

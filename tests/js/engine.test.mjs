@@ -6,12 +6,13 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  createIndex, filtering, fnv1a, localTime, oneEdit, queryTerms, runs, sentence, tokens,
+  createIndex, filtering, fnv1a, localTime, oneEdit, pairs, queryTerms, runs, sentence, tokens,
+  venueLabel,
 } from "../../theme/static/engine.js";
 
 const FIELDS = {
   doc: ["id", "title", "authors", "n_authors", "categories", "topics", "flags", "updated",
-    "first_seen", "published", "version", "tldr", "venue"],
+    "first_seen", "published", "version", "tldr", "venue", "tier"],
   flag: ["ai", "revised", "hf", "page", "venue"],
   facet: ["categories", "topics", "flags", "venue", "updated", "first_seen", "published"],
   term: ["df", "capped", "postings"],
@@ -27,12 +28,15 @@ const PAPERS = [
     cats: ["cs.LG"], ai: false, updated: 3000, words: { diffusion: 20, heat: 10, graphs: 10 } },
 ];
 
-// The index's files by path, as index/search.py lays them out (one facet block, one chunk).
-function makeIndex(shards) {
+// The index's files by path, as index/search.py lays them out (one facet block, one chunk):
+// each paper's id, its words, its authors' words and its title's pairs; `df` overrides
+// the count a term's record says (its postings stay).
+function makeIndex(shards, papers = PAPERS, df = {}) {
   const postings = {};
-  PAPERS.forEach(function (p, doc) {
+  papers.forEach(function (p, doc) {
     const words = Object.assign({ [p.id]: 80 }, p.words);  // its id, its words
     p.authors.forEach(function (a) { tokens(a).forEach(function (t) { words[t] = words[t] || 5; }); });
+    pairs(tokens(p.title)).forEach(function (t) { words[t] = 5; });
     Object.entries(words).forEach(function ([t, score]) { (postings[t] = postings[t] || []).push([doc, score]); });
   });
   const files = {};
@@ -44,7 +48,7 @@ function makeIndex(shards) {
     let last = 0;
     const flat = [];
     list.forEach(function ([doc, score]) { flat.push(doc - last, score); last = doc; });
-    shard(t).terms[t] = [list.length, 0, flat];
+    shard(t).terms[t] = [df[t] || list.length, 0, flat];
     for (let n = 2; n < Math.min(t.length, 13); n++) {
       const pre = t.slice(0, n), into = shard(pre).prefixes;
       into[pre] = (into[pre] || []).concat([t]).slice(0, 3);
@@ -55,29 +59,30 @@ function makeIndex(shards) {
   }
   const flags = function (p) { return (p.ai ? 1 : 0) | 8; };  // every paper may have a page
   files["search/manifest.json"] = {
-    docs: PAPERS.length, shards: shards, chunk: 32, facet_block: 4096, categories: CATEGORIES,
-    topics: [], venues: [], as_of: 3000, fields: FIELDS, similar_shards: 1,
+    docs: papers.length, shards: shards, chunk: 32, facet_block: 4096, categories: CATEGORIES,
+    topics: [], venues: ["CVPR"], as_of: 3000, fields: FIELDS, similar_shards: 1,
+    tiers: { main: "{value} · 主会", workshop: "{value} · 研讨会" },
     timezone: "Asia/Shanghai", tz_label: "Beijing time", pages_from: [2000, "2606.00002"],
     glossary: { 扩散: "diffusion" },
   };
-  files["search/d/0.json.gz"] = PAPERS.map(function (p) {
+  files["search/d/0.json.gz"] = papers.map(function (p) {
     return [p.id, p.title, p.authors, p.authors.length, p.cats, [], flags(p), p.updated,
-      p.updated, p.updated, 1, "", ""];
+      p.updated, p.updated, 1, "", p.venue || "", p.tier || ""];
   });
   files["search/f/0.json.gz"] = {
-    categories: PAPERS.map(function (p) { return p.cats.map(function (c) { return CATEGORIES.indexOf(c); }); }),
-    topics: PAPERS.map(function () { return []; }), flags: PAPERS.map(flags),
-    venue: PAPERS.map(function () { return -1; }),
-    updated: PAPERS.map(function (p) { return p.updated; }),
-    first_seen: PAPERS.map(function (p) { return p.updated; }),
-    published: PAPERS.map(function (p) { return p.updated; }),
+    categories: papers.map(function (p) { return p.cats.map(function (c) { return CATEGORIES.indexOf(c); }); }),
+    topics: papers.map(function () { return []; }), flags: papers.map(flags),
+    venue: papers.map(function () { return -1; }),
+    updated: papers.map(function (p) { return p.updated; }),
+    first_seen: papers.map(function (p) { return p.updated; }),
+    published: papers.map(function (p) { return p.updated; }),
   };
   files["search/s/0.json.gz"] = { "2606.00001": [0, 2, 1] };
   return files;
 }
 
-function indexOver(shards = 4) {
-  const files = makeIndex(shards);
+function indexOver(shards = 4, papers = PAPERS, df = {}) {
+  const files = makeIndex(shards, papers, df);
   const asked = [];
   const index = createIndex(function (path) {
     asked.push(path);
@@ -171,7 +176,8 @@ test("filters and a clock sort read the facets", async function () {
 test("an author is a phrase: au: keeps exact names, quotes rank them first", async function () {
   const { index } = indexOver();
   assert.deepEqual(await ids(index, 'au:"Ling Yang"'), ["2606.00001"]);
-  assert.deepEqual(await ids(index, '"Ling Yang"'), ["2606.00001", "2606.00003"]);
+  // quoted, the words next to each other and in order: "Yang Ling" is not "Ling Yang"
+  assert.deepEqual(await ids(index, '"Ling Yang"'), ["2606.00001"]);
   assert.deepEqual((await ids(index, "au:Yang")).sort(), ["2606.00001", "2606.00003"]);  // not Yangson
 });
 
@@ -203,4 +209,65 @@ test("times read in the manifest's zone with its label", async function () {
 test("a file the index lacks fails the query with its path", async function () {
   const index = createIndex(function (path) { return Promise.reject(new Error(path + ": HTTP 404")); });
   await assert.rejects(index.search("x "), /search\/manifest\.json: HTTP 404/);
+});
+
+// Papers for phrases, venues and suggestions: each with the words its postings hold.
+function paper(n, title, extra) {  // ids 2606.10001… (n < 10), 2606.10010…
+  const words = {};
+  tokens(title).forEach(function (t) { words[t] = 10; });
+  return Object.assign({ id: "2606.1" + String(n).padStart(4, "0"), title: title, authors: [], cats: ["cs.LG"], ai: true,
+    updated: 1000 + n, words: words }, extra || {});
+}
+
+test("pairs are neighbouring words, the short ones skipped, as the index makes them", function () {
+  assert.deepEqual(pairs(tokens("Chain-of-Thought for a VLA")), ["chain_thought", "thought_vla"]);
+  assert.deepEqual(pairs(tokens("扩散 model")), []);
+});
+
+test("a quoted phrase needs its words next to each other, in order", async function () {
+  const { index } = indexOver(4, [
+    paper(1, "A diffusion policy for robots"),
+    paper(2, "Policy search with diffusion"),
+    paper(3, "Diffusion policy of the robot arm"),
+    paper(4, "Policy diffusion in networks")]);
+  assert.deepEqual((await ids(index, '"diffusion policy"')).sort(), ["2606.10001", "2606.10003"]);
+  // unquoted, every paper with both words, those holding them together first
+  const loose = await ids(index, "diffusion policy ");
+  assert.deepEqual(loose.slice(0, 2).sort(), ["2606.10001", "2606.10003"]);
+  assert.deepEqual(loose.slice(2).sort(), ["2606.10002", "2606.10004"]);
+});
+
+test("a venue query ranks main conference, findings, workshop, then the rest", async function () {
+  const cvpr = function (n, venue, tier, score) {
+    return paper(n, "Paper " + n, { venue: venue, tier: tier, words: { cvpr: score } });
+  };
+  const { index } = indexOver(4, [
+    cvpr(1, "CVPR 2026 Workshop", "workshop", 90), cvpr(2, "ICML 2026", "main", 80),
+    cvpr(3, "CVPR 2026 Findings", "findings", 20), cvpr(4, "CVPR 2026", "main", 10)]);
+  assert.deepEqual(await ids(index, "CVPR "), ["2606.10004", "2606.10003", "2606.10001", "2606.10002"]);
+  // by a clock, the clock's order
+  assert.deepEqual(await ids(index, "CVPR ", { sort: "updated" }),
+    ["2606.10004", "2606.10003", "2606.10002", "2606.10001"]);
+  await index.manifest();
+  const [workshop] = await index.docs([0]);
+  assert.equal(venueLabel(workshop, index.state), "CVPR 2026 Workshop · 研讨会");
+  assert.equal(venueLabel({ venue: "CVPR 2026 Findings", tier: "findings" }, index.state),
+    "CVPR 2026 Findings");  // a tier the manifest does not word: the badge alone
+  assert.equal(venueLabel({ venue: "DOI", tier: "journal" }, index.state), "DOI");
+});
+
+test("did you mean: a word one edit away in many more papers", async function () {
+  const many = [paper(1, "Reinforcment of beams")];
+  for (let n = 2; n < 14; n++) many.push(paper(n, "Reinforcement learning " + n));
+  const { index } = indexOver(4, many);
+  const typo = await index.search("reinforcment ");
+  assert.equal(typo.suggest, "reinforcement");
+  assert.deepEqual((await index.docs(typo.docs)).map(function (d) { return d.id; }), ["2606.10001"]);
+  assert.equal((await index.search("reinforcement learning ")).suggest, null);
+  // a word the index lacks finds its neighbours, and names the best
+  const missing = await index.search("reinforcemnt learning ");
+  assert.equal(missing.suggest, "reinforcement learning");
+  assert.equal(missing.docs.length, 12);
+  // a rare word with no much commoner neighbour suggests nothing
+  assert.equal((await indexOver(4, many.slice(0, 3)).index.search("reinforcment ")).suggest, null);
 });

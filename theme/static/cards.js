@@ -1,6 +1,6 @@
 // A paper as a result card (the search page's, the follow page's, 为你推荐's, 404.html's)
 // and the links and times cards show. Data is rendered as text nodes only, never markup.
-import { localTime, runs, sentence } from "./engine.js";
+import { localTime, runs, sentence, venueLabel } from "./engine.js";
 import { fetchJSON, fetchText, index, root } from "./site.js";
 
 export function paperUrl(doc) {
@@ -49,7 +49,7 @@ export function card(d, o) {
   if (d.venue) {  // where it was accepted, as the pages' badge says
     const venue = document.createElement("span");
     venue.className = "venue";
-    venue.textContent = d.venue === "DOI" ? index.state.published : d.venue;
+    venue.textContent = venueLabel(d, index.state);
     meta.appendChild(document.createTextNode(" "));
     meta.appendChild(venue);
   }

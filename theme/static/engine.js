@@ -23,6 +23,22 @@ const RANGES = { "24h": DAY, "7d": 7 * DAY, "30d": 30 * DAY };
 // only contain it. Checked on the best-scored candidates' records, which it fetches.
 const AUTHOR = /(?:^|\s)au:\s*(?:"([^"]*)"?|(\S+))|"([^"]+)"/i;
 const PHRASE_CANDIDATES = 300;
+// Each two neighbouring words are one term "a_b" (index/search.py's pairs, the same
+// PAIR_SKIP): a quoted phrase requires its pairs, and any query ranks papers holding its
+// words together higher. The index keeps the pairs of two papers or more.
+const PAIR_SKIP = new Set(["a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
+  "into", "is", "it", "its", "of", "on", "or", "our", "that", "the", "this", "to", "via", "we",
+  "with"]);
+// A pair's score counts a quarter: the best of 0, ¼, ½ and 1 on the judged queries
+// (bench/search_quality.py), if by little.
+const PAIR_BOOST = 0.25;
+// "Did you mean": a word of FUZZY_MIN letters or more in fewer than SUGGEST_BELOW papers
+// looks at the words one edit away; one in SUGGEST_RATIO times as many papers (and at
+// least SUGGEST_MIN) is suggested.
+const SUGGEST_BELOW = 5, SUGGEST_RATIO = 10, SUGGEST_MIN = 5;
+// A venue query ("CVPR") ranks its papers by tier: main conference, findings, workshop,
+// journal (index/search.py's TIERS), then the rest.
+export const TIERS = ["main", "findings", "workshop", "journal"];
 
 export function normalise(text) { return text.normalize("NFKD").replace(MARKS, "").toLowerCase(); }
 
@@ -51,6 +67,15 @@ export function queryTerms(query) {
       !/^[0-9.]+$/.test(t));
     return { term: t, prefix: prefix };
   });
+}
+
+// The "a_b" terms of a text's tokens: neighbouring words of Latin letters and digits,
+// PAIR_SKIP's words left out ("chain of thought" → chain_thought).
+export function pairs(terms) {
+  const words = terms.filter(function (t) { return !PAIR_SKIP.has(t) && /^[0-9a-z]+$/.test(t); });
+  const out = [];
+  for (let i = 0; i + 1 < words.length; i++) out.push(words[i] + "_" + words[i + 1]);
+  return out;
 }
 
 // FNV-1a over UTF-8, as pipeline/site/index/search.py's fnv1a: which shard holds a term.
@@ -153,6 +178,14 @@ export function localTime(minutes, zone) {
   return p.year + "-" + p.month + "-" + p.day + " " + p.hour + ":" + p.minute + " " + zone.label;
 }
 
+// A result's venue as its badge says it, with its tier ("CVPR 2026 · 主会") when the
+// manifest words it; a venue known by its DOI alone as the site words it.
+export function venueLabel(d, state) {
+  if (d.venue === "DOI") return state.published;
+  const said = d.tier && state.tiers[d.tier];
+  return said ? said.replace("{value}", d.venue) : d.venue;
+}
+
 // Records are arrays in the order the manifest's "fields" names (docs/SEARCH.md): read by
 // name here, so no other module knows a position.
 export function record(m, kind, row) {
@@ -173,12 +206,13 @@ function flagsOf(m, bits) {
 export function createIndex(load) {
   const cache = {};
   function get(path) { return cache[path] || (cache[path] = load(path)); }
-  const state = { zone: { id: "UTC", label: "UTC" }, published: "DOI", pagesFrom: null };
+  const state = { zone: { id: "UTC", label: "UTC" }, published: "DOI", pagesFrom: null, tiers: {} };
 
   function manifest() {
     return get("search/manifest.json").then(function (m) {
       if (m.timezone) state.zone = { id: m.timezone, label: m.tz_label || m.timezone };
       if (m.published) state.published = m.published;
+      if (m.tiers) state.tiers = m.tiers;  // "{value} · 主会": how a result says its tier
       state.pagesFrom = m.pages_from || null;  // [updated, id] of the oldest page kept
       return m;
     });
@@ -186,15 +220,44 @@ export function createIndex(load) {
 
   function shard(m, term) { return get("search/t/" + (fnv1a(term) % m.shards) + ".json.gz"); }
 
-  // One query term → {docs: Map(doc → score), capped}; a prefix takes its expansions, a
-  // long word the index lacks the words one edit away.
+  // One query term → {docs: Map(doc → score), capped, suggest}; a prefix takes its
+  // expansions, a long word the index lacks the words one edit away. `suggest`: a word
+  // one edit away in many more papers (SUGGEST_RATIO), or null.
   function lookup(m, q) {
     return shard(m, q.term).then(function (s) {
       const names = [q.term];
       if (q.prefix) (s.prefixes[q.term] || []).forEach(function (t) { if (names.indexOf(t) < 0) names.push(t); });
-      if (names.length > 1 || s.terms[q.term] || q.term.length < FUZZY_MIN ||
+      const own = s.terms[q.term] ? record(m, "term", s.terms[q.term]).df : 0;
+      if (names.length > 1 || own >= SUGGEST_BELOW || q.term.length < FUZZY_MIN ||
           !/^[a-z]+$/.test(q.term)) return postings(m, names);
-      return near(m, q.term).then(function (close) { return postings(m, close); });
+      return near(m, q.term).then(function (close) {
+        return Promise.all(close.map(function (t) { return dfOf(m, t); })).then(function (dfs) {
+          let best = -1;
+          dfs.forEach(function (n, i) { if (best < 0 || n > dfs[best]) best = i; });
+          const suggest = best >= 0 && dfs[best] >= Math.max(SUGGEST_MIN, SUGGEST_RATIO * own)
+            ? close[best] : null;
+          return postings(m, own ? names : close).then(function (p) {
+            p.suggest = suggest;
+            return p;
+          });
+        });
+      });
+    });
+  }
+
+  function dfOf(m, term) {
+    return shard(m, term).then(function (s) { return s.terms[term] ? record(m, "term", s.terms[term]).df : 0; });
+  }
+
+  // The docs holding every one of these pairs, or null when there is none or the index
+  // lacks one (a phrase of one paper: searched as its words).
+  function holdingAll(m, list) {
+    if (!list.length) return Promise.resolve(null);
+    return Promise.all(list.map(function (t) { return postings(m, [t]); })).then(function (found) {
+      if (found.some(function (f) { return !f.docs.size; })) return null;
+      const out = new Set(found[0].docs.keys());
+      found.slice(1).forEach(function (f) { out.forEach(function (d) { if (!f.docs.has(d)) out.delete(d); }); });
+      return out;
     });
   }
 
@@ -272,16 +335,44 @@ export function createIndex(load) {
                               !phrase[3], opts || {});
     return manifest().then(function (m) {
       const english = translated(query, m.glossary || {});
-      if (english === query) return words(query, opts);
-      return Promise.all([words(query, opts), words(english, opts)]).then(function (found) {
-        return union(found, CLOCKS.indexOf((opts || {}).sort) < 0);
-      });
+      const relevance = CLOCKS.indexOf((opts || {}).sort) < 0;
+      const found = english === query ? words(query, opts)
+        : Promise.all([words(query, opts), words(english, opts)]).then(function (both) {
+          return union(both, relevance);
+        });
+      const venue = relevance ? venueOf(m, query) : null;
+      return venue ? found.then(function (r) { return byTier(r, venue); }) : found;
     });
   }
 
+  // A venue query's papers in tier order (TIERS), those at the venue first; within a
+  // tier, the order the scores gave. Reads the best-scored candidates' records.
+  function byTier(r, venue) {
+    const head = r.docs.slice(0, PHRASE_CANDIDATES);
+    return docs(head).then(function (records) {
+      const rank = new Map();
+      records.forEach(function (d, i) {
+        const at = d.venue && contains(tokens(d.venue), venue);
+        const t = TIERS.indexOf(d.tier);
+        rank.set(head[i], at ? (t < 0 ? TIERS.length : t) : TIERS.length + 1);
+      });
+      return { docs: reranked(head, rank).concat(r.docs.slice(PHRASE_CANDIDATES)),
+               terms: r.terms, rank: r.rank, suggest: r.suggest };
+    });
+  }
+
+  // au:"Name" keeps the papers with that author; a quoted "phrase" of two words or more
+  // keeps those holding them next to each other, in order (its pairs), or with an author
+  // so named: exact names first, then names holding it, then the phrase in the text. A
+  // phrase whose pairs the index lacks (one paper's) is looked for in the candidates'
+  // titles and TL;DRs.
   function byAuthor(query, name, only, opts) {
     const want = normalise(name).split(/\s+/).join(" ");
-    return words(query, opts).then(function (r) {
+    const phrase = only ? [] : pairs(tokens(name));
+    return manifest().then(function (m) {
+      return Promise.all([words(query, opts), holdingAll(m, phrase)]);
+    }).then(function (both) {
+      const r = both[0], held = both[1];
       const head = r.docs.slice(0, PHRASE_CANDIDATES);
       return docs(head).then(function (records) {
         const rank = new Map();
@@ -291,17 +382,16 @@ export function createIndex(load) {
           const within = !exact && names.some(function (a) {
             return (" " + a + " ").indexOf(" " + want + " ") >= 0;
           });
-          rank.set(head[i], exact ? 0 : within ? 1 : 2);
+          const inText = held ? held.has(head[i])
+            : phrase.length > 0 && contains(pairs(tokens(d.title + " " + d.tldr)), phrase);
+          rank.set(head[i], exact ? 0 : within ? 1 : inText ? 2 : 3);
         });
+        const rest = r.docs.slice(PHRASE_CANDIDATES);
         const kept = only ? head.filter(function (d) { return rank.get(d) < 2; })
-          : head.concat(r.docs.slice(PHRASE_CANDIDATES));
-        // A stable sort: within a rank, the order the scores or the clock gave.
-        const order = new Map(kept.map(function (d, i) { return [d, i]; }));
-        kept.sort(function (a, b) {
-          return (rank.has(a) ? rank.get(a) : 2) - (rank.has(b) ? rank.get(b) : 2) ||
-            order.get(a) - order.get(b);
-        });
-        return { docs: kept, terms: r.terms, rank: r.rank };
+          : phrase.length ? head.filter(function (d) { return rank.get(d) < 3; })
+            .concat(held ? rest.filter(function (d) { return held.has(d); }) : [])
+          : head.concat(rest);
+        return { docs: reranked(kept, rank), terms: r.terms, rank: r.rank, suggest: r.suggest };
       });
     });
   }
@@ -312,8 +402,14 @@ export function createIndex(load) {
     if (!terms.length) {
       return filtering(opts) ? browse(opts) : Promise.resolve({ docs: [], terms: [] });
     }
+    // The query's words held together (its pairs) only add score: papers holding them
+    // next to each other rank first.
+    const together = pairs(terms.filter(function (t) { return !t.prefix; })
+      .map(function (t) { return t.term; }));
     return manifest().then(function (m) {
-      return Promise.all(terms.map(function (t) { return lookup(m, t); })).then(function (found) {
+      return Promise.all([Promise.all(terms.map(function (t) { return lookup(m, t); })),
+        Promise.all(together.map(function (t) { return postings(m, [t]); }))]).then(function (all) {
+        const found = all[0], near = all[1];
         const required = found.filter(function (f) { return !f.capped; });
         const base = required.length ? required : found;
         const scores = new Map();
@@ -326,8 +422,12 @@ export function createIndex(load) {
         scores.forEach(function (_, d) {
           let sum = 0;
           found.forEach(function (f) { sum += f.docs.get(d) || 0; });
+          near.forEach(function (f) { sum += PAIR_BOOST * (f.docs.get(d) || 0); });
           scores.set(d, sum);
         });
+        const suggest = found.some(function (f) { return f.suggest; }) ? terms.map(function (t, i) {
+          return found[i].suggest || t.term;
+        }).join(" ") : null;
         let docs = Array.from(scores.keys());
         const filtered = filtering(opts) || opts.sort;
         const ready = filtered ? facets(m, docs) : Promise.resolve(null);
@@ -337,7 +437,7 @@ export function createIndex(load) {
           const rank = col ? function (d) { return fx(d)[col]; }
             : function (d) { return scores.get(d); };
           docs.sort(function (a, b) { return rank(b) - rank(a) || b - a; });
-          return { docs: docs, terms: terms, rank: rank };
+          return { docs: docs, terms: terms, rank: rank, suggest: suggest };
         });
       });
     });
@@ -405,6 +505,32 @@ export function createIndex(load) {
     paperById: paperById, hasPage: hasPage };
 }
 
+// `list` sorted by rank (a Map; absent: last) and, within a rank, in its own order.
+function reranked(list, rank) {
+  const order = new Map(list.map(function (d, i) { return [d, i]; }));
+  const last = Infinity;
+  return list.slice().sort(function (a, b) {
+    return (rank.has(a) ? rank.get(a) : last) - (rank.has(b) ? rank.get(b) : last) ||
+      order.get(a) - order.get(b);
+  });
+}
+
+// Whether `words` holds `part`'s words one after another.
+function contains(words, part) {
+  for (let i = 0; i + part.length <= words.length; i++) {
+    if (part.every(function (w, j) { return words[i + j] === w; })) return true;
+  }
+  return false;
+}
+
+// The venue of the manifest's list a query names (its words, in order), or null.
+function venueOf(m, query) {
+  const words = tokens(query);
+  const named = (m.venues || []).map(function (v) { return tokens(v); })
+    .filter(function (v) { return v.length && contains(words, v); });
+  return named.length ? named[0] : null;
+}
+
 function applyFilters(m, docs, fx, opts) {
   const cat = opts.cat ? m.categories.indexOf(opts.cat) : -1;
   const topic = opts.topic ? m.topics.indexOf(opts.topic) : -1;
@@ -453,5 +579,5 @@ function union(found, relevance) {
     return (relevance ? own.has(b) - own.has(a) : 0) || best.get(b) - best.get(a) || b - a;
   });
   return { docs: docs, terms: found[0].terms.concat(found[1].terms),
-           rank: function (d) { return best.get(d); } };
+           rank: function (d) { return best.get(d); }, suggest: found[0].suggest };
 }

@@ -173,6 +173,7 @@ function page(form) {
       list.textContent = "";
       if (!r.docs.length) {
         status.textContent = form.dataset.none;
+        suggest(r.suggest);
         more.hidden = true;
         delete form.dataset.busy;
         return null;
@@ -188,6 +189,7 @@ function page(form) {
         status.appendChild(document.createTextNode(around.slice(1).join("")));
       } else {
         status.textContent = form.dataset.count.replace("{n}", n);
+        suggest(r.suggest);
       }
       return showMore(mine);
     }).catch(function (err) {
@@ -195,6 +197,25 @@ function page(form) {
       status.textContent = String(err.message || err);
       delete form.dataset.busy;
     });
+  }
+
+  // "Did you mean …": a link that searches the query with the word far more papers hold.
+  function suggest(query) {
+    if (!query || query === input.value.trim()) return;
+    const around = form.dataset.suggest.split("{q}");
+    const a = document.createElement("a");
+    a.className = "suggest";
+    a.href = "?q=" + encodeURIComponent(query);
+    a.textContent = query;
+    a.addEventListener("click", function (ev) {
+      ev.preventDefault();
+      input.value = query;
+      toUrl(true);
+      run();
+    });
+    status.appendChild(document.createTextNode(" · " + around[0]));
+    status.appendChild(a);
+    status.appendChild(document.createTextNode(around.slice(1).join("")));
   }
 
   function showMore(mine) {

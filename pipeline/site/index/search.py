@@ -29,6 +29,8 @@ import pyarrow.compute as pc
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
 from pipeline.site.writer import gzipped
+from pipeline.text.venue import Tier
+from pipeline.text.venue import tier as venue_tier
 
 VERSION = 1
 CHUNK = 32  # docs per chunk: a result page of 20 loads at most 20 small files
@@ -47,6 +49,18 @@ K1, B = 1.2, 0.75
 FIELDS = (("id", 8.0, False), ("title", 3.0, False), ("authors", 3.0, False),
           ("categories", 2.0, False), ("topics", 2.0, False), ("venue", 2.0, False),
           ("abstract", 1.0, True), ("digest", 1.0, True))
+# Pairs: each two words next to each other in the title or the abstract (PAIR_SKIP's words
+# left out between them) are one more term, "a_b", weighted PAIR_WEIGHT a time it occurs: a
+# quoted phrase requires them, and a query of several words ranks the papers that hold its
+# words together higher. A pair of one paper only is left out (most are): a phrase of one
+# paper is searched as its words. engine.js's PAIR_SKIP is the same list.
+PAIRED = np.array([f in ("title", "abstract") for f, _, _ in FIELDS])
+PAIR_WEIGHT = 1.0
+PAIR_MIN_DF = 2
+PAIR_SKIP = frozenset(("a", "an", "and", "are", "as", "at", "be", "by", "for", "from", "in",
+                       "into", "is", "it", "its", "of", "on", "or", "our", "that", "the",
+                       "this", "to", "via", "we", "with"))
+_WORD = re.compile(r"[0-9a-z]+")
 VENUE_MIN = 2  # papers a venue needs to be in the filter's list (the search finds any)
 VENUE_LIST = 80  # venues in the filter's list, most papers first
 _VENUE_TAIL = re.compile(r"(?:\s(?:19|20)\d\d)?(?:\s(?:Workshop|Findings))?$")
@@ -122,6 +136,13 @@ def _may_hold_id(runs: str) -> bool:
     return False
 
 
+def pairs(terms: Iterable[str]) -> list[str]:
+    """The "a_b" terms of a text's tokens: neighbouring words (Latin letters and digits;
+    PAIR_SKIP's words left out, so "chain of thought" gives "chain_thought")."""
+    words = [t for t in terms if t not in PAIR_SKIP and _WORD.fullmatch(t)]
+    return [f"{a}_{b}" for a, b in itertools.pairwise(words)]
+
+
 def prefixes(term: str) -> Iterable[str]:
     """The prefixes a partly typed word may be: none for ids and numbers."""
     if _CJK_RUN.match(term):
@@ -189,6 +210,18 @@ def venues(papers: Iterable[Paper]) -> list[str]:
     return [v for v, n in ranked if n >= VENUE_MIN][:VENUE_LIST]
 
 
+TIERS = ("main", "findings", "workshop", "journal")  # best first: a venue query's order
+
+
+def tier_of(p: Paper) -> str:
+    """The kind of acceptance (main, findings, workshop, journal) or "": a conference no
+    category counts among its best is still a main conference here."""
+    if p.venue is None:
+        return ""
+    kind = venue_tier(p.venue, p.categories)
+    return Tier.MAIN.value if kind is Tier.OTHER else kind.value
+
+
 def _field_texts(p: Paper, topic_names: dict[str, str]) -> dict[str, str]:
     digest = _digest_text(p)
     topics = " ".join(f"{s} {topic_names.get(s, '')}" for s, _ in p.topics)
@@ -235,57 +268,124 @@ def _postings(docs: Sequence[Paper], key: Key
     n = len(docs)
     avg = {"abstract": sum(len(p.abstract_text) for p in docs) / max(n, 1) or 1.0,
            "digest": sum(len(_digest_text(p)) for p in docs) / max(n, 1) or 1.0}
-    # Per batch of docs, each (doc, field)'s text cut (_cut), then split and its tokens
-    # numbered in Arrow, with no Python string a token: a batch's distinct tokens are
-    # numbered in the order they first come (dictionary_encode's order), new ones drawing
-    # the next number, so terms are numbered as they first come in the docs. Per (doc,
-    # field) run of tokens, the field's weight and whether it is outside the author names:
-    # numpy repeats those over each run and sums per (doc, term). What tokens() leaves
-    # out (_NOT_TERMS, -1) is dropped by numpy. At 200,000 papers (51 million tokens) a
-    # Python string and a dict lookup a token took this 49–52 s, Arrow 26–33 s.
+    # Terms are numbered as they first come in the docs (_batch_postings).
     term_no: defaultdict[str, int] = defaultdict(itertools.count().__next__, _NOT_TERMS)
-    outside_names = np.array([field != "authors" for field, _, _ in FIELDS])
-    # Per (doc, term): the doc, the term and the summed weight.
+    # Per (doc, term): the doc, the term and the summed weight; per (doc, pair): the doc,
+    # the pair (its words' numbers) and how often it occurs.
     doc_col, tno_col, w_col = _Column(np.uint32), _Column(np.uint32), _Column(np.float32)
+    pdoc_col, pair_col, ptf_col = _Column(np.uint32), _Column(np.int64), _Column(np.float32)
     worded = np.zeros(0, dtype=bool)  # by term number: occurs outside author names
     for start in range(0, n, BATCH):
-        batch = range(start, min(n, start + BATCH))
-        cuts: list[str] = []
-        r_w: list[float] = []
-        for i in batch:
-            texts = _field_texts(docs[i], key.topic_names)
-            key.text(texts)
-            for field, weight, norm in FIELDS:
-                cuts.append(_cut(texts[field]))
-                r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
-                           else weight)
-        # 64-bit offsets: a batch of untrusted texts may pass 2 GB
-        split = pc.ascii_split_whitespace(pa.array(cuts, pa.large_string()))
-        counts = pc.list_value_length(split).to_numpy()
-        tokens_of_batch = split.flatten().dictionary_encode()
-        distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
-        numbers = np.fromiter(map(term_no.__getitem__, distinct), dtype=np.int64,
-                              count=len(distinct))[tokens_of_batch.indices.to_numpy()]
-        kept = numbers >= 0
-        if not kept.any():
+        found = _batch_postings(docs, range(start, min(n, start + BATCH)), key, avg, term_no)
+        if found is None:
             continue
-        r_doc = np.repeat(np.array(batch, dtype=np.int64), len(FIELDS))
-        pairs = (np.repeat(r_doc, counts) << 32 | numbers)[kept]
-        uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
-        tno = (uniq & 0xFFFFFFFF).astype(np.uint32)
-        doc_col.append((uniq >> 32).astype(np.uint32))
-        tno_col.append(tno)
-        w_col.append(np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]
-                                 ).astype(np.float32))
+        for column, values in zip((doc_col, tno_col, w_col, pdoc_col, pair_col, ptf_col),
+                                  (*found[:3], *found[4:]), strict=True):
+            column.append(values)
         if len(worded) < len(term_no):  # at least doubled: O(terms) in all
             worded = np.concatenate((worded, np.zeros(max(len(worded), len(term_no)), bool)))
-        worded[tno[np.bincount(inverse, weights=np.repeat(np.tile(outside_names, len(batch)),
-                                                          counts)[kept]) > 0]] = True
-    terms = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
-    worded = worded[:len(terms)]
+        worded[found[3]] = True
+    words = list(term_no)[len(_NOT_TERMS):]  # in the order of their numbers
+    pair_terms, pair_doc, pair_no, pair_w = _kept_pairs(
+        words, pdoc_col.array(), pair_col.array(), ptf_col.array())
+    terms = words + pair_terms
     # 32-bit columns: at 200k papers there are ~35M postings.
-    doc_all, tno_all, w_all = doc_col.array(), tno_col.array(), w_col.array()
-    df = np.bincount(tno_all, minlength=len(terms))
+    df, doc, score = _in_term_order(n, len(terms), np.concatenate((doc_col.array(), pair_doc)),
+                                    np.concatenate((tno_col.array(), pair_no)),
+                                    np.concatenate((w_col.array(), pair_w)))
+    worded = np.concatenate((worded[:len(words)], np.ones(len(pair_terms), dtype=bool)))
+    return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
+            score, worded)
+
+
+def _kept_pairs(words: list[str], doc: np.ndarray, pair: np.ndarray, tf: np.ndarray
+                ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs of PAIR_MIN_DF papers or more as terms numbered after the words: their
+    names ("a_b"), and per (doc, pair) the doc, the pair's term number and its weight."""
+    kinds, which, papers = np.unique(pair, return_inverse=True, return_counts=True)
+    kept = papers >= PAIR_MIN_DF
+    number = np.cumsum(kept) - 1 + len(words)  # by kind, for the kept ones
+    rows = kept[which]
+    names = [f"{words[k >> 32]}_{words[k & 0xFFFFFFFF]}" for k in kinds[kept].tolist()]
+    return (names, doc[rows], number[which[rows]].astype(np.uint32),
+            tf[rows] * np.float32(PAIR_WEIGHT))
+
+
+_OUTSIDE_NAMES = np.array([field != "authors" for field, _, _ in FIELDS])
+
+
+def _batch_postings(docs: Sequence[Paper], batch: range, key: Key, avg: dict[str, float],
+                    term_no: defaultdict[str, int]
+                    ) -> tuple[np.ndarray, ...] | None:
+    """One batch's (doc, term number, summed weight) per (doc, term), the numbers of its
+    terms found outside author names, and its (doc, pair, times) per (doc, pair) (_pairs);
+    None when it has no term.
+
+    Each (doc, field)'s text is cut (_cut), then split and its tokens numbered in Arrow,
+    with no Python string a token: a batch's distinct tokens are numbered in the order they
+    first come (dictionary_encode's order), new ones drawing the next number of `term_no`.
+    Per (doc, field) run of tokens, the field's weight and whether it is outside the author
+    names: numpy repeats those over each run and sums per (doc, term). What tokens() leaves
+    out (_NOT_TERMS, -1) is dropped by numpy. At 200,000 papers (51 million tokens) a
+    Python string and a dict lookup a token took this 49–52 s, Arrow 26–33 s."""
+    cuts: list[str] = []
+    r_w: list[float] = []
+    for i in batch:
+        texts = _field_texts(docs[i], key.topic_names)
+        key.text(texts)
+        for field, weight, norm in FIELDS:
+            cuts.append(_cut(texts[field]))
+            r_w.append(weight / (1 - B + B * len(texts[field]) / avg[field]) if norm
+                       else weight)
+    # 64-bit offsets: a batch of untrusted texts may pass 2 GB
+    split = pc.ascii_split_whitespace(pa.array(cuts, pa.large_string()))
+    counts = pc.list_value_length(split).to_numpy()
+    tokens_of_batch = split.flatten().dictionary_encode()
+    distinct = cast("list[str]", tokens_of_batch.dictionary.to_pylist())  # no nulls
+    numbers = np.fromiter(map(term_no.__getitem__, distinct), dtype=np.int64,
+                          count=len(distinct))[tokens_of_batch.indices.to_numpy()]
+    kept = numbers >= 0
+    if not kept.any():
+        return None
+    r_doc = np.repeat(np.array(batch, dtype=np.int64), len(FIELDS))
+    pairs = (np.repeat(r_doc, counts) << 32 | numbers)[kept]
+    uniq, inverse = np.unique(pairs, return_inverse=True)  # (doc, term)
+    tno = (uniq & 0xFFFFFFFF).astype(np.uint32)
+    weights = np.bincount(inverse, weights=np.repeat(r_w, counts)[kept]).astype(np.float32)
+    outside = np.bincount(inverse, weights=np.repeat(np.tile(_OUTSIDE_NAMES, len(batch)),
+                                                     counts)[kept]) > 0
+    pairable = np.fromiter((t not in PAIR_SKIP and _WORD.fullmatch(t) is not None
+                            for t in distinct), dtype=bool, count=len(distinct))
+    return ((uniq >> 32).astype(np.uint32), tno, weights, tno[outside],
+            *_pairs(r_doc, counts, numbers, kept & pairable[tokens_of_batch.indices.to_numpy()]))
+
+
+def _pairs(r_doc: np.ndarray, counts: np.ndarray, numbers: np.ndarray, pairable: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per (doc, pair) of a batch: the doc, the pair (the two words' numbers, the first in
+    the high 32 bits) and how often it occurs. A pair is two pairable tokens (words, not
+    PAIR_SKIP's) of the same title or abstract with none but unpairable ones between them:
+    as pairs(tokens(text)) gives, in numpy."""
+    run = np.repeat(np.arange(len(counts)), counts)  # (doc, field) runs, fields in FIELDS order
+    at = np.flatnonzero(pairable & PAIRED[run % len(FIELDS)])
+    first, second = at[:-1], at[1:]
+    same = run[first] == run[second]
+    first, second = first[same], second[same]
+    if not first.size:
+        return np.zeros(0, np.uint32), np.zeros(0, np.int64), np.zeros(0, np.float32)
+    kinds, kind = np.unique(numbers[first] << 32 | numbers[second], return_inverse=True)
+    doc = r_doc[run[first]]
+    # one int64 per (doc, pair): a batch's docs and distinct pairs each fit in 32 bits
+    both, times = np.unique((doc - doc[0]) << 32 | kind, return_counts=True)
+    return ((both >> 32) + doc[0]).astype(np.uint32), kinds[both & 0xFFFFFFFF], \
+        times.astype(np.float32)
+
+
+def _in_term_order(n: int, terms: int, doc_all: np.ndarray, tno_all: np.ndarray,
+                   w_all: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(df, doc, score): each term's document count, and the postings' docs and BM25
+    scores (× 100, integers ≥ 1) sorted by term number, docs ascending within a term."""
+    df = np.bincount(tno_all, minlength=terms)
     idf = np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
     # BM25's 100 * idf * w * (K1 + 1) / (w + K1), in place and before the sort, then each
     # column put in term order alone: at 200,000 papers a column is 140 MB, and three
@@ -305,8 +405,7 @@ def _postings(docs: Sequence[Paper], key: Key
     del doc_all
     score = score[order]
     del order
-    return (np.array(terms, dtype=object), df, np.concatenate(([0], np.cumsum(df))), doc,
-            score, worded)
+    return df, doc, score
 
 
 def build_index(papers: Sequence[Paper], now: dt.datetime,
@@ -372,7 +471,7 @@ def _shards(spans: dict[str, Span], flat: np.ndarray, names_only: set[str]
     papers, not Vladislav's (an author is matched whole, or by `au:`)."""
     expansions: dict[str, list[tuple[int, str]]] = defaultdict(list)
     for t, (count, *_) in spans.items():
-        if t in names_only:
+        if t in names_only or "_" in t:  # a pair is no word being typed
             continue
         for pre in prefixes(t):
             expansions[pre].append((-count, t))
@@ -472,6 +571,7 @@ _DOC: dict[str, Callable[[Paper], object]] = {
     "version": lambda p: p.version,
     "tldr": lambda p: excerpt(plain_tex((p.digest or {}).get("tldr") or ""), TLDR_CHARS),
     "venue": lambda p: p.venue.short if p.venue else "",  # the badge: "ICML 2026", "DOI"
+    "tier": lambda p: tier_of(p),
 }
 _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's number
     "id": lambda p: p.arxiv_id, "first_seen": _clock("first_seen"),

@@ -56,12 +56,14 @@ def render_index(site: SiteData, out: Output, made: str | None = None) -> str:
             path, data = _search.stored(name, index.files[name])
             stamps[path] = w.put(root / path, data)
     # The site's zone, for the times search.js and follow.js show; the badge of a venue
-    # known by its DOI alone (the index says "DOI"); the oldest paper page kept; the
+    # known by its DOI alone (the index says "DOI"); how a result says its venue's tier
+    # ("{value} · 主会"); the oldest paper page kept; the
     # glossary, for the English form of a Chinese query.
     w.write_text(_search.MANIFEST, _search.dumps({
         **manifest, "as_of": _search.minutes(site.lib.now),
         "timezone": site.cfg.site.timezone, "tz_label": site.tz_label,
         "published": site.strings["venue_published"],
+        "tiers": {t: site.strings[f"reason_venue_{t}"] for t in _search.TIERS},
         "pages_from": pages_from(site.paged),
         "glossary": glossary(site.cfg.topics)}))
     w.put(root / CACHE, json.dumps({"key": key, "stamps": stamps, "manifest": manifest},
