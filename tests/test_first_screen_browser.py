@@ -13,6 +13,7 @@ from lxml import html as lxml_html
 
 from tests.support.servers import serve
 from tests.support.site import XSS_ID
+from tests.test_accessibility import AXE
 
 PHONE, DESKTOP = (390, 844), (1366, 900)
 READY = "() => document.getElementById('foryou-results').dataset.ready === '1'"
@@ -191,3 +192,19 @@ def test_for_you_says_an_empty_profile_once(page, site):
     assert page.locator("main").inner_text().count(sentence) == 1
     assert page.locator("#foryou-status").text_content() == sentence
     assert not page.locator("#foryou-seeds-box").is_visible()
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_open_menu_has_no_serious_accessibility_violation(browser, site, scheme):
+    """axe-core on a phone's home page with its menu open (test_accessibility.py checks the
+    pages as they load, the menu closed)."""
+    url, _, _ = site
+    context = browser.new_context(bypass_csp=True, color_scheme=scheme,
+                                  viewport=dict(zip(("width", "height"), PHONE, strict=True)))
+    page = context.new_page()
+    page.goto(url + "index.html")
+    page.locator(".top details.menu > summary").click()
+    page.add_script_tag(path=str(AXE))
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    context.close()
+    assert [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")] == []
