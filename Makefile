@@ -14,7 +14,7 @@ AXE := tests/axe/node_modules/axe-core/axe.min.js
 # ESLint for the site's JavaScript modules, pinned by tests/lint/package-lock.json.
 ESLINT := tests/lint/node_modules/.bin/eslint
 
-.PHONY: demo test test-fast lint bench lock clean
+.PHONY: demo screenshots test test-fast lint bench lock clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -34,6 +34,12 @@ $(ESLINT): tests/lint/package.json tests/lint/package-lock.json
 ## demo: set up, then run the real pipeline offline against the bundled sample
 demo: $(STAMP)
 	$(BIN)/papertrail demo
+
+## screenshots: build the demo, then take the README's screenshots of it (docs/*.png) with
+## Debian's chromium: the first screen at 1366×900 and 390×844, light and dark
+screenshots: $(STAMP)
+	$(BIN)/papertrail demo --no-serve
+	$(BIN)/python docs/screenshot.py .demo/output docs
 
 ## test: set up, then lint, type-check pipeline/, check its import contracts, lint and
 ## unit-test the site's JavaScript (node --test) and run the whole test suite (a worker per core)

@@ -1,9 +1,12 @@
-"""Take the README's screenshots of the demo site with headless Chromium: the home page,
-a paper page (digest first), a search, and 为你推荐 from a shared link's seeds.
+"""Take the README's screenshots of the demo site with headless Chromium, each the first
+screen a reader sees: the home page on a desktop (1366×900) and a phone (390×844, light
+and dark), a paper page (digest first) and a revision's page, a search, and 为你推荐
+from a shared link's seeds.
 
-Run after `make demo` (or `papertrail demo --no-serve`):
+`make screenshots` builds the demo and runs this; on a built demo:
     .venv/bin/python docs/screenshot.py [.demo/output] [docs]
-Uses Debian's /usr/bin/chromium through Playwright; nothing is downloaded.
+Uses Debian's /usr/bin/chromium through Playwright (fonts-wqy-microhei for the Chinese);
+nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -19,11 +22,17 @@ from playwright.sync_api import sync_playwright
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 PAPER = "2606.20936"  # a sample paper with a real digest and a formula-free abstract
-# (file, path and what to do there, viewport)
-SHOTS = [("home.png", "", None, (1200, 1500)),
-         ("paper.png", f"paper/{PAPER}.html", None, (1200, 1400)),
-         ("search.png", "search/", "扩散模型", (1200, 1100)),
-         ("foryou.png", "for-you/?seed=2606.19662,2606.19961,2606.20094", None, (1200, 1100))]
+REVISED = "2606.19345"  # one of the demo's simulated v2s: its version history on top
+DESKTOP, PHONE = (1366, 900), (390, 844)
+# (file, path, a query to type there, viewport, colour scheme)
+SHOTS = [("home.png", "", None, DESKTOP, "light"),
+         ("home-phone.png", "", None, PHONE, "light"),
+         ("home-phone-dark.png", "", None, PHONE, "dark"),
+         ("paper.png", f"paper/{PAPER}.html", None, DESKTOP, "light"),
+         ("revised-phone.png", f"paper/{REVISED}.html", None, PHONE, "light"),
+         ("search.png", "search/", "扩散模型", DESKTOP, "dark"),
+         ("foryou.png", "for-you/?seed=2606.19662,2606.19961,2606.20094", None, DESKTOP,
+          "light")]
 # Pages that fill themselves in: what says they are done.
 READY = {"foryou.png": "() => document.getElementById('foryou-results').dataset.ready === '1'"}
 
@@ -40,8 +49,9 @@ def main(site: Path, folder: Path) -> None:
         base = f"http://127.0.0.1:{server.server_address[1]}/"
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            for name, path, query, (width, height) in SHOTS:
-                page = browser.new_page(viewport={"width": width, "height": height})
+            for name, path, query, (width, height), scheme in SHOTS:
+                page = browser.new_page(viewport={"width": width, "height": height},
+                                        color_scheme=scheme)
                 page.goto(base + path)
                 if query:
                     page.locator("#q").press_sequentially(query, delay=30)

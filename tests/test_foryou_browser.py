@@ -97,7 +97,7 @@ def test_a_library_in_each_format_is_matched_by_id_doi_and_title(page, site, tmp
     ids = of_category(site, "cs.CL", 6)
     p = site["papers"]
     open_page(page, site)
-    assert page.locator("#foryou-seeds-none").text_content()
+    assert page.locator("#foryou-status").text_content().startswith("还没有种子")
     bib = (f"@article{{a, title={{Something else}}, eprint={{{ids[0]}}},"
            " archivePrefix={arXiv}}\n"
            f"@misc{{b, title = {{{{{p[ids[1]]['title']}}}}}, year = 2026}}\n"
@@ -234,7 +234,7 @@ def test_the_english_site_says_it_in_english(page, english_site):
     page.goto(url + "index.html")
     page.get_by_role("link", name="For you").click()
     page.wait_for_function(READY)
-    assert page.locator("#foryou-seeds-none").text_content().startswith("No seeds yet")
+    assert page.locator("#foryou-status").text_content().startswith("No seeds yet")
     page.goto(url + "for-you/?seed=" + ids[0])
     page.wait_for_function(READY)
     assert re.fullmatch(r"\d+ recent papers ranked against your seeds \(1\)",

@@ -263,10 +263,9 @@ class Output:
 
     def listing(self, path: str, title: str, papers: list[Paper], *, intro: str = "",
                 feeds: Sequence[FeedSpec] = (), notes: dict[str, Why] | None = None,
-                head: tuple[str, str, Sequence[tuple[Paper, Ranked]], int] | None = None,
-                **ctx: object) -> list[str]:
-        """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES. `head`: the
-        (title, page, cards, count) of 今日精选 its first page leads with."""
+                picks: tuple[str, str, int] | None = None, **ctx: object) -> list[str]:
+        """A paginated list: path/, path/page/2/, …, capped at MAX_LIST_PAGES. `picks`: the
+        (title, page, count) of the 今日精选 its first page links to above its own list."""
         total = len(papers)
         pages = max(1, min(MAX_LIST_PAGES, -(-total // PER_PAGE)))
         clock = str(ctx.get("order") or ctx.get("clock") or "updated")  # what cards show
@@ -275,14 +274,11 @@ class Output:
             here = path if n == 1 else f"{path}page/{n}/"
             root = "../" * (here + "index.html").count("/")
             chunk = papers[(n - 1) * PER_PAGE:n * PER_PAGE]
-            picks = {} if head is None or n > 1 else {
-                "top_title": head[0], "top_link": head[1], "top_count": head[3],
-                "top_cards": self.ranked_html(head[2], root)}
             written.append(self.page(
                 here, "list.html", feeds, title=title, intro=intro, count=total,
                 cards=self.cards_html(chunk, root, notes, clock=clock, heading="h2"),
                 page_n=n, pages=pages,
                 prev=None if n == 1 else (path if n == 2 else f"{path}page/{n - 1}/"),
                 next=None if n == pages else f"{path}page/{n + 1}/",
-                truncated=total > pages * PER_PAGE, **picks, **ctx))
+                truncated=total > pages * PER_PAGE, picks=picks if n == 1 else None, **ctx))
         return written

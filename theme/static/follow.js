@@ -160,14 +160,18 @@ function topicSlug(a) {
   const m = /topic\/([^/]+)\/$/.exec(a.getAttribute("href") || "");
   return m ? decodeURIComponent(m[1]) : null;
 }
+// [kind, value, what the button names]: a topic is followed by its slug and named as its
+// link reads, in the site's language.
 function followTargets(article) {
   const texts = function (sel) {
     return Array.prototype.map.call(article.querySelectorAll(sel), function (n) { return n.textContent; });
   };
-  const topics = Array.prototype.map.call(article.querySelectorAll(".topics a"), topicSlug);
-  return texts(".authors bdi").slice(0, MAX_AUTHORS).map(function (v) { return ["author", v]; })
-    .concat(texts(".cats a").map(function (v) { return ["category", v]; }))
-    .concat(topics.filter(Boolean).map(function (v) { return ["topic", v]; }));
+  const topics = Array.prototype.map.call(article.querySelectorAll(".topics a"), function (a) {
+    return ["topic", topicSlug(a), a.textContent];
+  });
+  return texts(".authors bdi").slice(0, MAX_AUTHORS).map(function (v) { return ["author", v, v]; })
+    .concat(texts(".cats a").map(function (v) { return ["category", v, v]; }))
+    .concat(topics.filter(function (t) { return t[1]; }));
 }
 function makeButtons(box) {
   const article = box.closest("article") || document;
@@ -177,7 +181,7 @@ function makeButtons(box) {
     b.dataset.followKind = t[0];
     b.dataset.followValue = t[1];  // never markup: names are text
     const name = document.createElement("bdi");
-    name.textContent = t[1];
+    name.textContent = t[2];
     b.append(box.dataset[t[0]] + " · ", name);
     box.append(b, " ");
   });

@@ -16,6 +16,7 @@ const KEY = "papertrail.foryou";
 const PAGE = 20;
 const FOLLOW_PAPERS = 50;
 const SHOWN_SEEDS = 200;  // a follow stands for the centroid of its newest matches
+const OPEN_SEEDS = 10;  // a longer list of seeds comes folded, so the results show
 // Entries known by an id older than the window are looked up in the search index for a
 // title, as many as a shared link may name (one search each); the rest stay unused.
 const LOOKUPS = MAX_LINK_SEEDS;
@@ -42,6 +43,7 @@ const list = document.getElementById("foryou-results");
 const status = document.getElementById("foryou-status");
 const more = document.getElementById("foryou-more");
 const seedList = document.getElementById("foryou-seeds");
+const seedBox = document.getElementById("foryou-seeds-box");
 const mutedList = document.getElementById("foryou-muted");
 const importStatus = document.getElementById("foryou-import-status");
 const topicNames = JSON.parse(box.dataset.topicNames || "{}");
@@ -50,6 +52,7 @@ let shared = linkIds(location.search);
 let viewMuted = [];
 let data = null;
 let generation = 0;  // a render started later wins
+let seedsShown = false;  // folded once, when first shown; then as the reader leaves it
 
 function fmt(template, values) {
   return template.replace(/\{(\w+)\}/g, function (all, k) { return k in values ? values[k] : all; });
@@ -159,7 +162,11 @@ function removeSeed(s) {
 // the tab seconds to make and as long again to leave.
 function showSeeds(seeds) {
   seedList.textContent = "";
-  document.getElementById("foryou-seeds-none").textContent = seeds.length ? "" : box.dataset.none;
+  seedBox.hidden = !seeds.length;  // none: the status says so, once
+  if (seeds.length && !seedsShown) {
+    seedBox.open = seeds.length <= OPEN_SEEDS;
+    seedsShown = true;
+  }
   seeds.slice(0, SHOWN_SEEDS).forEach(function (s) {
     const li = document.createElement("li");
     li.dataset.key = s.key;

@@ -107,6 +107,17 @@ class Version:
         note = self.note
         return (strings["change_note"], note_text(note, strings)) if note else None
 
+    def changed_parts(self, strings: dict[str, str]) -> str | None:
+        """What changed from the version before, by name ("v2 与上一版相比改了：摘要、备注"):
+        the summary of its diffs; None when nothing they show changed."""
+        parts = [key for key, changed in (("title", self.title_changed),
+                                          ("abstract", self.abstract_changed)) if changed]
+        parts += [key for key, _, _ in self.meta]
+        if not parts:
+            return None
+        named = strings["note_list_sep"].join(strings[f"part_{key}"] for key in parts)
+        return strings["changed_parts"].format(version=self.version, parts=named)
+
     @property
     def title_changed(self) -> bool:
         return self._changed(0)

@@ -9,8 +9,7 @@ from pipeline.site.model.views import Paper
 from pipeline.site.output import Output
 from pipeline.site.render.safe import clean
 
-HEAD = 5  # picks that lead a brief's list; its day's picks page holds them all
-# Days with a picks page (their briefs led by it): the brief feeds' two weeks. A day of all
+# Days with a picks page (their briefs link to it): the brief feeds' two weeks. A day of all
 # cs.* lists ~1,500 titles by group there, ~400 KB a day: a year of them would not fit.
 TOP_DAYS = 14
 
@@ -31,23 +30,19 @@ def render(site: SiteData, out: Output) -> list[str]:
     for kind, papers in _last_24h(site).items():
         title = s["brief_24h"].format(kind=s[f"brief_{kind}"])
         written += out.listing(f"brief/24h/{kind}/", title, papers, order=ORDER[kind],
-                               nav="briefs", head=_head(s["top_last"], "brief/top/", site.top))
+                               nav="briefs", picks=(s["top_last"], "brief/top/", len(site.top)))
     for date, kinds in days.items():
-        head = (_head(s["top_of"].format(date=date), f"brief/{date}/top/", tops[date])
-                if date in tops else None)
+        picks = ((s["top_of"].format(date=date), f"brief/{date}/top/", len(tops[date]))
+                 if date in tops else None)
         for kind in KINDS:
             title = s["brief_title"].format(date=date, kind=s[f"brief_{kind}"])
             written += out.listing(f"brief/{date}/{kind}/", title, kinds.get(kind, []),
-                                   order=ORDER[kind], nav="briefs", head=head)
+                                   order=ORDER[kind], nav="briefs", picks=picks)
     archive = [(d, {k: len(days[d].get(k, [])) for k in KINDS}, len(tops.get(d, [])))
                for d in sorted(days, reverse=True)]
     written.append(out.page("brief/", "briefs.html", title=s["briefs"], archive=archive,
                             kinds=KINDS, picked=set(tops), nav="briefs"))
     return written
-
-
-def _head(title: str, link: str, top: Top) -> tuple[str, str, Top, int]:
-    return title, link, top[:HEAD], len(top)
 
 
 def _picks(site: SiteData, out: Output, path: str, title: str, top: Top,
