@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.replay.arxiv import Fault
+from pipeline.replay.faults import Fault
 from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parents[1]

@@ -22,7 +22,8 @@ from pipeline.digest.prompt import PaperText, estimate_tokens, messages, prompt_
 from pipeline.ingest import ingest_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.openai import Fault, OpenAIReplay
+from pipeline.replay.faults import Fault
+from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
 from pipeline.tables import DIGESTS
 from tests.support.replays import fast_arxiv
@@ -261,7 +262,7 @@ def test_stall_times_out(cfg: Config, llm: OpenAIReplay) -> None:
 def test_a_body_that_is_not_a_chat_completion_is_a_failed_attempt(cfg: Config,
                                                                   llm: OpenAIReplay) -> None:
     cfg = with_digest(cfg, base_url=llm.url, max_per_run=1)
-    llm.inject("garbage")
+    llm.inject("page")
     report = run_digest(cfg, Store(cfg.store_path), now=T0)
     assert (report.counts["failed"], report.retries, llm.calls) == (1, 0, 1)
     [row] = digests(cfg)

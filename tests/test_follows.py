@@ -17,7 +17,8 @@ from pipeline import config as config_mod
 from pipeline import ingest, outbound
 from pipeline.cli import cli
 from pipeline.derive import scope
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.replay.sample import Entry
 from pipeline.site.i18n import say, strings
 from pipeline.site.model.follows import match as match_follows

@@ -24,7 +24,8 @@ from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, messages
 from pipeline.digest.prompt import estimate_tokens
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
+from pipeline.replay.faults import Fault
+from pipeline.replay.openai import CONTROLS, OpenAIReplay
 from pipeline.store import Store
 from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths

@@ -26,7 +26,7 @@ from pipeline import notify as notify_mod
 from pipeline.cli import cli
 from pipeline.notify import channels
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.notify import Fault
+from pipeline.replay.faults import Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
 from tests.support.markdown import shown

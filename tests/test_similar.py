@@ -330,7 +330,7 @@ def test_embeddings_come_in_over_runs_and_the_lists_follow_when_all_have_one(
     assert store.read("similar")["method"][0].as_py().startswith("embed/")
 
 
-@pytest.mark.parametrize("fault", ["500", "garbage"])
+@pytest.mark.parametrize("fault", ["500", "page"])
 def test_a_failing_embeddings_server_leaves_the_lists_by_words(store_with_papers, llm,
                                                                monkeypatch, fault):
     cfg, store = store_with_papers
