@@ -27,6 +27,7 @@ from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
 from pipeline.tables import DIGESTS
 from tests.support.replays import fast_arxiv
+from tests.support.site import make_config
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 T0 = dt.datetime(2026, 6, 26, 12, tzinfo=dt.UTC)
@@ -45,10 +46,7 @@ def _ingest(cfg: Config, as_of_day: int) -> None:
 def early_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample as stored after the first two announcement days: every paper at v1."""
     root = tmp_path_factory.mktemp("early")
-    (root / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
-    from pipeline import config as config_mod
-
-    _ingest(config_mod.load(root / "papertrail.toml"), as_of_day=1)
+    _ingest(make_config(root, None), as_of_day=1)
     return root / "data"
 
 

@@ -18,6 +18,7 @@ from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.store import Store
+from tests.support.site import write_config
 
 TOPICS = """
 [[topics]]
@@ -33,9 +34,7 @@ categories = ["cs.RO"]
 
 
 def _write_config(tmp_path: Path, extra: str = "") -> Path:
-    path = tmp_path / "papertrail.toml"
-    path.write_text(f'[store]\npath = "data"\n{extra}\n{TOPICS}', encoding="utf-8")
-    return path
+    return write_config(tmp_path, None, f"{extra}\n{TOPICS}")
 
 
 @pytest.fixture

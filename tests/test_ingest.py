@@ -481,6 +481,7 @@ def test_a_trickling_response_is_cut_at_the_request_timeout_and_retried(replay, 
     assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))
 
 
+@pytest.mark.slow  # builds the site
 def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
     from pipeline import build
 

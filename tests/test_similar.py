@@ -17,22 +17,19 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pipeline import build
-from pipeline import config as config_mod
 from pipeline.config import Config
 from pipeline.derive import embeddings as _embeddings
 from pipeline.derive import similar
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
 from tests.support.servers import serve
+from tests.support.site import make_config
 
 pytestmark = pytest.mark.slow  # most tests make every similar list of the sample
 
 
 def _project(folder: Path, extra: str = "") -> Config:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "papertrail.toml").write_text(f'[store]\npath = "data"\n{extra}',
-                                            encoding="utf-8")
-    return config_mod.load(folder / "papertrail.toml")
+    return make_config(folder, None, extra)
 
 
 def _lists(store: Store) -> dict[str, list[str]]:
