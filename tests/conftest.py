@@ -39,7 +39,7 @@ from tests.support.servers import (
     Trickle,
     free_port,
 )
-from tests.support.site import BuiltSite, build_in_english, build_sample_site
+from tests.support.site import BuiltSite, build_in_english, build_sample_site, make_config
 
 # A test is tiered by what it uses, so a new one lands in its tier without a thought:
 # `make test-fast` leaves out what drives chromium and what needs a built site.
@@ -54,9 +54,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture
 def base_config(tmp_path: Path) -> Config:
-    path = tmp_path / "papertrail.toml"
-    path.write_text('[store]\npath = "data"\n', encoding="utf-8")
-    return config_mod.load(path)
+    return make_config(tmp_path, None)
 
 
 @pytest.fixture

@@ -21,7 +21,8 @@ from pipeline import build, ingest, summary
 from pipeline.cli import cli
 from pipeline.config import Config
 from pipeline.replay import rss, sample
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.replay.sample import Entry
 from pipeline.report import RunReport
 from pipeline.sources import announce

@@ -12,8 +12,9 @@ from click.testing import CliRunner
 
 from pipeline import config as config_mod
 from pipeline.cli import cli
-from pipeline.replay.arxiv import Fault
+from pipeline.replay.faults import Fault
 from pipeline.store import Store
+from tests.support import site as support
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -22,11 +23,8 @@ COMMANDS = sorted(cli.commands)
 
 
 def write_config(tmp_path: Path, api_url: str, extra: str = "") -> Path:
-    path = tmp_path / "papertrail.toml"
     oai_url = api_url.removesuffix("/api/query") + "/oai"
-    path.write_text(f"""
-[store]
-path = "data"
+    return support.write_config(tmp_path, None, f"""
 [sources.arxiv]
 api_url = "{api_url}"
 oai_url = "{oai_url}"
@@ -39,8 +37,7 @@ backfill_days = 365
 {extra}
 [sources.hf]
 enabled = false
-""", encoding="utf-8")
-    return path
+""")
 
 
 @pytest.mark.parametrize("name", COMMANDS)
@@ -237,6 +234,7 @@ max_per_run = 5
     assert (tmp_path / "output" / "index.html").is_file()
 
 
+@pytest.mark.slow  # runs every step and builds the site
 def test_a_first_run_that_finds_nothing_selecting_by_topics(tmp_path, monkeypatch):
     """A fork's first run can find nothing: every step then says so, and the site builds."""
     from pipeline.replay.arxiv import ArxivReplay
@@ -266,6 +264,7 @@ FOLLOW_LISTS = [f.name for f in dataclasses.fields(config_mod.Follow)
                 if isinstance(f.default, tuple)]
 
 
+@pytest.mark.slow  # builds the site twice for each kind
 @pytest.mark.parametrize("kind", FOLLOW_LISTS)
 def test_a_first_run_that_finds_nothing_publishes_with_every_kind_of_follow(kind, tmp_path,
                                                                            httpserver):

@@ -22,10 +22,12 @@ from pipeline.digest.prompt import PaperText, estimate_tokens, messages, prompt_
 from pipeline.ingest import ingest_arxiv
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.openai import Fault, OpenAIReplay
+from pipeline.replay.faults import Fault
+from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
 from pipeline.tables import DIGESTS
 from tests.support.replays import fast_arxiv
+from tests.support.site import make_config
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 T0 = dt.datetime(2026, 6, 26, 12, tzinfo=dt.UTC)
@@ -44,10 +46,7 @@ def _ingest(cfg: Config, as_of_day: int) -> None:
 def early_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample as stored after the first two announcement days: every paper at v1."""
     root = tmp_path_factory.mktemp("early")
-    (root / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
-    from pipeline import config as config_mod
-
-    _ingest(config_mod.load(root / "papertrail.toml"), as_of_day=1)
+    _ingest(make_config(root, None), as_of_day=1)
     return root / "data"
 
 
@@ -261,7 +260,7 @@ def test_stall_times_out(cfg: Config, llm: OpenAIReplay) -> None:
 def test_a_body_that_is_not_a_chat_completion_is_a_failed_attempt(cfg: Config,
                                                                   llm: OpenAIReplay) -> None:
     cfg = with_digest(cfg, base_url=llm.url, max_per_run=1)
-    llm.inject("garbage")
+    llm.inject("page")
     report = run_digest(cfg, Store(cfg.store_path), now=T0)
     assert (report.counts["failed"], report.retries, llm.calls) == (1, 0, 1)
     [row] = digests(cfg)

@@ -21,7 +21,8 @@ from pipeline.digest.prompt import (
     prompt_hash,
     validate,
 )
-from pipeline.replay.openai import Fault, OpenAIReplay
+from pipeline.replay.faults import Fault
+from pipeline.replay.openai import OpenAIReplay
 from pipeline.tables import PAPERS, VERSIONS
 
 GOOD = {"tldr": "一句话。", "motivation": "动机", "method": "方法", "results": "结果",

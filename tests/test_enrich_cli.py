@@ -3,6 +3,7 @@ Hugging Face source, through the real CLI."""
 
 from __future__ import annotations
 
+import datetime as dt
 from pathlib import Path
 
 import pyarrow as pa
@@ -13,9 +14,11 @@ from click.testing import CliRunner
 from pipeline import config as config_mod
 from pipeline.cli import cli
 from pipeline.derive.enrich import DERIVED, enrich
+from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.store import Store
+from tests.support.site import write_config
 
 TOPICS = """
 [[topics]]
@@ -31,9 +34,7 @@ categories = ["cs.RO"]
 
 
 def _write_config(tmp_path: Path, extra: str = "") -> Path:
-    path = tmp_path / "papertrail.toml"
-    path.write_text(f'[store]\npath = "data"\n{extra}\n{TOPICS}', encoding="utf-8")
-    return path
+    return write_config(tmp_path, None, f"{extra}\n{TOPICS}")
 
 
 @pytest.fixture
@@ -130,8 +131,12 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
                          'delay_seconds = 0\n'
                          f'[sources.hf]\nendpoint = "{hf_replay.endpoint}"\n'
                          'delay_seconds = 0\nbackfill_days = 1\n')
+    # The sample's first day as yesterday's: a run since the sample's own date would ask
+    # HF for every day from then to today's clock.
+    day = (dt.datetime.now(dt.UTC) - dt.timedelta(days=1)).date().isoformat()
+    hf_replay.days = {day: hf_replay.days[sample.days()[0]]}
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "hf",
-                                      "--since", "2026-06-22"])
+                                      "--since", day])
     assert result.exit_code == 0, result.output
     assert result.output.startswith("hf: ok")
     assert Store(tmp_path / "data").rows("hf") > 0

@@ -33,7 +33,7 @@ from pipeline.store import Store
 from tests.feedcheck import atom_errors, opml_urls, rss_errors
 from tests.support.replays import fast_arxiv
 from tests.support.servers import serve
-from tests.support.site import add_digest
+from tests.support.site import add_digest, make_config
 
 pytestmark = pytest.mark.slow  # builds sites
 
@@ -58,13 +58,8 @@ def _entry(i: int, **changes: object) -> Entry:
 
 
 def _config(root: Path, base_url: str, **site: object) -> config_mod.Config:
-    root.mkdir(parents=True, exist_ok=True)
-    path = root / "papertrail.toml"
-    extra = "".join(f"{k} = {v!r}\n" for k, v in site.items()).replace("'", '"')
-    path.write_text(f'[store]\npath = "data"\n[site]\noutput = "out"\nbase_url = "{base_url}"\n'
-                    f'{extra}[[follows]]\nname = "mine"\nwatch = ["{WATCHED}"]\n'
-                    'authors = ["Author 5"]\n', encoding="utf-8")
-    return config_mod.load(path)
+    return make_config(root, None, f'[[follows]]\nname = "mine"\nwatch = ["{WATCHED}"]\n'
+                       'authors = ["Author 5"]\n', output="out", base_url=base_url, **site)
 
 
 def _fill(cfg: config_mod.Config) -> Store:

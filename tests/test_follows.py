@@ -17,7 +17,8 @@ from pipeline import config as config_mod
 from pipeline import ingest, outbound
 from pipeline.cli import cli
 from pipeline.derive import scope
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.replay.sample import Entry
 from pipeline.site.i18n import say, strings
 from pipeline.site.model.follows import match as match_follows
@@ -27,6 +28,7 @@ from pipeline.sources.arxiv import Author, look_up
 from pipeline.store import Store
 from pipeline.text.reasons import Code, Reason
 from tests.support.replays import fast_arxiv
+from tests.support.site import make_config
 
 NOW = dt.datetime(2026, 6, 26, 1, 0, tzinfo=dt.UTC)
 
@@ -49,10 +51,8 @@ ENTRIES = [ROBOT, CROSS, VISION, ADVISOR, NAMESAKE, WATCHED]
 
 
 def robotics_fork(root: Path, follows: str = "", arxiv: str = "") -> config_mod.Config:
-    path = root / "papertrail.toml"
-    path.write_text('[store]\npath = "data"\n[sources.arxiv]\ncategories = ["cs.RO"]\n'
-                    f'{arxiv}\n[sources.hf]\nenabled = false\n{follows}', encoding="utf-8")
-    return config_mod.load(path)
+    return make_config(root, None, '[sources.arxiv]\ncategories = ["cs.RO"]\n'
+                       f'{arxiv}\n[sources.hf]\nenabled = false\n{follows}')
 
 
 ADVISOR_FOLLOW = """

@@ -16,7 +16,8 @@ from pipeline import ingest
 from pipeline.config import Config
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.hf import Fault, HFReplay, file_days
+from pipeline.replay.faults import Fault
+from pipeline.replay.hf import HFReplay, file_days
 from pipeline.sources import hf
 from pipeline.store import Store
 from tests.support.replays import FIXTURES, fast_hf
@@ -159,7 +160,7 @@ def test_malformed_json_fails_the_run_and_keeps_the_store(hf_config: Config, sto
                                                           hf_replay: HFReplay) -> None:
     assert ingest.ingest_hf(hf_config, store, now=_at("2026-06-22")).status == "ok"
     papers = store.read("papers")
-    hf_replay.inject("malformed")
+    hf_replay.inject("truncate")
     report = ingest.ingest_hf(hf_config, store, now=_at("2026-06-23"))
     assert report.status == "failed"
     assert "malformed JSON" in report.error

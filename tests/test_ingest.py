@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from pipeline import ingest
 from pipeline.cli import cli
 from pipeline.replay import sample
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.sources import SOURCES
 from pipeline.store import Store, StoreError, StoreLocked
 from tests.support.replays import fast_arxiv
@@ -176,7 +177,7 @@ def test_watermark_and_overlap_drive_the_next_query(replay, store_after_first_da
 @pytest.mark.parametrize("fault", ["503", "500", "truncate", "empty"])
 def test_a_transient_fault_is_retried(replay, config, store, fault):
     replay.as_of = at(DAYS[0])
-    replay.inject("ok", fault)  # the second page misbehaves once
+    replay.inject(None, fault)  # the second page misbehaves once
     cfg = fast_arxiv(config, replay.url, page_size=100)
     report = ingest.ingest_arxiv(cfg, store, now=replay.as_of)
     assert report.status == "ok", report.error
@@ -240,7 +241,7 @@ def test_failure_mid_run_is_partial_and_the_next_run_resumes(replay, store_after
     old = {p["arxiv_id"]: p for p in store.read("papers").to_pylist()}
     mark = store.watermark("arxiv")
     cfg = fast_arxiv(config, replay.url, page_size=100)
-    replay.inject("ok", *["503"] * (cfg.sources.arxiv.max_retries + 1))
+    replay.inject(None, *["503"] * (cfg.sources.arxiv.max_retries + 1))
     report = run_on(DAYS[2], replay, cfg, store)
     assert report.status == "partial"
     assert report.counts["fetched"] == 100
@@ -480,6 +481,7 @@ def test_a_trickling_response_is_cut_at_the_request_timeout_and_retried(replay, 
     assert store.read("papers").num_rows == len(visible_at(at(DAYS[0])))
 
 
+@pytest.mark.slow  # builds the site
 def test_the_sources_page_lists_what_a_run_set_aside(config, tmp_path):
     from pipeline import build
 

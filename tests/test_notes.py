@@ -24,10 +24,12 @@ from pipeline.digest.notes_prompt import MAX_OUTPUT_TOKENS, messages
 from pipeline.digest.prompt import estimate_tokens
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.openai import CONTROLS, Fault, OpenAIReplay
+from pipeline.replay.faults import Fault
+from pipeline.replay.openai import CONTROLS, OpenAIReplay
 from pipeline.store import Store
 from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths
+from tests.support.site import make_config
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 LAST_RUN = sample.run_at(sample.days()[-1])
@@ -42,8 +44,7 @@ def revised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample stored as its days came: 54 of its papers revised, each with a sentence
     added to the abstract and a new comment, some retitled."""
     root = tmp_path_factory.mktemp("revised")
-    (root / "papertrail.toml").write_text('[store]\npath = "data"\n', encoding="utf-8")
-    cfg = config_mod.load(root / "papertrail.toml")
+    cfg = make_config(root, None)
     with ArxivReplay(sample.entries()) as api:
         for day in sample.days():
             api.as_of = sample.run_at(day)

@@ -26,7 +26,7 @@ from pipeline import notify as notify_mod
 from pipeline.cli import cli
 from pipeline.notify import channels
 from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.notify import Fault
+from pipeline.replay.faults import Fault
 from pipeline.replay.sample import Entry
 from pipeline.store import Store
 from tests.support.markdown import shown
@@ -42,7 +42,7 @@ from tests.support.servers import (
     hostile,
     running,
 )
-from tests.support.site import add_digest
+from tests.support.site import add_digest, write_config
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
@@ -110,12 +110,10 @@ def _project(tmp_path: Path, first_authors: tuple[str, ...], extra: str = "") ->
 
 
 def _write(root: Path, notify: str) -> Path:
-    path = root / "papertrail.toml"
-    path.write_text('[store]\npath = "data"\n[site]\nlanguage = "en"\n'
-                    'title = "Robot radar"\n[sources.arxiv]\ncategories = ["cs.RO"]\n'
-                    f'[[follows]]\nname = "advisor"\nauthors = ["Ada Lovelace"]\n'
-                    f'watch = ["{WATCHED}"]\n{notify}', encoding="utf-8")
-    return path
+    return write_config(root, "en", '[sources.arxiv]\ncategories = ["cs.RO"]\n'
+                       '[[follows]]\nname = "advisor"\nauthors = ["Ada Lovelace"]\n'
+                       f'watch = ["{WATCHED}"]\n{notify}', title="Robot radar",
+                       output="output")
 
 
 def _notify(root: Path, env: dict[str, str], monkeypatch) -> str:

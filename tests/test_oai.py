@@ -20,7 +20,8 @@ from pipeline import ingest
 from pipeline.config import Config
 from pipeline.derive.readings import readings
 from pipeline.replay import sample
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.replay.oai import OAI_LAG, Record, Version, record_xml
 from pipeline.replay.sample import Entry
 from pipeline.report import RunReport
@@ -141,7 +142,7 @@ def test_a_resumption_token_that_expires_mid_harvest_is_resumed_by_the_next_run(
                                                                                 replay):
     late = dt.datetime.combine(T1.date(), dt.time(23, 59), dt.UTC)
     replay.oai_page_size = 50
-    replay.inject(Fault("none"), Fault("stall", seconds=0.6))  # the second page waits
+    replay.inject(None, Fault("stall", seconds=0.6))  # the second page waits
 
     def midnight_passes() -> None:
         time.sleep(0.3)

@@ -19,7 +19,8 @@ import pytest
 from lxml import etree
 
 from pipeline.replay import sample
-from pipeline.replay.arxiv import ArxivReplay, Fault
+from pipeline.replay.arxiv import ArxivReplay
+from pipeline.replay.faults import Fault
 from pipeline.replay.oai import OAI_LAG, RECORDS_LIMIT, authors_text
 from tests.support.replays import FIXTURES
 

@@ -19,7 +19,7 @@ from pipeline import databranch
 from pipeline.derive import scope
 from pipeline.digest.plan import scoped
 from pipeline.store import Store
-from tests.support.site import DAYS, build_at_last_run, run_pipeline
+from tests.support.site import DAYS, build_at_last_run, make_config, run_pipeline
 
 pytestmark = pytest.mark.slow  # runs the pipeline and builds a fork's site
 
@@ -34,8 +34,7 @@ _PAPER = re.compile(r"paper/(\d{4}\.\d{4,5})")
 
 
 def _write(root: Path, text: str) -> config_mod.Config:
-    (root / "papertrail.toml").write_text(text, encoding="utf-8")
-    return config_mod.load(root / "papertrail.toml")
+    return make_config(root, None, text, store=None)
 
 
 @pytest.fixture(scope="module")

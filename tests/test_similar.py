@@ -17,22 +17,19 @@ import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pipeline import build
-from pipeline import config as config_mod
 from pipeline.config import Config
 from pipeline.derive import embeddings as _embeddings
 from pipeline.derive import similar
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store, StoreError
 from tests.support.servers import serve
+from tests.support.site import make_config
 
 pytestmark = pytest.mark.slow  # most tests make every similar list of the sample
 
 
 def _project(folder: Path, extra: str = "") -> Config:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "papertrail.toml").write_text(f'[store]\npath = "data"\n{extra}',
-                                            encoding="utf-8")
-    return config_mod.load(folder / "papertrail.toml")
+    return make_config(folder, None, extra)
 
 
 def _lists(store: Store) -> dict[str, list[str]]:
@@ -330,7 +327,7 @@ def test_embeddings_come_in_over_runs_and_the_lists_follow_when_all_have_one(
     assert store.read("similar")["method"][0].as_py().startswith("embed/")
 
 
-@pytest.mark.parametrize("fault", ["500", "garbage"])
+@pytest.mark.parametrize("fault", ["500", "page"])
 def test_a_failing_embeddings_server_leaves_the_lists_by_words(store_with_papers, llm,
                                                                monkeypatch, fault):
     cfg, store = store_with_papers

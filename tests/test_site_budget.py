@@ -35,17 +35,14 @@ from pipeline.site.pages import paper as paper_pages
 from pipeline.site.writer import SkipUnchangedWriter, relative
 from pipeline.store import Store
 from tests.support.servers import serve
-from tests.support.site import DAYS, build_at_last_run, html_files, parse, run_pipeline
+from tests.support.site import DAYS, build_at_last_run, html_files, make_config, parse, run_pipeline
 
 pytestmark = pytest.mark.slow  # every test builds a site, most of them several
 
 
 def _config(root: Path, max_site_mb: float | None = None) -> config_mod.Config:
-    limit = f"max_site_mb = {max_site_mb}\n" if max_site_mb else ""
-    path = root / "papertrail.toml"
-    path.write_text(f'[store]\npath = "data"\n[site]\noutput = "out"\n{limit}',
-                    encoding="utf-8")
-    return config_mod.load(path)
+    limit = {"max_site_mb": max_site_mb} if max_site_mb else {}
+    return make_config(root, None, output="out", **limit)
 
 
 def _resolves(page: Path, link: str) -> bool:

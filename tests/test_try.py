@@ -20,6 +20,7 @@ from pipeline.replay import sample
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import ENGLISH_STAND_IN, OpenAIReplay
 from pipeline.store import Store
+from tests.support.site import make_config
 
 FOLLOWED = "Guangcheng Chen"  # two cs.RO papers of the sample
 
@@ -73,9 +74,8 @@ def every_kind(tmp_path: Path) -> config_mod.Config:
     """A fork with a channel of every kind the config knows, each asking the day's top."""
     tables = "".join(f'\n[[notify]]\nkind = "{kind}"\ntop = 3\n{CHANNEL_TABLES[kind]}\n'
                      for kind in config_mod.CHANNEL_KINDS)
-    path = tmp_path / "papertrail.toml"
-    path.write_text('[sources.arxiv]\ncategories = ["cs.RO"]\n' + tables, encoding="utf-8")
-    return config_mod.load(path)
+    return make_config(tmp_path, None, '[sources.arxiv]\ncategories = ["cs.RO"]\n' + tables,
+                       store=None)
 
 
 @pytest.mark.parametrize("kind", list(config_mod.CHANNEL_KINDS))

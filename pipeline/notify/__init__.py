@@ -99,6 +99,22 @@ def _week_due(channel: Channel, today: dt.datetime, had: set[str]) -> str | None
     return key if due else None
 
 
+def _pending(channel: Channel, chosen: Selection, mine: pd.DataFrame, weekly: bool
+             ) -> list[Item]:
+    """The channel's items not sent yet: the new ones, then those an earlier run failed."""
+    done = set(mine.loc[mine["status"].isin(DONE), "item"])
+    pending = [i for i in chosen.new(channel.top, weekly) if i.key not in done]
+    return pending + [chosen.retry[k] for k in sorted(set(mine["item"]) - done)
+                      if k in chosen.retry and k not in {i.key for i in pending}]
+
+
+def _week_row(channel: Channel, week: str, run: runs.Run) -> list[dict[str, object]]:
+    """The week's row, committed with its items', so the week is sent once ('' : none)."""
+    return [{"channel": channel.label, "item": week, "arxiv_id": None, "status": "sent",
+             "error": None, "attempts": 1, "first_tried": run.started,
+             "sent": run.started}] if week else []
+
+
 def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
           env: Mapping[str, str], run: runs.Run, kinds: Mapping[str, type[Sender]],
           week: str | None) -> tuple[list[dict[str, object]], str | None, Sender | None]:
@@ -112,16 +128,9 @@ def _send(cfg: Config, channel: Channel, chosen: Selection, mine: pd.DataFrame,
         opened, problem = None, str(exc)
     if week is None:
         return [], problem or None, opened
-    done = set(mine.loc[mine["status"].isin(DONE), "item"])
     tried = {r["item"]: r for r in mine.to_dict("records")}
-    pending = [i for i in chosen.new(channel.top, bool(week)) if i.key not in done]
-    pending += [chosen.retry[k] for k in sorted(tried.keys() - done)
-                if k in chosen.retry and k not in {i.key for i in pending}]
-    # The week's row: committed with its items', so the week is sent once
-    marker: list[dict[str, object]] = [
-        {"channel": channel.label, "item": week, "arxiv_id": None, "status": "sent",
-         "error": None, "attempts": 1, "first_tried": run.started, "sent": run.started}
-    ] if week else []
+    pending = _pending(channel, chosen, mine, bool(week))
+    marker = _week_row(channel, week, run)
     if not pending:
         return ([] if problem else marker), problem or None, opened
     # max_items counts papers: a paper's items (a watched one's news) go together

@@ -1,13 +1,23 @@
-"""What every local replay shares: a threaded HTTP server on 127.0.0.1 with a fault queue."""
+"""What every local replay shares: a threaded HTTP server on 127.0.0.1, a queue of faults
+(pipeline/replay/faults.py) checked against what the replay models, and the one
+implementation of each HTTP-level fault (`ReplayHandler.respond`), with the body each
+service sends for an error (`ReplayHandler.error_page`) the replay's own."""
 
 from __future__ import annotations
 
 import contextlib
+import socket
+import struct
 import threading
 import time
 from collections import deque
+from collections.abc import Callable, Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Self
+
+from pipeline.replay.faults import REFUSALS, TRANSPORT, Fault, FaultKind
+
+Answer = tuple[int, bytes, str, dict[str, str]]  # status, body, content type, headers
 
 
 class ReplayHandler(BaseHTTPRequestHandler):
@@ -18,9 +28,46 @@ class ReplayHandler(BaseHTTPRequestHandler):
     # Headers and body go out as two writes; with Nagle on, the body waits for the client's
     # delayed ACK (40 ms on Linux) — a cost no real API server has.
     disable_nagle_algorithm = True
+    server: _Server
 
     def log_message(self, *args: object) -> None:  # keep test output quiet
         pass
+
+    def error_page(self, status: int, seconds: float) -> tuple[bytes, str]:
+        """The body and content type the service sends with an error status; a replay
+        whose service says more overrides it."""
+        return {404: b"Not Found", 429: b"Too Many Requests", 500: b"Internal Server Error",
+                503: b"Service Unavailable"}[status], "text/plain"
+
+    def html_page(self) -> bytes:
+        """What stands in front of the service for FaultKind.PAGE."""
+        return b"<!DOCTYPE html><html><body><h1>Bad gateway</h1></body></html>"
+
+    def respond(self, fault: Fault | None, answer: Callable[[], Answer]) -> None:
+        """Answer with `answer()`, or as the fault says: the one implementation of each
+        HTTP-level fault."""
+        kind = fault.kind if fault else None
+        if fault is None or kind not in TRANSPORT:
+            self._send(*answer())
+        elif kind is FaultKind.RESET:
+            self._reset()
+        elif kind in REFUSALS:
+            status = REFUSALS[kind]
+            body, ctype = self.error_page(status, fault.seconds)
+            wait = status == 429 or (status == 503 and fault.seconds > 0)
+            self._send(status, body, ctype, {"Retry-After": f"{fault.seconds:g}"} if wait else {})
+        elif kind is FaultKind.PAGE:
+            self._send(200, self.html_page(), "text/html")
+        else:
+            if kind is FaultKind.STALL:
+                self.server.stopping.wait(fault.seconds)
+            status, body, ctype, headers = answer()
+            if kind is FaultKind.TRUNCATE:
+                status, body = 200, body[: max(1, len(body) // 2)]
+            if kind is FaultKind.TRICKLE:
+                self._trickle(status, body, ctype, fault.seconds)
+            else:
+                self._send(status, body, ctype, headers)
 
     def _send(self, status: int, body: bytes, ctype: str,
               headers: dict[str, str] | None = None) -> None:
@@ -47,21 +94,30 @@ class ReplayHandler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 time.sleep(pause)
 
+    def _reset(self) -> None:
+        """Close with SO_LINGER 0: the kernel sends RST, the client reads ECONNRESET."""
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            self.connection.close()
+
 
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128  # a burst of new connections must not be refused
+    stopping: threading.Event  # set by stop(): ends stalls early
 
 
 class LocalServer:
-    """Subclasses give `fault_type` (built from a str by inject) and `_handler()`."""
+    """Subclasses give `models` (the fault kinds they answer) and `_handler()`."""
 
-    fault_type: type
+    models: frozenset[FaultKind] = frozenset()
 
     def __init__(self, port: int = 0) -> None:
-        self.faults: deque[Any] = deque()
+        self.faults: deque[Fault | None] = deque()
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", port), self._handler())
+        self._server.stopping = threading.Event()
         self._thread: threading.Thread | None = None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -71,12 +127,24 @@ class LocalServer:
     def base(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def inject(self, *faults: Any) -> None:
-        """Queue faults; each request consumes one (then the server behaves again)."""
-        with self._lock:
-            self.faults.extend(self.fault_type(f) if isinstance(f, str) else f for f in faults)
+    def checked(self, faults: Iterable[Fault | FaultKind | str | None]) -> list[Fault | None]:
+        """The faults as queued: None for a request that behaves; ValueError for a kind
+        this replay does not model."""
+        out = [f if isinstance(f, Fault) or f is None else Fault(f) for f in faults]
+        for f in out:
+            if f is not None and f.kind not in self.models:
+                raise ValueError(f"{type(self).__name__} does not model fault {f.kind.value!r};"
+                                 f" it models {', '.join(sorted(k.value for k in self.models))}")
+        return out
 
-    def next_fault(self) -> Any:
+    def inject(self, *faults: Fault | FaultKind | str | None) -> None:
+        """Queue faults; each request consumes one (None: that request behaves), then the
+        server behaves again."""
+        queued = self.checked(faults)
+        with self._lock:
+            self.faults.extend(queued)
+
+    def next_fault(self) -> Fault | None:
         with self._lock:
             return self.faults.popleft() if self.faults else None
 
@@ -89,6 +157,7 @@ class LocalServer:
         return self
 
     def stop(self) -> None:
+        self._server.stopping.set()
         if self._thread is not None:  # shutdown() waits for a serve_forever that is running
             self._server.shutdown()
         self._server.server_close()

@@ -28,8 +28,10 @@ serves the export API):
   one without a version on `paper_id` and `is_current`; so `2604.01234v1` is answered
   with v1's entry (its title, abstract and date; `search/serialize/atom.py` names the
   entry `…/abs/2604.01234v1`), and a version arXiv does not have with no entry at all.
-Faults can be queued to test clients: 503, 429 with Retry-After, a stall, truncated XML,
-an empty page, a body trickled a byte at a time.
+Faults can be queued to test clients (`inject`): every HTTP-level fault of
+pipeline/replay/_server.py (429 with Retry-After, 500, 503, a reset, a stall, truncated XML,
+a body trickled a byte at a time, an HTML page with HTTP 200), and "empty": an answer with
+no entries.
 The same server answers arXiv's OAI-PMH at /oai (GET or POST form), from the same entries:
 see pipeline/replay/oai.py for what it follows (arXiv/oaipmh's code) and what it models.
 Each version shows there `oai.OAI_LAG` after its announcement; `amend` and `delete` add
@@ -45,8 +47,7 @@ The announcement feed, rss.arxiv.org's `/rss/<archives and categories>`, is serv
 /rss/ from the same entries: see pipeline/replay/rss.py for what it follows (arXiv's
 arxiv-feed code and its RSS spec) and what it models; `stale` names the categories
 whose feeds serve the previous day. /rss/ requests are logged in `rss_log` (the path's
-query part), and take the same faults, plus "page": an HTML page with HTTP 200 (a
-maintenance or error page in front of the feed; modelled).
+query part), and take the same faults; the HTML page is a maintenance page (modelled).
 """
 
 from __future__ import annotations
@@ -54,32 +55,22 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-import time
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
+from typing import ClassVar
 from urllib.parse import parse_qs, unquote, urlsplit
 from xml.sax.saxutils import escape, quoteattr
 
 from pipeline.replay import oai, rss
-from pipeline.replay._server import LocalServer, ReplayHandler
+from pipeline.replay._server import Answer, LocalServer, ReplayHandler
+from pipeline.replay.faults import TRANSPORT, FaultKind
 from pipeline.replay.sample import Entry
 
 _MAX_PER_CALL = 2000
 MAX_OFFSET = 10_000  # arxiv-search's MAX_RESULTS
 _NEW_ID = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _OLD_ID = re.compile(r"^[a-z-]+(\.[A-Z]{2})?/\d{7}(v\d+)?$")
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One misbehaviour for one request: kind is 503 | 429 | stall | truncate | empty | 500 |
-    trickle | page (/rss/ only)."""
-
-    kind: str
-    # Retry-After for 429 (and for 503 on /oai), the stall's length, trickle's pause per byte
-    seconds: float = 0.0
 
 
 class QueryError(ValueError):
@@ -252,7 +243,7 @@ class ArxivReplay(LocalServer):
     ...     api.url  # 'http://127.0.0.1:PORT/api/query'
     """
 
-    fault_type = Fault
+    models = TRANSPORT | {FaultKind.EMPTY}
 
     def __init__(self, entries: Iterable[Entry], *, as_of: dt.datetime | None = None,
                  port: int = 0, max_offset: int = MAX_OFFSET,
@@ -394,113 +385,84 @@ class ArxivReplay(LocalServer):
                              per_page, now)
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        replay = self
+        return type("Handler", (_Handler,), {"replay": self})
 
-        class Handler(ReplayHandler):
 
-            def do_GET(self) -> None:
-                url = urlsplit(self.path)
-                params = parse_qs(url.query, keep_blank_values=True)
-                with replay._lock:
-                    replay.headers.append(dict(self.headers))
-                if url.path == "/oai":
-                    self._oai(params)
-                elif url.path.startswith("/rss/"):
-                    self._rss(unquote(url.path.removeprefix("/rss/")))
-                elif url.path == "/api/query":
-                    self._api(params)
-                else:
-                    self._send(404, b"not found", "text/plain")
+class _Handler(ReplayHandler):
+    """/api/query, /oai and /rss/ of one ArxivReplay, each taking the queued faults."""
 
-            def do_POST(self) -> None:
-                url = urlsplit(self.path)
-                if url.path != "/oai":  # the export API here answers GET only
-                    self.send_error(501, f"Unsupported method ({self.command!r})")
-                    return
-                length = int(self.headers.get("Content-Length") or 0)
-                form = self.rfile.read(length).decode("utf-8", "replace")
-                self._oai(parse_qs(form, keep_blank_values=True))  # the form alone, as Flask
+    replay: ClassVar[ArxivReplay]
 
-            def _api(self, params: dict[str, list[str]]) -> None:
-                with replay._lock:
-                    replay.log.append(params)
-                fault = replay.next_fault()
-                if fault and fault.kind == "503":
-                    self._send(503, b"Service Unavailable", "text/plain")
-                    return
-                if self._refused(fault):
-                    return
-                status, body = replay.answer(params)
-                if fault and fault.kind == "empty" and status == 200:
-                    body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
-                ctype = ("text/plain; charset=utf-8" if status == 500
-                         else "application/atom+xml; charset=utf-8")
-                self._deliver(status, body, ctype, fault)
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        params = parse_qs(url.query, keep_blank_values=True)
+        with self.replay._lock:
+            self.replay.headers.append(dict(self.headers))
+        if url.path == "/oai":
+            self._oai(params)
+        elif url.path.startswith("/rss/"):
+            self._rss(unquote(url.path.removeprefix("/rss/")))
+        elif url.path == "/api/query":
+            self._api(params)
+        else:
+            self._send(404, b"not found", "text/plain")
 
-            def _oai(self, params: dict[str, list[str]]) -> None:
-                with replay._lock:
-                    replay.oai_log.append(params)
-                fault = replay.next_fault()
-                if fault and fault.kind == "503":
-                    # arXiv's flow control: the page it sends (recorded), Retry-After
-                    seconds = int(fault.seconds)
-                    page = f"<html><body>\n<h1>Retry after {seconds} seconds</h1>\n" \
-                           "</body></html>\n"
-                    self._send(503, page.encode(), "text/html",
-                               {"Retry-After": str(seconds)} if fault.seconds > 0 else None)
-                    return
-                if self._refused(fault):
-                    return
-                body = replay.oai_answer(params)
-                if fault and fault.kind == "empty":
-                    body = re.sub(rb"    <(record|header)\b.*?</\1>\n", b"", body, flags=re.S)
-                self._deliver(200, body, "text/xml", fault)  # text/xml: arXiv's routes.py
+    def do_POST(self) -> None:
+        url = urlsplit(self.path)
+        if url.path != "/oai":  # the export API here answers GET only
+            self.send_error(501, f"Unsupported method ({self.command!r})")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        form = self.rfile.read(length).decode("utf-8", "replace")
+        self._oai(parse_qs(form, keep_blank_values=True))  # the form alone, as Flask
 
-            def _rss(self, query: str) -> None:
-                with replay._lock:
-                    replay.rss_log.append(query)
-                fault = replay.next_fault()
-                if fault and fault.kind == "503":
-                    self._send(503, b"Service Unavailable", "text/plain")
-                    return
-                if fault and fault.kind == "page":
-                    self._send(200, b"<!DOCTYPE html><html><body><h1>arXiv is undergoing "
-                               b"maintenance</h1></body></html>", "text/html")
-                    return
-                if self._refused(fault):
-                    return
-                status, body, headers = replay.rss_answer(query)
-                if fault and fault.kind == "empty":
-                    body = re.sub(rb"    <item>.*?</item>\n", b"", body, flags=re.S)
-                if fault and fault.kind == "truncate":
-                    body = body[: len(body) // 2]
-                if fault and fault.kind == "trickle":
-                    self._trickle(status, body, "application/rss+xml", fault.seconds)
-                else:
-                    self._send(status, body, "application/rss+xml", headers)
+    def _api(self, params: dict[str, list[str]]) -> None:
+        with self.replay._lock:
+            self.replay.log.append(params)
+        fault = self.replay.next_fault()
 
-            def _refused(self, fault: Fault | None) -> bool:
-                """Answer a fault that replaces the answer (500, 429), or wait out a stall
-                before answering; True when the request is answered."""
-                if fault and fault.kind == "500":
-                    self._send(500, b"Internal Server Error", "text/plain")
-                    return True
-                if fault and fault.kind == "429":
-                    self._send(429, b"Too Many Requests", "text/plain",
-                               {"Retry-After": str(int(fault.seconds))})
-                    return True
-                if fault and fault.kind == "stall":
-                    time.sleep(fault.seconds)
-                return False
+        def answer() -> Answer:
+            status, body = self.replay.answer(params)
+            if fault and fault.kind is FaultKind.EMPTY and status == 200:
+                body = re.sub(rb"  <entry>.*?</entry>\n", b"", body, flags=re.S)
+            return status, body, ("text/plain; charset=utf-8" if status == 500
+                                  else "application/atom+xml; charset=utf-8"), {}
 
-            def _deliver(self, status: int, body: bytes, ctype: str,
-                         fault: Fault | None) -> None:
-                """Send an answer, cut in half or trickled when the fault says so."""
-                if fault and fault.kind == "truncate" and status == 200:
-                    body = body[: len(body) // 2]
-                if fault and fault.kind == "trickle":
-                    self._trickle(status, body, ctype, fault.seconds)
-                else:
-                    self._send(status, body, ctype)
+        self.respond(fault, answer)
 
-        return Handler
+    def _oai(self, params: dict[str, list[str]]) -> None:
+        with self.replay._lock:
+            self.replay.oai_log.append(params)
+        fault = self.replay.next_fault()
+
+        def answer() -> Answer:
+            body = self.replay.oai_answer(params)
+            if fault and fault.kind is FaultKind.EMPTY:
+                body = re.sub(rb"    <(record|header)\b.*?</\1>\n", b"", body, flags=re.S)
+            return 200, body, "text/xml", {}  # text/xml: arXiv's routes.py
+
+        self.respond(fault, answer)
+
+    def _rss(self, query: str) -> None:
+        with self.replay._lock:
+            self.replay.rss_log.append(query)
+        fault = self.replay.next_fault()
+
+        def answer() -> Answer:
+            status, body, headers = self.replay.rss_answer(query)
+            if fault and fault.kind is FaultKind.EMPTY:
+                body = re.sub(rb"    <item>.*?</item>\n", b"", body, flags=re.S)
+            return status, body, "application/rss+xml", headers
+
+        self.respond(fault, answer)
+
+    def error_page(self, status: int, seconds: float) -> tuple[bytes, str]:
+        if status == 503 and urlsplit(self.path).path == "/oai":
+            # arXiv's flow control: the page it sends (recorded)
+            return (f"<html><body>\n<h1>Retry after {int(seconds)} seconds</h1>\n"
+                    "</body></html>\n").encode(), "text/html"
+        return super().error_page(status, seconds)
+
+    def html_page(self) -> bytes:
+        return (b"<!DOCTYPE html><html><body><h1>arXiv is undergoing maintenance</h1>"
+                b"</body></html>")

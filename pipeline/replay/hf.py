@@ -2,34 +2,27 @@
 
 Serves the bundled sample's days (or any JSON files named …YYYY-MM-DD….json)
 with HF's paging; a day it does not have answers 404, as HF does. Faults can be
-queued to test clients, one per request: 404, 429 with Retry-After, 500,
-malformed JSON, a stall, a body trickled a byte at a time.
+queued to test clients, one per request: the HTTP-level faults of
+pipeline/replay/faults.py (404, 429 with Retry-After, 500, a reset, a stall, JSON cut in
+half, a body trickled a byte at a time, an HTML page), errors as HF's JSON `{"error": …}`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import time
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import parse_qs, urlsplit
 
 from pipeline.replay import sample
 from pipeline.replay._server import LocalServer, ReplayHandler
+from pipeline.replay.faults import TRANSPORT
 
 _DAY = re.compile(r"(\d{4}-\d{2}-\d{2})")
 _DEFAULT_LIMIT = 50  # HF's own default page size
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One misbehaviour for one request: kind is 404 | 429 | 500 | malformed | stall |
-    trickle."""
-
-    kind: str
-    seconds: float = 0.0  # Retry-After for 429, the stall's length, trickle's pause per byte
+_JSON = "application/json; charset=utf-8"
 
 
 def sample_days() -> dict[str, bytes]:
@@ -54,7 +47,7 @@ class HFReplay(LocalServer):
     ...     hf.endpoint  # 'http://127.0.0.1:PORT'
     """
 
-    fault_type = Fault
+    models = TRANSPORT
 
     def __init__(self, days: dict[str, bytes] | None = None, *, port: int = 0) -> None:
         self.days = sample_days() if days is None else dict(days)
@@ -78,41 +71,23 @@ class HFReplay(LocalServer):
         return 200, json.dumps(items[page * limit:(page + 1) * limit]).encode()
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        replay = self
-
-        class Handler(ReplayHandler):
-
-            def do_GET(self) -> None:
-                url = urlsplit(self.path)
-                if url.path != "/api/daily_papers":
-                    self._json(404, b'{"error": "not found"}')
-                    return
-                params = {k: v[0] for k, v in parse_qs(url.query).items()}
-                with replay._lock:
-                    replay.log.append(params)
-                fault = replay.next_fault()
-                kind = fault.kind if fault else ""
-                if kind in ("404", "500"):
-                    self._json(int(kind), b'{"error": "injected fault"}')
-                    return
-                if kind == "429":
-                    self._json(429, b'{"error": "Too Many Requests"}',
-                               {"Retry-After": str(int(fault.seconds))})
-                    return
-                if kind == "stall":
-                    time.sleep(fault.seconds)
-                status, body = replay.answer(params)
-                if kind == "malformed":
-                    status, body = 200, body[: max(1, len(body) // 2)]
-                if kind == "trickle":
-                    self._trickle(status, body, "application/json; charset=utf-8",
-                                  fault.seconds)
-                    return
-                self._json(status, body)
-
-            def _json(self, status: int, body: bytes,
-                      headers: dict[str, str] | None = None) -> None:
-                self._send(status, body, "application/json; charset=utf-8", headers)
+        return type("Handler", (_Handler,), {"replay": self})
 
 
-        return Handler
+class _Handler(ReplayHandler):
+    replay: ClassVar[HFReplay]
+
+    def do_GET(self) -> None:
+        url = urlsplit(self.path)
+        if url.path != "/api/daily_papers":
+            self._send(404, b'{"error": "not found"}', _JSON)
+            return
+        params = {k: v[0] for k, v in parse_qs(url.query).items()}
+        with self.replay._lock:
+            self.replay.log.append(params)
+        self.respond(self.replay.next_fault(),
+                     lambda: (*self.replay.answer(params), _JSON, {}))
+
+    def error_page(self, status: int, seconds: float) -> tuple[bytes, str]:
+        message = super().error_page(status, seconds)[0].decode()
+        return json.dumps({"error": message}).encode(), _JSON

@@ -31,8 +31,9 @@ prefix each, recording every request (`received`), as each service documents its
   signature with the receiver CONFIG.md gives, on a server of their own).
 
 Modelled, not recorded: the bodies of errors beyond the fields above, and faults on demand
-(`fail`): 429 with retry_after (Telegram, Slack, Discord), 500, or a service `down`
-answering 500 to every request until it is taken back up.
+(`fail`, one service's queue): the HTTP-level faults of pipeline/replay/faults.py (429 with
+Retry-After, and retry_after in the body where the service puts it; 500; a reset; a
+stall; …), or a service `down` answering 500 to every request until it is taken back up.
 """
 
 from __future__ import annotations
@@ -45,22 +46,18 @@ import json
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, ClassVar
 
-from pipeline.replay._server import LocalServer, ReplayHandler
+from pipeline.replay._server import Answer, LocalServer, ReplayHandler
+from pipeline.replay.faults import TRANSPORT, Fault, FaultKind
 
 SERVICES = ("telegram", "slack", "discord", "feishu", "hook")
 TELEGRAM_TAGS = frozenset({"b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span",
                            "tg-spoiler", "a", "code", "pre", "blockquote"})
-
-
-@dataclass(frozen=True)
-class Fault:
-    kind: str  # "429" or "500"
-    seconds: float = 0.0  # retry_after of a 429
 
 
 @dataclass(frozen=True)
@@ -74,7 +71,7 @@ class Received:
 class _State:
     received: dict[str, list[Received]] = field(
         default_factory=lambda: {s: [] for s in SERVICES})
-    faults: dict[str, deque[Fault]] = field(
+    faults: dict[str, deque[Fault | None]] = field(
         default_factory=lambda: {s: deque() for s in SERVICES})
     down: set[str] = field(default_factory=set)
 
@@ -103,7 +100,7 @@ class _TelegramHTML(HTMLParser):
 
 
 class NotifyReplay(LocalServer):
-    fault_type = Fault
+    models = TRANSPORT
 
     def __init__(self, telegram_token: str = "123456:replay-token", feishu_secret: str = "",
                  port: int = 0) -> None:
@@ -138,10 +135,15 @@ class NotifyReplay(LocalServer):
         with self._state_lock:
             return list(self.state.received[service])
 
-    def fail(self, service: str, *faults: Fault) -> None:
+    def fail(self, service: str, *faults: Fault | FaultKind | str | None) -> None:
         """Queue faults for one service: each of its requests consumes one."""
+        queued = self.checked(faults)
         with self._state_lock:
-            self.state.faults[service].extend(faults)
+            self.state.faults[service].extend(queued)
+
+    def inject(self, *faults: Fault | FaultKind | str | None) -> None:
+        """Faults here are per service: one queue for all would leave them unread."""
+        raise TypeError("NotifyReplay queues faults per service: fail(service, *faults)")
 
     def set_down(self, service: str, down: bool = True) -> None:
         with self._state_lock:
@@ -152,111 +154,123 @@ class NotifyReplay(LocalServer):
         with self._state_lock:
             self.state.received[service].append(Received(path, headers, body))
             if service in self.state.down:
-                return Fault("500")
+                return Fault(FaultKind.ERROR)
             queue = self.state.faults[service]
             return queue.popleft() if queue else None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
-        server = self
+        return type("Handler", (_Handler,), {"replay": self})
 
-        class Handler(ReplayHandler):
-            def do_POST(self) -> None:
-                service = self.path.split("/")[1]
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                try:
-                    body = json.loads(raw)
-                except ValueError:
-                    body = None
-                if service not in SERVICES:
-                    self._send(404, b"not found", "text/plain")
-                    return
-                fault = server._take(service, body, self.path, dict(self.headers.items()))
-                getattr(self, f"_{service}")(body, fault)
 
-            def _json(self, status: int, value: object, headers: dict[str, str] | None = None
-                      ) -> None:
-                self._send(status, json.dumps(value).encode(), "application/json", headers)
+def _json(status: int, value: object) -> Answer:
+    return status, json.dumps(value).encode(), "application/json", {}
 
-            def _telegram(self, body: Any, fault: Fault | None) -> None:
-                def no(code: int, description: str, **extra: Any) -> None:
-                    self._json(code, {"ok": False, "error_code": code,
-                                      "description": description, **extra})
 
-                if self.path != f"/telegram/bot{server.token}/sendMessage":
-                    return no(401, "Unauthorized")
-                if fault and fault.kind == "429":
-                    wait = fault.seconds
-                    return no(429, f"Too Many Requests: retry after {wait:g}",
-                              parameters={"retry_after": wait})
-                if fault:
-                    return no(500, "Internal Server Error")
-                if not isinstance(body, dict) or "chat_id" not in body:
-                    return no(400, "Bad Request: chat_id is empty")
-                text = str(body.get("text", ""))
-                shown = text
-                if body.get("parse_mode") == "HTML":
-                    parser = _TelegramHTML()
-                    parser.feed(text)
-                    parser.close()
-                    if parser.problem or parser.open:
-                        problem = parser.problem or f'Unclosed tag "{parser.open[-1]}"'
-                        return no(400, f"Bad Request: can't parse entities: {problem}")
-                    shown = html.unescape("".join(parser.text))
-                if not shown.strip():
-                    return no(400, "Bad Request: message text is empty")
-                if len(shown) > 4096:
-                    return no(400, "Bad Request: message is too long")
-                self._json(200, {"ok": True, "result": {
-                    "message_id": len(server.received("telegram")), "date": int(time.time()),
-                    "chat": {"id": body["chat_id"]}, "text": shown}})
+def _telegram_no(code: int, description: str, **extra: Any) -> Answer:
+    return _json(code, {"ok": False, "error_code": code, "description": description, **extra})
 
-            def _slack(self, body: Any, fault: Fault | None) -> None:
-                if fault and fault.kind == "429":
-                    return self._send(429, b"rate_limited", "text/plain",
-                                      {"Retry-After": f"{fault.seconds:g}"})
-                if fault:
-                    return self._send(500, b"internal_error", "text/plain")
-                if not isinstance(body, dict):
-                    return self._send(400, b"invalid_payload", "text/plain")
-                if not body.get("text"):
-                    return self._send(400, b"no_text", "text/plain")
-                self._send(200, b"ok", "text/html")
 
-            def _discord(self, body: Any, fault: Fault | None) -> None:
-                if fault and fault.kind == "429":
-                    return self._json(429, {"message": "You are being rate limited.",
-                                            "retry_after": fault.seconds, "global": False},
-                                      {"Retry-After": f"{fault.seconds:g}"})
-                if fault:
-                    return self._json(500, {"message": "500: Internal Server Error",
-                                            "code": 0})
-                content = body.get("content", "") if isinstance(body, dict) else ""
-                if not content or len(content) > 2000:
-                    return self._json(400, {"code": 50035, "message": "Invalid Form Body",
-                                            "errors": {"content": {}}})
-                self._send(204, b"", "text/plain")
+def _telegram(replay: NotifyReplay, body: Any) -> Answer:
+    if not isinstance(body, dict) or "chat_id" not in body:
+        return _telegram_no(400, "Bad Request: chat_id is empty")
+    text = str(body.get("text", ""))
+    shown = text
+    if body.get("parse_mode") == "HTML":
+        parser = _TelegramHTML()
+        parser.feed(text)
+        parser.close()
+        if parser.problem or parser.open:
+            problem = parser.problem or f'Unclosed tag "{parser.open[-1]}"'
+            return _telegram_no(400, f"Bad Request: can't parse entities: {problem}")
+        shown = html.unescape("".join(parser.text))
+    if not shown.strip():
+        return _telegram_no(400, "Bad Request: message text is empty")
+    if len(shown) > 4096:
+        return _telegram_no(400, "Bad Request: message is too long")
+    return _json(200, {"ok": True, "result": {
+        "message_id": len(replay.received("telegram")), "date": int(time.time()),
+        "chat": {"id": body["chat_id"]}, "text": shown}})
 
-            def _feishu(self, body: Any, fault: Fault | None) -> None:
-                if fault:
-                    return self._json(500, {"code": 500, "msg": "internal error"})
-                if not isinstance(body, dict) or body.get("msg_type") not in (
-                        "text", "post", "image", "share_chat", "interactive"):
-                    return self._json(200, {"code": 19001, "msg": "param invalid: incoming "
-                                            "webhook access token invalid", "data": {}})
-                if server.feishu_secret:
-                    stamp = str(body.get("timestamp", ""))
-                    key = f"{stamp}\n{server.feishu_secret}".encode()
-                    sign = base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest())
-                    fresh = stamp.isdigit() and abs(time.time() - int(stamp)) < 3600
-                    if not fresh or body.get("sign", "").encode() != sign:
-                        return self._json(200, {
-                            "code": 19021, "data": {}, "msg": "sign match fail or timestamp "
-                            "is not within one hour from current time"})
-                self._json(200, {"code": 0, "msg": "success", "data": {}})
 
-            def _hook(self, body: Any, fault: Fault | None) -> None:
-                if fault:
-                    return self._json(500, {"error": "down"})
-                self._json(200 if isinstance(body, dict) else 400, {})
+def _slack(replay: NotifyReplay, body: Any) -> Answer:
+    if not isinstance(body, dict):
+        return 400, b"invalid_payload", "text/plain", {}
+    if not body.get("text"):
+        return 400, b"no_text", "text/plain", {}
+    return 200, b"ok", "text/html", {}
 
-        return Handler
+
+def _discord(replay: NotifyReplay, body: Any) -> Answer:
+    content = body.get("content", "") if isinstance(body, dict) else ""
+    if not content or len(content) > 2000:
+        return _json(400, {"code": 50035, "message": "Invalid Form Body",
+                           "errors": {"content": {}}})
+    return 204, b"", "text/plain", {}
+
+
+def _feishu(replay: NotifyReplay, body: Any) -> Answer:
+    if not isinstance(body, dict) or body.get("msg_type") not in (
+            "text", "post", "image", "share_chat", "interactive"):
+        return _json(200, {"code": 19001, "msg": "param invalid: incoming webhook access "
+                           "token invalid", "data": {}})
+    if replay.feishu_secret:
+        stamp = str(body.get("timestamp", ""))
+        key = f"{stamp}\n{replay.feishu_secret}".encode()
+        sign = base64.b64encode(hmac.new(key, b"", hashlib.sha256).digest())
+        fresh = stamp.isdigit() and abs(time.time() - int(stamp)) < 3600
+        if not fresh or body.get("sign", "").encode() != sign:
+            return _json(200, {"code": 19021, "data": {}, "msg": "sign match fail or "
+                               "timestamp is not within one hour from current time"})
+    return _json(200, {"code": 0, "msg": "success", "data": {}})
+
+
+def _hook(replay: NotifyReplay, body: Any) -> Answer:
+    return _json(200 if isinstance(body, dict) else 400, {})
+
+
+_ANSWERS: dict[str, Callable[[NotifyReplay, Any], Answer]] = {
+    "telegram": _telegram, "slack": _slack, "discord": _discord, "feishu": _feishu,
+    "hook": _hook}
+
+
+def _error(service: str, status: int, seconds: float) -> Answer:
+    """Each service's error answer (modelled beyond the fields its documents name)."""
+    if service == "telegram":
+        description = (f"Too Many Requests: retry after {seconds:g}" if status == 429
+                       else "Internal Server Error")
+        extra = {"parameters": {"retry_after": seconds}} if status == 429 else {}
+        return _telegram_no(status, description, **extra)
+    if service == "slack":
+        return status, b"rate_limited" if status == 429 else b"internal_error", "text/plain", {}
+    if service == "discord":
+        if status == 429:
+            return _json(429, {"message": "You are being rate limited.",
+                               "retry_after": seconds, "global": False})
+        return _json(status, {"message": f"{status}: Internal Server Error", "code": 0})
+    if service == "feishu":
+        return _json(status, {"code": status, "msg": "internal error"})
+    return _json(status, {"error": "down"})
+
+
+class _Handler(ReplayHandler):
+    replay: ClassVar[NotifyReplay]
+
+    def do_POST(self) -> None:
+        service = self.path.split("/")[1]
+        raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            body = None
+        if service not in SERVICES:
+            self._send(404, b"not found", "text/plain")
+            return
+        fault = self.replay._take(service, body, self.path, dict(self.headers.items()))
+        if service == "telegram" and self.path != f"/telegram/bot{self.replay.token}/sendMessage":
+            self._send(*_telegram_no(401, "Unauthorized"))
+            return
+        self.respond(fault, lambda: _ANSWERS[service](self.replay, body))
+
+    def error_page(self, status: int, seconds: float) -> tuple[bytes, str]:
+        _, body, ctype, _ = _error(self.path.split("/")[1], status, seconds)
+        return body, ctype

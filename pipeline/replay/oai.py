@@ -607,10 +607,11 @@ def _set_filter(spec: str, repo: Repository) -> Callable[[Record], bool]:
     return lambda r: any(member(c) for c in r.categories)
 
 
-def _list(params: dict[str, str], repo: Repository, just_ids: bool) -> bytes:
-    """data_queries.list_data and fetch_list.fetch_list."""
+def _resumed(params: dict[str, str], repo: Repository, query: dict[str, str]
+             ) -> tuple[dict[str, str], int]:
+    """A list request's own arguments and where to start: those a resumptionToken carries
+    (checked), else the request's; `query` gets the token as arXiv echoes it."""
     verb = params["verb"]
-    query: dict[str, str] = {"verb": verb}
     skip = 0
     if "resumptionToken" in params:
         if set(params) != {"verb", "resumptionToken"}:
@@ -625,6 +626,13 @@ def _list(params: dict[str, str], repo: Repository, just_ids: bool) -> bytes:
         if verb != token_params["verb"]:
             raise OAIError("badResumptionToken", "token from different verb", query)
         params = token_params
+    return params, skip
+
+
+def _window(params: dict[str, str], repo: Repository, query: dict[str, str]
+            ) -> tuple[dt.datetime, dt.datetime, Callable[[Record], bool]]:
+    """A list request's arguments checked as arXiv checks them: the first and last moment
+    and the set it asks for; `query` gets each as arXiv echoes it."""
     if "metadataPrefix" not in params:
         raise OAIError("badArgument", "metadataPrefix required.")
     allowed = {"verb", "metadataPrefix", "from", "until", "set"}
@@ -652,7 +660,14 @@ def _list(params: dict[str, str], repo: Repository, just_ids: bool) -> bytes:
         raise OAIError("badArgument", "start date too early")
     if end > repo.now + dt.timedelta(days=1):
         raise OAIError("badArgument", "until date too late")
+    return start, end, in_set
 
+
+def _list(params: dict[str, str], repo: Repository, just_ids: bool) -> bytes:
+    """data_queries.list_data and fetch_list.fetch_list."""
+    query: dict[str, str] = {"verb": params["verb"]}
+    params, skip = _resumed(params, repo, query)
+    start, end, in_set = _window(params, repo, query)
     limit = repo.ids_page_size if just_ids else repo.page_size
     chosen = sorted((r for r in repo.records if start <= r.modtime <= end and in_set(r)),
                     key=lambda r: (r.modtime, r.arxiv_id))[skip:skip + limit + 1]

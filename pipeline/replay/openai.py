@@ -13,9 +13,10 @@ as the replay's, made from the paper's own abstract (modelled, not recorded). It
 max_tokens (a longer answer is cut, finish_reason "length"), can wait a fixed
 latency per response, counts simultaneous requests, and misbehaves on request:
 invalid JSON content, a missing or over-long field, an obeyed prompt injection,
-control characters or a lone surrogate in a field, no usage in the answer, an HTML page
-instead of JSON, 429 with Retry-After, 500, a stall; for embeddings, a component of 1e300
-(finite in JSON and float64, not in float32).
+control characters or a lone surrogate in a field, no usage in the answer; for embeddings,
+a component of 1e300 (finite in JSON and float64, not in float32); and every HTTP-level
+fault of pipeline/replay/faults.py (429 with Retry-After, 500, a stall, an HTML page
+instead of JSON, …), errors in OpenAI's JSON `{"error": {"message", "type"}}`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,8 @@ import hashlib
 import json
 import math
 import re
-import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -36,32 +35,15 @@ import numpy as np
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from pipeline.replay import sample
-from pipeline.replay._server import LocalServer, ReplayHandler
+from pipeline.replay._server import Answer, LocalServer, ReplayHandler
+from pipeline.replay.faults import TRANSPORT, Fault, FaultKind
 
 _DATA = re.compile(r"^BEGIN_(PAPER|CHANGE)_DATA\n(.*?)\nEND_\1_DATA$", re.M | re.S)
 _ENGLISH = re.compile(r"\bWrite (?:every field|it) in English\b")
 # What an English stand-in says of itself, in every field but the tldr.
 ENGLISH_STAND_IN = "(replay: the bundled sample holds this paper's real digest in Chinese only)"
-FAULTS = ("invalid", "missing", "overlong", "obey", "control", "surrogate", "nousage", "garbage",
-          "429", "500", "stall", "overflow")
 # What the control fault puts into the tldr: NUL, BEL, ESC, CR, DEL, and the C1 NEL and APC.
 CONTROLS = "\x00\x07\x1b\r\x7f\x85\x9f"
-
-
-@dataclass(frozen=True)
-class Fault:
-    """One misbehaviour for one request; kind is one of FAULTS.
-
-    seconds: Retry-After for 429 (fractions allowed; the openai client honours them),
-    the stall's length for stall.
-    """
-
-    kind: str
-    seconds: float = 0.0
-
-    def __post_init__(self) -> None:
-        if self.kind not in FAULTS:
-            raise ValueError(f"unknown fault {self.kind!r}; one of {', '.join(FAULTS)}")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -133,7 +115,9 @@ class OpenAIReplay(LocalServer):
     ...     llm.url  # 'http://127.0.0.1:PORT/v1' — the base_url for the openai client
     """
 
-    fault_type = Fault
+    models = TRANSPORT | {FaultKind.INVALID, FaultKind.MISSING, FaultKind.OVERLONG,
+                          FaultKind.OBEY, FaultKind.CONTROL, FaultKind.SURROGATE,
+                          FaultKind.NOUSAGE, FaultKind.OVERFLOW}
 
     def __init__(self, digests: Mapping[str, dict[str, str]] | None = None, *, latency: float = 0.0,
                  port: int = 0) -> None:
@@ -145,7 +129,6 @@ class OpenAIReplay(LocalServer):
         self.authorization: list[str] = []  # each request's Authorization header
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests ever being answered at once
-        self._stopping = threading.Event()  # ends stalls early on stop()
         super().__init__(port)
 
     @property
@@ -155,10 +138,6 @@ class OpenAIReplay(LocalServer):
     @property
     def calls(self) -> int:
         return len(self.requests)
-
-    def stop(self) -> None:
-        self._stopping.set()
-        super().stop()
 
     def digest_for(self, paper: dict[str, Any]) -> dict[str, str]:
         """The answer a well-behaved model gives: the real digest, in the prompt's field names."""
@@ -180,18 +159,18 @@ class OpenAIReplay(LocalServer):
         else:
             answer = english_stand_in(data) if english else self.digest_for(data)
         first, inner = ("tldr", "method") if asked == "PAPER" else ("note", "note")
-        kind = fault.kind if fault else ""
-        if kind == "invalid":
+        kind = fault.kind if fault else None
+        if kind is FaultKind.INVALID:
             return "好的，以下是导读：" + json.dumps(answer, ensure_ascii=False)[:-2]
-        if kind == "missing":
+        if kind is FaultKind.MISSING:
             answer.pop(inner)
-        elif kind == "overlong":
+        elif kind is FaultKind.OVERLONG:
             answer[first] += " " + "and so on, " * 40  # 440 more characters, few tokens
-        elif kind == "obey":  # a model that fell for an injection in the abstract
+        elif kind is FaultKind.OBEY:  # a model that fell for an injection in the abstract
             answer[first] = str(data.get("abstract", ""))
-        elif kind == "control":
+        elif kind is FaultKind.CONTROL:
             answer[first] = answer[first][:2] + CONTROLS + answer[first][2:]
-        elif kind == "surrogate":  # ASCII JSON writes it as the escape \ud800
+        elif kind is FaultKind.SURROGATE:  # ASCII JSON writes it as the escape \ud800
             answer[inner] += "\ud800"
             return json.dumps(answer)
         return json.dumps(answer, ensure_ascii=False)
@@ -210,7 +189,7 @@ class OpenAIReplay(LocalServer):
             for word in re.findall(r"[a-z]{3,}", str(text).lower()):
                 if word not in ENGLISH_STOP_WORDS:
                     vector += _word_vector(word, dimensions)
-            if fault and fault.kind == "overflow" and i == 0:
+            if fault and fault.kind is FaultKind.OVERFLOW and i == 0:
                 vector[0] = 1e300
             data.append({"object": "embedding", "index": i, "embedding": vector.tolist()})
         tokens = sum(count_tokens(str(t)) for t in texts)
@@ -237,7 +216,7 @@ class OpenAIReplay(LocalServer):
             "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                       "total_tokens": prompt + completion},
         }
-        if fault and fault.kind == "nousage":
+        if fault and fault.kind is FaultKind.NOUSAGE:
             del answer["usage"]
         return answer
 
@@ -273,26 +252,22 @@ class OpenAIReplay(LocalServer):
                         replay.in_flight -= 1
 
             def _answer(self, body: dict[str, Any], fault: Fault | None, embedding: bool) -> None:
-                if fault and fault.kind == "429":
-                    self._json(429, {"error": {"message": "Rate limit reached",
-                                               "type": "rate_limit_error"}},
-                               {"Retry-After": f"{fault.seconds:g}"})
-                    return
-                if fault and fault.kind == "500":
-                    self._json(500, {"error": {"message": "The server had an error",
-                                               "type": "server_error"}})
-                    return
-                if fault and fault.kind == "garbage":  # e.g. a proxy's error page
-                    self._send(200, b"<html><body>Bad gateway</body></html>", "text/html")
-                    return
-                if fault and fault.kind == "stall":
-                    replay._stopping.wait(fault.seconds)
-                if replay.latency:
-                    time.sleep(replay.latency)
-                if embedding:
-                    self._json(200, replay.embeddings(body, fault))
-                else:
-                    self._json(200, replay.completion(body, fault))
+                def answer() -> Answer:
+                    if replay.latency:
+                        time.sleep(replay.latency)
+                    payload = (replay.embeddings(body, fault) if embedding
+                               else replay.completion(body, fault))
+                    return (200, json.dumps(payload, ensure_ascii=False).encode(),
+                            "application/json", {})
+
+                self.respond(fault, answer)
+
+            def error_page(self, status: int, seconds: float) -> tuple[bytes, str]:
+                kind = {429: "rate_limit_error", 404: "not_found"}.get(status, "server_error")
+                message = {429: "Rate limit reached", 404: "not found",
+                           503: "The server is overloaded"}.get(status, "The server had an error")
+                return json.dumps({"error": {"message": message, "type": kind}}).encode(), \
+                    "application/json"
 
             def _json(self, status: int, payload: dict[str, object],
                       headers: dict[str, str] | None = None) -> None:

@@ -230,7 +230,7 @@ class PaperPages:
         index is still being made too: it can only turn more light."""
         rest = self._rest(writer)
         if rest > self.limit:
-            self._too_large(rest)
+            raise _too_large(self.cfg, len(self.eligible), rest)
         cut, drop = self._cut(rest)
         self._turn(cut, min(drop, len(self.eligible) - 1))
         self.measured = True
@@ -270,7 +270,7 @@ class PaperPages:
         paged = [p for p in self.eligible if self.pages.has(p)]
         drop = len(self.eligible) - len(paged) + max(0, math.ceil(need / each))
         if drop >= len(self.eligible):
-            self._too_large(size - sum(saved) - each * len(paged))
+            raise _too_large(self.cfg, len(self.eligible), size - sum(saved) - each * len(paged))
         self._turn(cut, drop if need > 0 else 0)
         return False
 
@@ -292,9 +292,10 @@ class PaperPages:
         self.keep_from(self.first, order(self.eligible[left_out - back]))
         return True
 
-    def _too_large(self, rest: float) -> None:
-        raise SiteTooLargeError(
-            f"{self.cfg.path}: site.max_site_mb = {self.cfg.site.max_site_mb:g}: the site "
-            f"would be {rest / 1e6:,.1f} MB even without its {len(self.eligible):,} paper "
-            "pages (lists, feeds and search stay whole); allowed: a larger limit, or lower "
-            "[site] feed_days or feed_max_mb")
+
+def _too_large(cfg: Config, pages: int, rest: float) -> SiteTooLargeError:
+    return SiteTooLargeError(
+        f"{cfg.path}: site.max_site_mb = {cfg.site.max_site_mb:g}: the site would be "
+        f"{rest / 1e6:,.1f} MB even without its {pages:,} paper pages (lists, feeds and "
+        "search stay whole); allowed: a larger limit, or lower [site] feed_days or "
+        "feed_max_mb")

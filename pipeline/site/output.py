@@ -56,8 +56,9 @@ def fingerprint(text: str) -> str:
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
-class Output:
-    """One per process: a forked worker gets a copy, with its copy of the writer."""
+class _Rendering:
+    """What every page is rendered with: the templates, the site's part of each context,
+    and the parts rendered once (the chrome at each depth, the light paper page)."""
 
     def __init__(self, site: SiteData, writer: SkipUnchangedWriter, env: Environment,
                  cache: BuildCache | None = None) -> None:
@@ -72,12 +73,6 @@ class Output:
         self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict[str, Any], str]] = {}
         self._lights: dict[tuple[int, tuple[FeedSpec, ...]], str] = {}
         self._globals: dict[Template, dict[str, Any]] = {}
-
-    def with_pages(self, pages: Pages) -> Output:
-        """An Output for the site with these pages light and left out (a pass of the build
-        under [site] max_site_mb), sharing this one's writer and BuildCache."""
-        return Output(dataclasses.replace(self.site, pages=pages), self.writer, self.env,
-                      self.cache)
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -188,6 +183,17 @@ class Output:
                 .replace(_ID, str(escape(paper.arxiv_id)))
                 .replace(_ABS, str(escape(paper.abs_url)))
                 .replace(_TITLE_HTML, str(paper.title_html)))
+
+
+class Output(_Rendering):
+    """One per process: a forked worker gets a copy, with its copy of the writer. Writes
+    pages, and the cards and lists they are made of."""
+
+    def with_pages(self, pages: Pages) -> Output:
+        """An Output for the site with these pages light and left out (a pass of the build
+        under [site] max_site_mb), sharing this one's writer and BuildCache."""
+        return Output(dataclasses.replace(self.site, pages=pages), self.writer, self.env,
+                      self.cache)
 
     def card(self, paper: Paper, full: bool = False, clock: str = "updated",
              heading: str = "h3") -> Markup:

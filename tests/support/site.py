@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -40,12 +41,25 @@ def entries() -> list[sample.Entry]:
     return [*sample.entries(), evil]
 
 
-def make_config(root: Path, language: str = "zh-CN", **site: str) -> config_mod.Config:
+def write_config(root: Path, language: str | None = "zh-CN", extra: str = "", *,
+                 store: str | None = "data", **site: object) -> Path:
+    """The tests' one way to write a config, `root`/papertrail.toml: [store] path `store`
+    (None: no [store] table); [site] with `language`, output "out" and `site`'s keys
+    (language None: `site`'s keys alone, if any); then `extra`, further tables as TOML."""
+    root.mkdir(parents=True, exist_ok=True)
+    keys = ({"language": language, "output": "out"} if language else {}) | site
     path = root / "papertrail.toml"
-    extra = "".join(f'{k} = "{v}"\n' for k, v in site.items())
-    path.write_text(f'[store]\npath = "data"\n[site]\nlanguage = "{language}"\n'
-                    f'output = "out"\n{extra}', encoding="utf-8")
-    return config_mod.load(path)
+    path.write_text((f'[store]\npath = "{store}"\n' if store else "")
+                    + ("[site]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in keys.items())
+                       if keys else "")
+                    + extra, encoding="utf-8")
+    return path
+
+
+def make_config(root: Path, language: str | None = "zh-CN", extra: str = "", *,
+                store: str | None = "data", **site: object) -> config_mod.Config:
+    """write_config's file, loaded by the real loader."""
+    return config_mod.load(write_config(root, language, extra, store=store, **site))
 
 
 def add_digest(store: Store, arxiv_id: str, version: int, when: dt.datetime,

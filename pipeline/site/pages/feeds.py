@@ -95,8 +95,9 @@ def window(site: SiteData) -> list[Paper]:
                   site.cfg.site.feed_days, site.lib.tz)
 
 
-class _Entries:
-    """The entries of every feed; a paper's content is made once per link prefix."""
+class _EntryBase:
+    """What every feed's entries draw on: the site, the papers of a feed, the window of
+    days; and the daily briefs' entries and a capped feed's last entry."""
 
     def __init__(self, site: SiteData, fs: _feeds.FeedSite,
                  contents: dict[tuple[str, str, bool], str]) -> None:
@@ -105,6 +106,91 @@ class _Entries:
         self.days = by_day(site)
         self.slugs = {spec.slug for spec in site.feeds}
         self.prefix = ""  # how this feed's content links a site page (see FeedSite.url)
+
+    def _members(self, slug: str) -> list[Paper]:
+        """The papers of a paper feed, newest first seen first."""
+        site = self.site
+        if slug.startswith("category/"):
+            return newest(site.categories[slug.removeprefix("category/")], "first_seen")
+        if slug.startswith("topic/"):
+            topic = next(t for t in site.topics if f"topic/{t.slug}" == slug)
+            return newest(topic.members, "first_seen")
+        new = site.newest["first_seen"]
+        return [p for p in new if p.ai_related] if slug == "ai" else new
+
+    def _recent(self, items: Sequence[_T], when: Callable[[_T], dt.datetime]) -> list[_T]:
+        site = self.site
+        return recent(items, when, site.lib.now, site.cfg.site.feed_days, site.lib.tz)
+
+    def _briefs(self, kind: str) -> list[Entry]:
+        """One entry a day: the day's list, each title linked, with its one-line digest."""
+        s, days = self.s, sorted(self.days, reverse=True)[:BRIEF_DAYS]
+        if kind in BRIEF_KINDS:
+            picked = [(day, self.days[day].get(kind, [])) for day in days]
+            return [self._brief(kind, day, papers, f"brief/{day}/{kind}/", s[
+                f"feed_day_{kind}"].format(date=self._date(day), n=len(papers),
+                                           ai=len(self.days[day].get("ai", []))))
+                    for day, papers in picked if papers]
+        spec = next(f for f in self.site.feeds if f.slug == kind)  # a category's or topic's
+        members = {id(p) for p in self._members(kind)}
+        picked = [(day, [p for p in self.days[day].get("new", []) if id(p) in members])
+                  for day in days]
+        return [self._brief(kind, day, papers, spec.page, s["feed_day_of"].format(
+            date=self._date(day), name=spec.title, n=len(papers)))
+                for day, papers in picked if papers]
+
+    def _brief(self, kind: str, day: str, papers: list[Paper], link: str, title: str
+               ) -> Entry:
+        return Entry(key=f"brief/{kind}/{day}", title=title, link=link,
+                     updated=max(self._when(kind, p) for p in papers),
+                     content=self._day_list(papers), day=day)
+
+    def _day_list(self, papers: Iterable[Paper]) -> str:
+        items = []
+        for p in papers:
+            link = self.prefix + p.path if self.site.pages.has(p) else p.abs_url
+            tldr = (p.digest or {}).get("tldr")
+            items.append(f'<li><a href="{escape(link)}">{escape(plain_tex(p.title))}</a>'
+                         + (f" — {escape(plain_tex(tldr))}" if tldr else "") + "</li>")
+        return f"<ol>{''.join(items)}</ol>"
+
+    def _when(self, kind: str, p: Paper) -> dt.datetime:
+        if kind == "digests":
+            return p.digest_created or p.first_seen
+        if kind == "revised":
+            return p.version_seen_at
+        return p.first_seen
+
+    def capped(self, spec: FeedSpec, left_out: Sequence[Entry]) -> Entry:
+        """The last entry of a feed past its byte cap: how many were left out, and where
+        they are (the newest left-out day's brief)."""
+        s, day = self.s, left_out[0].day
+        slug = spec.slug.removeprefix(_feeds.LIGHT)
+        brief = (f"brief/{day}/{_BRIEF_OF[slug]}/" if slug in _BRIEF_OF
+                 else spec.page or "brief/")
+        mb = f"{self.site.cfg.site.feed_max_mb:g}"
+        note = escape(s["feed_capped_note"].format(date=self._date(day)))
+        links = [f'<a href="{escape(self.prefix + brief)}">'
+                 f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
+        brief_feed = f"brief/{_BRIEF_OF.get(slug, slug)}"
+        if brief_feed in self.slugs:  # not every feed has a daily one (accepted, me, top)
+            links.append(f'<a href="{escape(self.prefix + f"feeds/{brief_feed}.atom.xml")}">'
+                         f'{escape(s["feed_brief_feed"])}</a>')
+        # One id a day linked: as the cut moves within a day the note is updated, not new.
+        return Entry(key=f"feed/{spec.slug}/capped/{day}",
+                     title=s["feed_capped"].format(n=len(left_out), mb=mb), link=brief,
+                     updated=left_out[0].updated,
+                     content=f"<p>{note}</p><p>{' · '.join(links)}</p>", day=day)
+
+    def _day(self, t: dt.datetime) -> str:
+        return t.astimezone(self.site.lib.tz).strftime("%Y-%m-%d")
+
+    def _date(self, day: str) -> str:
+        return self.s["feed_day"].format(date=dt.date.fromisoformat(day))
+
+
+class _Entries(_EntryBase):
+    """The entries of every feed; a paper's content is made once per link prefix."""
 
     def feed(self, slug: str) -> list[Entry]:
         self.prefix = self.fs.url("", slug)
@@ -131,23 +217,6 @@ class _Entries:
                                                             lambda p: p.at("venue"))]
         return [self._paper(p, p.first_seen) for p in self._recent(self._members(slug),
                                                                    lambda p: p.first_seen)]
-
-    def _members(self, slug: str) -> list[Paper]:
-        """The papers of a paper feed, newest first seen first."""
-        site = self.site
-        if slug.startswith("category/"):
-            return newest(site.categories[slug.removeprefix("category/")], "first_seen")
-        if slug.startswith("topic/"):
-            topic = next(t for t in site.topics if f"topic/{t.slug}" == slug)
-            return newest(topic.members, "first_seen")
-        new = site.newest["first_seen"]
-        return [p for p in new if p.ai_related] if slug == "ai" else new
-
-    def _recent(self, items: Sequence[_T], when: Callable[[_T], dt.datetime]) -> list[_T]:
-        site = self.site
-        return recent(items, when, site.lib.now, site.cfg.site.feed_days, site.lib.tz)
-
-    # -- entries ----------------------------------------------------------------------------
 
     def _paper(self, p: Paper, when: dt.datetime, suffix: str = "", why: Why = (),
                title: str = "", before: str = "", lead: str = "") -> Entry:
@@ -279,72 +348,6 @@ class _Entries:
         papers = [self._paper(p, p.first_seen, why=why) for p, why in followed.recent(
             site.lib.now, site.cfg.site.feed_days, site.lib.tz)]
         return _newest([*papers, *(self._event(e) for e in followed.events)])
-
-    def _briefs(self, kind: str) -> list[Entry]:
-        """One entry a day: the day's list, each title linked, with its one-line digest."""
-        s, days = self.s, sorted(self.days, reverse=True)[:BRIEF_DAYS]
-        if kind in BRIEF_KINDS:
-            picked = [(day, self.days[day].get(kind, [])) for day in days]
-            return [self._brief(kind, day, papers, f"brief/{day}/{kind}/", s[
-                f"feed_day_{kind}"].format(date=self._date(day), n=len(papers),
-                                           ai=len(self.days[day].get("ai", []))))
-                    for day, papers in picked if papers]
-        spec = next(f for f in self.site.feeds if f.slug == kind)  # a category's or topic's
-        members = {id(p) for p in self._members(kind)}
-        picked = [(day, [p for p in self.days[day].get("new", []) if id(p) in members])
-                  for day in days]
-        return [self._brief(kind, day, papers, spec.page, s["feed_day_of"].format(
-            date=self._date(day), name=spec.title, n=len(papers)))
-                for day, papers in picked if papers]
-
-    def _brief(self, kind: str, day: str, papers: list[Paper], link: str, title: str
-               ) -> Entry:
-        return Entry(key=f"brief/{kind}/{day}", title=title, link=link,
-                     updated=max(self._when(kind, p) for p in papers),
-                     content=self._day_list(papers), day=day)
-
-    def _day_list(self, papers: Iterable[Paper]) -> str:
-        items = []
-        for p in papers:
-            link = self.prefix + p.path if self.site.pages.has(p) else p.abs_url
-            tldr = (p.digest or {}).get("tldr")
-            items.append(f'<li><a href="{escape(link)}">{escape(plain_tex(p.title))}</a>'
-                         + (f" — {escape(plain_tex(tldr))}" if tldr else "") + "</li>")
-        return f"<ol>{''.join(items)}</ol>"
-
-    def _when(self, kind: str, p: Paper) -> dt.datetime:
-        if kind == "digests":
-            return p.digest_created or p.first_seen
-        if kind == "revised":
-            return p.version_seen_at
-        return p.first_seen
-
-    def capped(self, spec: FeedSpec, left_out: Sequence[Entry]) -> Entry:
-        """The last entry of a feed past its byte cap: how many were left out, and where
-        they are (the newest left-out day's brief)."""
-        s, day = self.s, left_out[0].day
-        slug = spec.slug.removeprefix(_feeds.LIGHT)
-        brief = (f"brief/{day}/{_BRIEF_OF[slug]}/" if slug in _BRIEF_OF
-                 else spec.page or "brief/")
-        mb = f"{self.site.cfg.site.feed_max_mb:g}"
-        note = escape(s["feed_capped_note"].format(date=self._date(day)))
-        links = [f'<a href="{escape(self.prefix + brief)}">'
-                 f'{escape(s["feed_brief_link"].format(date=self._date(day)))}</a>']
-        brief_feed = f"brief/{_BRIEF_OF.get(slug, slug)}"
-        if brief_feed in self.slugs:  # not every feed has a daily one (accepted, me, top)
-            links.append(f'<a href="{escape(self.prefix + f"feeds/{brief_feed}.atom.xml")}">'
-                         f'{escape(s["feed_brief_feed"])}</a>')
-        # One id a day linked: as the cut moves within a day the note is updated, not new.
-        return Entry(key=f"feed/{spec.slug}/capped/{day}",
-                     title=s["feed_capped"].format(n=len(left_out), mb=mb), link=brief,
-                     updated=left_out[0].updated,
-                     content=f"<p>{note}</p><p>{' · '.join(links)}</p>", day=day)
-
-    def _day(self, t: dt.datetime) -> str:
-        return t.astimezone(self.site.lib.tz).strftime("%Y-%m-%d")
-
-    def _date(self, day: str) -> str:
-        return self.s["feed_day"].format(date=dt.date.fromisoformat(day))
 
 
 def _digested(p: Paper) -> dt.datetime:
