@@ -60,7 +60,7 @@ def fetch(model: Model) -> Path:
     try:
         return Path(snapshot_download(model.repo_id, revision=model.revision,
                                       allow_patterns=list(FILES)))
-    except Exception as exc:  # noqa: BLE001 — any failure of the hub is the model's failure
+    except Exception as exc:
         raise ModelError(f"cannot fetch {model.repo_id}@{model.revision[:12]}: "
                          f"{type(exc).__name__}: {str(exc)[:200]}") from exc
 
@@ -120,8 +120,9 @@ class Encoder:
     def _norm(self, x: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
         mean = x.mean(-1, keepdims=True)
         var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + self._eps) * self._w[name + ".weight"] \
-            + self._w[name + ".bias"]
+        out: npt.NDArray[np.float32] = ((x - mean) / np.sqrt(var + self._eps)
+                                        * self._w[name + ".weight"] + self._w[name + ".bias"])
+        return out
 
     def _linear(self, x: npt.NDArray[np.float32], name: str) -> npt.NDArray[np.float32]:
         return x @ self._w[name + ".weight"].T + self._w[name + ".bias"]
@@ -130,7 +131,7 @@ class Encoder:
                  ) -> npt.NDArray[np.float32]:
         w = self._w
         b, t = ids.shape
-        x = (w["embeddings.word_embeddings.weight"][ids]
+        x: npt.NDArray[np.float32] = (w["embeddings.word_embeddings.weight"][ids]
              + w["embeddings.position_embeddings.weight"][:t][None]
              + w["embeddings.token_type_embeddings.weight"][0])
         x = self._norm(x, "embeddings.LayerNorm")
@@ -153,4 +154,5 @@ class Encoder:
             x = self._norm(x + self._linear(inner, a + "output.dense"), a + "output.LayerNorm")
         pooled = (x * mask[..., None]).sum(1) / mask.sum(1)[:, None]
         norm = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.where(norm > 0, norm, 1)).astype(np.float32)
+        out: npt.NDArray[np.float32] = (pooled / np.where(norm > 0, norm, 1)).astype(np.float32)
+        return out

@@ -18,9 +18,10 @@ from tokenizers.models import WordPiece
 from pipeline.derive import encoder
 
 HIDDEN, HEADS, LAYERS, INNER, POSITIONS = 32, 4, 2, 64, 512
-WORDS = ("the a of and to in for with on we model models language learning data image "
-         "video diffusion agent agents code attack attacks jailbreak segmentation medical "
-         "graph network training reasoning policy reward").split()
+WORDS = ["the", "a", "of", "and", "to", "in", "for", "with", "on", "we", "model", "models",
+         "language", "learning", "data", "image", "video", "diffusion", "agent", "agents",
+         "code", "attack", "attacks", "jailbreak", "segmentation", "medical", "graph",
+         "network", "training", "reasoning", "policy", "reward"]
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *WORDS,
          *"abcdefghijklmnopqrstuvwxyz0123456789.,:;-", *(f"##{c}" for c in
                                                           "abcdefghijklmnopqrstuvwxyz0123456789")]

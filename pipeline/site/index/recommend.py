@@ -18,6 +18,7 @@ in both: an imported entry, a saved paper older than the window, a followed quer
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Sequence
@@ -62,7 +63,8 @@ class Window:
     space: str  # "meaning": the model's embeddings; "words": TF-IDF's SVD
     model: str  # the model named, when meaning
     vectors: np.ndarray  # int8, a row per paper
-    terms: np.ndarray  # uint16, TERMS per paper, heaviest first: indices into vocab, NO_TERM when fewer
+    # uint16, TERMS per paper, heaviest first: indices into vocab, NO_TERM when fewer
+    terms: np.ndarray
     term_weights: np.ndarray  # uint8, each term's weight in its row, the heaviest 255
     title_keys: np.ndarray  # uint32: title_key of each title
     vocab: list[str]  # words and word pairs ("a b"), the most used first
@@ -80,7 +82,7 @@ def words(text: str) -> list[str]:
 def terms_of(text: str) -> list[str]:
     """Its words, then each pair of neighbouring words ("a b"); recommend.js does the same."""
     w = words(text)
-    return w + [f"{a} {b}" for a, b in zip(w, w[1:], strict=False)]
+    return w + [f"{a} {b}" for a, b in itertools.pairwise(w)]
 
 
 def title_key(title: str) -> int:

@@ -446,8 +446,8 @@ def _embeddings(store: Store, model: str, ids: list[str]) -> dict[str, np.ndarra
     rows are turned into arrays)."""
     table = store.read("embeddings")
     table = table.filter(pc.and_(pc.is_in(table["arxiv_id"], value_set=pa.array(ids)),
-                                 pc.equal(table["model"], model)))
-    return {a: np.asarray(v, np.float32) for a, v in zip(
+                                 pc.equal(table["model"], pa.scalar(model))))
+    return {str(a): np.asarray(v, np.float32) for a, v in zip(
         table["arxiv_id"].to_pylist(), table["vector"].to_numpy(zero_copy_only=False),
         strict=True)}
 

@@ -37,4 +37,5 @@ def render(site: SiteData, out: Output) -> list[str]:
     by = out.cache.once["for-you-by"]
     return [out.page("for-you/", "foryou.html", title=s["foryou"], nav="foryou",
                      intro=s["foryou_intro"].format(days=days),
-                     method=s["foryou_by_meaning"].format(model=by) if by else s["foryou_by_words"])]
+                     method=(s["foryou_by_meaning"].format(model=by) if by
+                             else s["foryou_by_words"]))]

@@ -17,7 +17,8 @@ def render(site: SiteData, out: Output) -> list[str]:
         if path.is_file():
             out.writer.put(out.root / "theme" / path.relative_to(static), path.read_bytes())
     by = site.lib.similar_by  # what the similar lists were made with: the reader is told
-    how = site.strings["similar_how_meaning"].format(model=by) if by else site.strings["similar_how"]
+    how = (site.strings["similar_how_meaning"].format(model=by) if by
+           else site.strings["similar_how"])
     ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=ROOT,
                                               similar_how=how)
     out.writer.put(out.root / "theme" / "ui.js", ui.encode("utf-8"))
