@@ -79,11 +79,11 @@ def test_similar_embeds_by_text_within_the_cap_then_fuses(
     papers = _papers(sample_papers, 200)
     store.write("papers", papers)
     first = similar.similar(cfg, store)
-    assert "embeddings by all-MiniLM-L6-v2 150 of 200" in first.line()
+    assert "embeddings 150 of 200 by all-MiniLM-L6-v2" in first.line()
     assert "lists by words until every paper has one" in first.line()
     assert set(store.read("similar")["method"].to_pylist()) == {"tfidf/2^24/0.02/64/8"}
     second = similar.similar(cfg, store)
-    assert "embeddings by all-MiniLM-L6-v2 200 of 200" in second.line()
+    assert "embeddings 200 of 200 by all-MiniLM-L6-v2" in second.line()
     assert second.made == 200  # the method changed: every list made anew
     method = store.read("similar")["method"].to_pylist()[0]
     assert method.startswith("tfidf/") and "+all-MiniLM-L6-v2@c9745ed1d9f2/8" in method
@@ -111,7 +111,7 @@ def test_a_failing_model_leaves_the_lists_by_words(
     store = Store(cfg.store_path)
     store.write("papers", _papers(sample_papers, 60))
     found = similar.similar(cfg, store)
-    assert "embeddings by all-MiniLM-L6-v2 0 of 60 (model failing:" in found.line()
+    assert "embeddings 0 of 60 by all-MiniLM-L6-v2 (model failing:" in found.line()
     assert "SHA-256" in found.line()
     table = store.read("similar")
     assert len(table) == 60 and pc.all(pc.equal(table["method"], "tfidf/2^24/0.02/64/8")).as_py()

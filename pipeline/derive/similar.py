@@ -139,7 +139,7 @@ def _embedded(cfg: Config, store: Store, ids: pa.Array[Any], hashes: pa.Array[An
         known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
         current[got] = True
     have = int(current.sum())
-    said = (f"embeddings by {name.split('@')[0]} {have:,} of {len(ids):,}"
+    said = (f"embeddings {have:,} of {len(ids):,} by {name.split('@')[0]}"
             + (f" ({error})" if error else "")
             + ("" if have == len(ids) else "; lists by words until every paper has one"))
     if have < len(ids):
