@@ -302,26 +302,42 @@ def similar_papers(lists: dict[str, list[str]], profiles: Sequence[Profile], poo
     return out
 
 
-def similar_rankers(store: Store, profiles: Sequence[Profile], embedded: bool
-                    ) -> dict[str, dict[str, list[str]]]:
-    """The seeds' lists as the paper pages show them (the store's `similar` table), and as
-    pipeline.derive.neighbours makes them by words, by the encoder and by both fused."""
-    lists = {r["arxiv_id"]: r["neighbours"] for r in store.read("similar").to_pylist()}
-    out = {"site (similar table)": lists}
-    papers = store.read("papers", ["arxiv_id", "title", "abstract"]).to_pylist()
-    ids = [p["arxiv_id"] for p in papers]
-    seeds = np.array(sorted({ids.index(s) for p in profiles for s in p.seeds}))
-    count = config_mod.load(demo.CONFIG).similar.count
-    matrix = _neighbours.vectors([f"{p['title'] or ''}\n{p['abstract'] or ''}" for p in papers])
+def similar_rankers(ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray | None,
+                    profiles: Sequence[Profile], count: int) -> dict[str, dict[str, list[str]]]:
+    """The seeds' lists as pipeline.derive.neighbours makes them over the library: by
+    words, and with embeddings by the encoder alone and by both fused."""
+    at = {a: i for i, a in enumerate(ids)}
+    seeds = np.array(sorted({at[s] for p in profiles for s in p.seeds}))
+    matrix = _neighbours.vectors(texts)
     found = {"words (tfidf + bigrams)": _neighbours.nearest(matrix, seeds)}
-    if embedded:
-        held = {r["arxiv_id"]: r["vector"] for r in store.read("embeddings").to_pylist()}
-        vectors = np.array([held[a] for a in ids], np.float32)
+    if vectors is not None:
         found["encoder"] = _neighbours.nearest_dense(vectors, seeds)
         found["encoder + words fused"] = _neighbours.nearest_fused(matrix, vectors, seeds)
+    out = {}
     for name, scored in found.items():
         best = scored.best(count)
         out[name] = {ids[q]: [ids[r] for r in best.row[best.query == q]] for q in seeds}
+    return out
+
+
+def window_files(folder: Path, corpus: Sequence[Paper], vectors: np.ndarray | None) -> Path:
+    """recommend/'s two files for a window of the whole corpus, as the site writes them."""
+    window = _recommend.build([_recommend.Doc(p.arxiv_id, *p.text.split("\n", 1))
+                               for p in corpus], vectors, "all-MiniLM-L6-v2")
+    for name, data in _recommend.files(window, 0, 0, 7).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def load_embeddings(folder: Path, corpus: Sequence[Paper]) -> np.ndarray:
+    """Vectors of the corpus made beforehand by the packaged model (pipeline.derive.encoder),
+    as .npy chunks of rows [corpus index, 384 numbers]: the encoder takes minutes."""
+    rows = np.concatenate([np.load(f) for f in sorted(folder.glob("*.npy"))])
+    out = np.full((len(corpus), rows.shape[1] - 1), np.nan, np.float32)
+    out[rows[:, 0].astype(int)] = rows[:, 1:]
+    if np.isnan(out).any():
+        raise SystemExit(f"{folder}: {int(np.isnan(out[:, 0]).sum())} papers have no vector")
     return out
 
 
@@ -381,6 +397,10 @@ def main() -> None:
     parser.add_argument("--encoder", type=Path,
                         help="the encoder's folder (default: the packaged model, if installed)")
     parser.add_argument("--words-only", action="store_true", help="no encoder")
+    parser.add_argument("--embeddings", type=Path,
+                        help="a folder of the corpus's vectors made beforehand by the packaged "
+                             "model: no site is built; 为你推荐 is ranked by recommend.js on "
+                             "a window of the whole corpus")
     parser.add_argument("--record", action="store_true",
                         help="append to bench/results/relevance.csv")
     args = parser.parse_args()
@@ -390,6 +410,24 @@ def main() -> None:
     pool = {p.arxiv_id for p in corpus if p.day >= sample.days()[SEED_DAYS]}
     judged = sum(len(p.grades) for p in profiles)
     print(f"{len(profiles)} profiles, {judged} judged papers, pool of {len(pool)} papers")
+    if args.embeddings:
+        vectors = load_embeddings(args.embeddings, corpus)
+        with tempfile.TemporaryDirectory() as tmp:
+            rankers = {
+                "为你推荐 (browser: meaning + words)": foryou_ranker(
+                    window_files(Path(tmp) / "m", corpus, vectors), profiles, pool),
+                "为你推荐 (browser: words only)": foryou_ranker(
+                    window_files(Path(tmp) / "w", corpus, None), profiles, pool),
+                **offline_rankers(corpus, pool),
+                **encoder_rankers(corpus, pool, vectors, "all-MiniLM-L6-v2")}
+            rows = evaluate(rankers, profiles)
+        lists = similar_rankers([p.arxiv_id for p in corpus], [p.text for p in corpus],
+                                vectors, profiles, config_mod.load(demo.CONFIG).similar.count)
+        similar = {name: similar_papers(found, profiles, pool) for name, found in lists.items()}
+        print_table(rows, similar, profiles)
+        if args.record:
+            record(rows, similar["encoder + words fused"], len(pool), load)
+        return
     encoder = None if args.words_only else (args.encoder or packaged_encoder())
     print(f"encoder: {encoder or 'none (words only)'}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -400,8 +438,16 @@ def main() -> None:
             rankers.update(encoder_rankers(corpus, pool, stored_embeddings(store, corpus),
                                            "all-MiniLM-L6-v2"))
         rows = evaluate(rankers, profiles)
-        similar = {name: similar_papers(lists, profiles, pool) for name, lists in
-                   similar_rankers(store, profiles, encoder is not None).items()}
+        site_lists = {r["arxiv_id"]: r["neighbours"] for r in store.read("similar").to_pylist()}
+        library = store.read("papers", ["arxiv_id", "title", "abstract"]).to_pylist()
+        held = ({r["arxiv_id"]: r["vector"] for r in store.read("embeddings").to_pylist()}
+                if encoder else {})
+        lists = {"site (similar table)": site_lists, **similar_rankers(
+            [p["arxiv_id"] for p in library],
+            [f"{p['title'] or ''}\n{p['abstract'] or ''}" for p in library],
+            np.array([held[p["arxiv_id"]] for p in library], np.float32) if encoder else None,
+            profiles, config_mod.load(demo.CONFIG).similar.count)}
+        similar = {name: similar_papers(found, profiles, pool) for name, found in lists.items()}
     print_table(rows, similar, profiles)
     if args.record:
         record(rows, similar["site (similar table)"], len(pool), load)

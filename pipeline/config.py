@@ -365,7 +365,7 @@ class SimilarConfig:
     # theirs on request.
     embeddings_dimensions: int = _spec(256, _between(16, 4096), "16 to 4096")
     # A run embeds at most this many papers (a year's backfill: 30 runs); ~300 tokens each.
-    # Also the local encoder's cap: 5,000 papers are ~8 minutes on 2 cores (docs/RECOMMEND.md).
+    # Also the local encoder's cap: 5,000 papers are ~14 minutes on 2 cores (docs/RECOMMEND.md).
     embeddings_per_run: int = _spec(5000, _at_least(0), "a whole number ≥ 0")
     # A local sentence encoder (pipeline/derive/encoder.py), run on the job's CPU when
     # embeddings_model is empty: fetched from the Hugging Face hub at a pinned revision and
