@@ -386,8 +386,8 @@ def test_an_embeddings_answer_in_any_order_is_read_in_input_order():
     assert vectors is not None and [v.tolist() for v in vectors] == [[1.0, 0.0], [0.0, 1.0]]
 
 
-def test_growth_remakes_lists_by_words_alone_and_fused_with_embeddings(store_with_papers, sample_papers,
-                                                             llm, monkeypatch):
+def test_growth_remakes_lists_by_words_alone_and_fused_with_embeddings(
+        store_with_papers, sample_papers, llm, monkeypatch):
     cfg, store = store_with_papers
     older = pc.less(sample_papers["arxiv_id"], sorted(
         sample_papers["arxiv_id"].to_pylist())[sample_papers.num_rows * 3 // 4])
