@@ -213,7 +213,7 @@ def encoder_rankers(corpus: Sequence[Paper], pool: set[str], vectors: np.ndarray
     row = {p.arxiv_id: i for i, p in enumerate(corpus)}
     pooled = np.array([i for i, p in enumerate(corpus) if p.arxiv_id in pool])
     docs = [_recommend.Doc(p.arxiv_id, *p.text.split("\n", 1)) for p in corpus]
-    windows = {dims: _recommend.build(docs, vectors, model, dims) for dims in (48, 64, 96)}
+    windows = {dims: _recommend.build(docs, vectors, model, dims) for dims in (64, 96)}
     bigrams = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True,
                               ngram_range=(1, 2)).fit_transform(texts)
     measures = {"enc": vectors, "bigrams": bigrams,
@@ -234,7 +234,6 @@ def encoder_rankers(corpus: Sequence[Paper], pool: set[str], vectors: np.ndarray
             "encoder pca64 int8": fused("enc64"), "encoder + bigrams": fused("enc", "bigrams"),
             "encoder pca64 + bigrams": fused("enc64", "bigrams"),
             "encoder pca64 + bigrams top24": fused("enc64", "bigrams top24"),
-            "encoder pca48 + bigrams top24": fused("enc48", "bigrams top24"),
             "encoder pca96 + bigrams top24": fused("enc96", "bigrams top24"),
             "browser data, seeds by text": window_ranker(corpus, pool, windows[_recommend.DIMS],
                                                          by_text=True)}
