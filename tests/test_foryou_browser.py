@@ -8,7 +8,6 @@ import gzip
 import json
 import re
 
-import numpy as np
 import pytest
 
 from pipeline.site.index import recommend as _recommend
@@ -21,16 +20,8 @@ READY = "() => document.getElementById('foryou-results').dataset.ready === '1'"
 def built_window(out) -> tuple[dict, _recommend.Window]:
     """The window as foryou.js reads it from the site's two files."""
     meta = json.loads(gzip.decompress((out / _recommend.META).read_bytes()))
-    blob = gzip.decompress((out / _recommend.VECTORS).read_bytes())
-    n, dims, t, v = meta["count"], meta["dims"], meta["terms"], len(meta["vocab"])
-    at = n * 4 + n * t * 2
-    window = _recommend.Window(
-        ids=meta["ids"], vectors=np.frombuffer(blob, np.int8, n * dims, at).reshape(n, dims),
-        terms=np.frombuffer(blob, "<u2", n * t, n * 4).reshape(n, t),
-        title_keys=np.frombuffer(blob, "<u4", n), vocab=meta["vocab"],
-        term_vectors=np.frombuffer(blob, np.int8, v * dims, at + n * dims).reshape(v, dims),
-        weights=np.array(meta["weights"], np.float32), dois={})
-    return meta, window
+    return meta, _recommend.from_files(
+        meta, gzip.decompress((out / _recommend.VECTORS).read_bytes()))
 
 
 @pytest.fixture(scope="module")
@@ -74,8 +65,8 @@ def test_a_seed_link_ranks_as_the_python_mirror_and_says_why(page, site):
     found = open_page(page, site, "?seed=" + ",".join(seeds))
     window = site["window"]
     rows = [window.ids.index(i) for i in seeds]
-    expected = [window.ids[r] for r in _recommend.rank(window, window.vectors[rows])
-                if r not in rows]
+    expected = [window.ids[r] for r in _recommend.rank(
+        window, [_recommend.from_row(window, r) for r in rows])]
     assert len(found) == 20 and found[:10] == expected[:10]
     assert not set(found) & set(seeds)
     assert seed_keys(page) == [f"arxiv:{i}" for i in seeds]

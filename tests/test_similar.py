@@ -291,16 +291,31 @@ def test_with_an_embeddings_model_the_lists_come_from_embeddings_asked_once(
     found = similar.similar(cfg, store)
     assert found.made == n and f"embeddings {n:,} of {n:,}" in found.line()
     assert len(llm.embedding_requests) == -(-n // _embeddings.BATCH) and llm.calls == 0
-    assert set(store.read("similar")["method"].to_pylist()) == {"embed/replay-embed/256/8"}
-    # Each list is the papers whose stored embeddings are nearest, best first.
+    assert set(store.read("similar")["method"].to_pylist()) == {
+        "tfidf/2^24/0.02/64+replay-embed/8"}
+    # Each list is the papers nearest by words and embeddings together: against an oracle
+    # scoring every pair, each cosine as a z-score over all pairs (the step estimates the
+    # two from 20,000 random pairs and scores only each paper's candidates).
     held = store.read("embeddings")
-    vectors = np.array(held["vector"].to_pylist(), np.float32)
     at = {i: k for k, i in enumerate(held["arxiv_id"].to_pylist())}
-    cosine = vectors @ vectors.T
-    np.fill_diagonal(cosine, -2)
-    for arxiv_id, names in list(_lists(store).items())[:50]:
-        row = cosine[at[arxiv_id]]
-        assert [at[n] for n in names] == list(np.argsort(-row, kind="stable")[:8])
+    order = [at[i] for i in sample_papers["arxiv_id"].to_pylist()]
+    vectors = np.array(held["vector"].to_pylist(), np.float32)[order]
+    words = TfidfVectorizer(stop_words="english", ngram_range=(1, 2), sublinear_tf=True,
+                            dtype=np.float64).fit_transform(
+        [f"{t}\n{a}" for t, a in zip(sample_papers["title"].to_pylist(),
+                                     sample_papers["abstract"].to_pylist(), strict=True)])
+    by_words, by_meaning = (words @ words.T).toarray(), vectors @ vectors.T
+    fused = ((by_words - by_words.mean()) / by_words.std()
+             + (by_meaning - by_meaning.mean()) / by_meaning.std())
+    np.fill_diagonal(fused, -np.inf)
+    ids = sample_papers["arxiv_id"].to_pylist()
+    lists = _lists(store)
+    same = [len(set(lists[ids[i]]) & {ids[j] for j in np.argsort(-fused[i])[:8]})
+            for i in range(0, len(ids), 10)]
+    assert np.mean(same) >= 7, np.mean(same)
+    only_meaning = [len(set(lists[ids[i]]) & {ids[j] for j in np.argsort(-by_meaning[i])[1:9]})
+                    for i in range(0, len(ids), 10)]
+    assert np.mean(only_meaning) < np.mean(same) - 1  # the words count
     # Cached: a second run asks nothing; a revised abstract asks for that paper alone.
     asked = len(llm.embedding_requests)
     assert similar.similar(cfg, store).made == 0 and len(llm.embedding_requests) == asked
@@ -324,7 +339,7 @@ def test_embeddings_come_in_over_runs_and_the_lists_follow_when_all_have_one(
     assert "embeddings 1,000 of" in similar.similar(cfg, store).line()
     last = similar.similar(cfg, store)
     assert last.made == n and "lists by words" not in last.line()
-    assert store.read("similar")["method"][0].as_py().startswith("embed/")
+    assert "+replay-embed/" in store.read("similar")["method"][0].as_py()
 
 
 @pytest.mark.parametrize("fault", ["500", "page"])
@@ -368,8 +383,8 @@ def test_an_embeddings_answer_in_any_order_is_read_in_input_order():
     assert vectors is not None and [v.tolist() for v in vectors] == [[1.0, 0.0], [0.0, 1.0]]
 
 
-def test_growth_remakes_lists_by_words_but_not_by_embeddings(store_with_papers, sample_papers,
-                                                             llm, monkeypatch):
+def test_growth_remakes_lists_by_words_alone_and_fused_with_embeddings(
+        store_with_papers, sample_papers, llm, monkeypatch):
     cfg, store = store_with_papers
     older = pc.less(sample_papers["arxiv_id"], sorted(
         sample_papers["arxiv_id"].to_pylist())[sample_papers.num_rows * 3 // 4])
@@ -381,8 +396,8 @@ def test_growth_remakes_lists_by_words_but_not_by_embeddings(store_with_papers, 
         return similar.similar(config, store)
 
     assert grown_by_a_third(cfg).made == sample_papers.num_rows  # word weights moved
-    by_model = grown_by_a_third(_embedding(cfg, llm, monkeypatch))
-    assert by_model.made < sample_papers.num_rows // 2 and by_model.updated > 0
+    # Fused lists weigh words too: they are made anew likewise.
+    assert grown_by_a_third(_embedding(cfg, llm, monkeypatch)).made == sample_papers.num_rows
 
 
 def test_an_overflowing_embedding_is_never_stored_and_a_stored_bad_one_is_asked_again(

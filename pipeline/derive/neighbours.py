@@ -30,6 +30,7 @@ COMMON = 0.02  # words in more of the papers than this do not propose candidates
 CANDIDATES = 64  # per paper, scored exactly
 BLOCK = 500  # papers per product: ~250 MB at 200,000 papers
 DENSE = 256  # papers per product of embeddings: 200 MB at 200,000 papers
+PAIRS = 20_000  # random pairs whose cosines set each measure's z-score
 BITS = 24
 # Names how lists are found: a list found otherwise is found again.
 METHOD = f"tfidf/2^{BITS}/{COMMON}/{CANDIDATES}"
@@ -83,6 +84,39 @@ def nearest_dense(vectors: np.ndarray, queries: np.ndarray, jobs: int = 1) -> Sc
     shared = (vectors, np.asarray(queries, np.int32))
     spans = [(a, a + DENSE) for a in range(0, len(queries), DENSE)]
     return _scored(_map(_dense, spans, shared, jobs))
+
+
+def nearest_fused(matrix: sp.csr_matrix, vectors: np.ndarray, queries: np.ndarray,
+                  jobs: int = 1) -> Scored:
+    """As `nearest`, by words and embeddings together: each query's candidates by either,
+    scored by the sum of the two cosines, each as a z-score over the library's pairs (what
+    the words find and what the model finds differ by interest: docs/RECOMMEND.md)."""
+    words, meaning = nearest(matrix, queries, jobs), nearest_dense(vectors, queries, jobs)
+    pair = np.unique(np.concatenate([
+        words.query.astype(np.int64) * len(vectors) + words.row,
+        meaning.query.astype(np.int64) * len(vectors) + meaning.row]))
+    query, row = (pair // len(vectors)).astype(np.int32), (pair % len(vectors)).astype(np.int32)
+    by_words, by_meaning = _cosines(matrix, vectors, query, row)
+    rng = np.random.default_rng(0)  # the same library gives the same lists
+    sample = rng.integers(0, len(vectors), (2, min(PAIRS, len(vectors) ** 2)))
+    base_words, base_meaning = _cosines(matrix, vectors, sample[0], sample[1])
+    score = ((by_words - base_words.mean()) / (base_words.std() or 1)
+             + (by_meaning - base_meaning.mean()) / (base_meaning.std() or 1))
+    return _scored([(query, row, score.astype(np.float32))])
+
+
+def _cosines(matrix: sp.csr_matrix, vectors: np.ndarray, query: np.ndarray, row: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's cosine by words and by embeddings, DENSE × 256 pairs at a time."""
+    step = DENSE * 256
+    words, meaning = [], []
+    for a in range(0, len(query), step):
+        q, r = query[a:a + step], row[a:a + step]
+        words.append(np.asarray(matrix[q].multiply(matrix[r]).sum(axis=1), np.float32).ravel())
+        meaning.append(np.einsum("ij,ij->i", vectors[q], vectors[r]))
+    empty = np.empty(0, np.float32)
+    return (np.concatenate(words) if words else empty,
+            np.concatenate(meaning) if meaning else empty)
 
 
 def _scored(parts: list[tuple[np.ndarray, ...]]) -> Scored:

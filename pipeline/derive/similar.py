@@ -27,6 +27,7 @@ import pyarrow.compute as pc
 
 from pipeline.config import Config
 from pipeline.derive import embeddings as _embeddings
+from pipeline.derive import encoder as _encoder
 from pipeline.derive import neighbours as _neighbours
 from pipeline.store import Store
 from pipeline.tables import SIMILAR, to_table
@@ -76,22 +77,20 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
         known = stored.take(pc.index_in(ids, value_set=stored["arxiv_id"]))
         embedded, said = _embedded(cfg, store, ids, hashes, texts)
         s = cfg.similar
-        method = (f"embed/{s.embeddings_model}/{s.embeddings_dimensions}"
-                  if embedded is not None else _neighbours.METHOD) + f"/{s.count}"
-        # Word weights drift as the library grows; a model's embeddings do not.
+        source = embedder(cfg)
+        method = _neighbours.METHOD + (f"+{source[0]}" if embedded is not None and source
+                                       else "") + f"/{s.count}"
+        # Word weights (and so the scores by words and meaning) drift as the library grows.
         redo = _to_redo(ids, hashes, stored, known, method, full or (
-            embedded is None and len(stored) > 0
-            and pc.min(stored["library"]).as_py() * GROWTH < len(ids)))
+            len(stored) > 0 and pc.min(stored["library"]).as_py() * GROWTH < len(ids)))
         if not redo.any() and len(stored) == len(ids):
             return Found(len(ids), 0, 0, time.monotonic() - started, embeddings=said)
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
-        if embedded is not None:
-            scored = _neighbours.nearest_dense(embedded, np.flatnonzero(redo), jobs)
-        else:
-            matrix = _neighbours.vectors(texts, jobs)
-            del texts
-            scored = _neighbours.nearest(matrix, np.flatnonzero(redo), jobs)
-            del matrix
+        matrix = _neighbours.vectors(texts, jobs)
+        del texts
+        scored = (_neighbours.nearest(matrix, np.flatnonzero(redo), jobs) if embedded is None
+                  else _neighbours.nearest_fused(matrix, embedded, np.flatnonzero(redo), jobs))
+        del matrix
         neighbours, scores = _lists(ids, redo, known, scored, cfg.similar.count)
         # stubs: fill_null is typed as coalesce (one type for values and fill)
         before = pc.fill_null(pc.binary_join(known["neighbours"], "\x1f"), "")  # type: ignore[type-var]
@@ -112,43 +111,70 @@ def similar(cfg: Config, store: Store, *, full: bool = False) -> Found:
 def _embedded(cfg: Config, store: Store, ids: pa.Array[Any], hashes: pa.Array[Any], texts: list[str]
               ) -> tuple[np.ndarray | None, str | None]:
     """Every paper's embedding (a row each, in the papers' order) once each has one for its
-    text and `[similar] embeddings_model`, fetching up to `embeddings_per_run` missing
-    ones, newest first; until then None (lists by words), and what to say of it."""
+    text and model, making up to `embeddings_per_run` missing ones, newest first: by
+    `[similar] embeddings_model` on the [digest] server, else by the local `encoder`. Until
+    then None (lists by words), and what to say of it."""
     s = cfg.similar
-    if not s.embeddings_model:
+    source = embedder(cfg)
+    if source is None:
         return None, None
+    name, dimensions = source
     held = store.read("embeddings")
     known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
     current = (_equal(known["text_hash"], hashes)
-               & _equal(known["model"], pa.array([s.embeddings_model] * len(ids)))
+               & _equal(known["model"], pa.array([name] * len(ids)))
                # stubs: compute functions take Python scalars
                & pc.fill_null(pc.equal(pc.list_value_length(known["vector"]),  # type: ignore[call-overload]
-                                       s.embeddings_dimensions), False).to_numpy(
-                                           zero_copy_only=False)
+                                       dimensions), False).to_numpy(zero_copy_only=False)
                & _finite(known["vector"]))
     missing = np.flatnonzero(~current)[::-1][:s.embeddings_per_run]
-    api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
-    error = None if api_key or not missing.size else cfg.digest.no_key
-    if missing.size and api_key:
-        fetched = _embeddings.fetch(cfg, api_key, [texts[i] for i in missing])
-        got = missing[:len(fetched.vectors)]
-        error = fetched.error
-        if got.size:
-            store.append("embeddings", pa.table({
-                "arxiv_id": ids.take(got), "text_hash": hashes.take(got),
-                "model": pa.array([s.embeddings_model] * len(got), pa.string()),
-                "vector": pa.array([v.tolist() for v in fetched.vectors],
-                                   pa.list_(pa.float32()))}))
-            held = store.read("embeddings")
-            known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
-            current[got] = True
+    vectors, error = _make(cfg, [texts[i] for i in missing]) if missing.size else ([], None)
+    got = missing[:len(vectors)]
+    if got.size:
+        store.append("embeddings", pa.table({
+            "arxiv_id": ids.take(got), "text_hash": hashes.take(got),
+            "model": pa.array([name] * len(got), pa.string()),
+            "vector": pa.array([v.tolist() for v in vectors], pa.list_(pa.float32()))}))
+        held = store.read("embeddings")
+        known = held.take(pc.index_in(ids, value_set=held["arxiv_id"]))
+        current[got] = True
     have = int(current.sum())
-    said = (f"embeddings {have:,} of {len(ids):,}" + (f" ({error})" if error else "")
+    said = (f"embeddings {have:,} of {len(ids):,} by {name.split('@')[0]}"
+            + (f" ({error})" if error else "")
             + ("" if have == len(ids) else "; lists by words until every paper has one"))
     if have < len(ids):
         return None, said
     flat = pc.list_flatten(known["vector"]).to_numpy(zero_copy_only=False)
     return flat.astype(np.float32).reshape(len(ids), -1), said
+
+
+def embedder(cfg: Config) -> tuple[str, int] | None:
+    """The embeddings the config asks for: the name stored with each vector (a local
+    encoder's with its revision) and their length; None when it asks for none."""
+    s = cfg.similar
+    if s.embeddings_model:
+        return s.embeddings_model, s.embeddings_dimensions
+    if s.encoder:
+        model = _encoder.MODELS[s.encoder]
+        return f"{s.encoder}@{model.revision[:12]}", model.dimensions
+    return None
+
+
+def _make(cfg: Config, texts: list[str]) -> tuple[list[np.ndarray], str | None]:
+    """Vectors for the first texts, in order, and why the rest are missing."""
+    s = cfg.similar
+    if s.embeddings_model:
+        api_key = os.environ.get(cfg.digest.api_key_env, "").strip()
+        if not api_key:
+            return [], cfg.digest.no_key
+        fetched = _embeddings.fetch(cfg, api_key, texts)
+        return fetched.vectors, fetched.error
+    model = _encoder.MODELS[s.encoder]
+    try:
+        folder = (cfg.root / s.encoder_path if s.encoder_path else _encoder.fetch(model))
+        return list(_encoder.Encoder(model, folder).encode(texts)), None
+    except _encoder.ModelError as exc:
+        return [], f"model failing: {exc}"
 
 
 def _finite(lists: pa.ChunkedArray[Any]) -> npt.NDArray[np.bool_]:

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  MAX_LINK_SEEDS, clean, entryKey, linkIds, merged, rank, read, union, windowOf, withEntries,
+  MAX_LINK_SEEDS, clean, entryKey, fromEntry, linkIds, merged, rank, read, union, windowOf, withEntries,
   withMute, withoutMute,
 } from "../../theme/static/recommend.js";
 
@@ -71,22 +71,46 @@ test("a shared link's ids: each once, hostile parts dropped, at most MAX_LINK_SE
   assert.equal(linkIds("?seed=" + many.join(",")).length, MAX_LINK_SEEDS);
 });
 
-// Three papers in two dimensions, laid out as vectors.bin: title keys, terms, rows, words.
-function tinyWindow() {
-  const meta = { count: 3, dims: 2, terms: 1, vocab: ["graph"], weights: [1], ids: ["a", "b", "c"],
-    doi: {}, first_doc: 0 };
-  const buf = new ArrayBuffer(3 * 4 + 3 * 2 + 3 * 2 + 2);
-  new Uint16Array(buf, 12, 3).set([0, 0xffff, 0]);
-  new Int8Array(buf, 18, 6).set([10, 0, 7, 7, 0, 10]);
-  new Int8Array(buf, 24, 2).set([0, 5]);
+// Four papers in two dimensions, laid out as vectors.bin: title keys, terms, term weights,
+// IDFs, rows, the words' rows. Words: "graph" (a row of its own) and "graph kernel".
+function tinyWindow(terms) {
+  const meta = { count: 4, dims: 2, terms: 1, shown: 1, vocab: ["graph", "graph kernel"], vectors: 1,
+    weights: [1], idf_step: 32, stop: ["the"], ids: ["a", "b", "c", "d"], doi: {}, first_doc: 0 };
+  const buf = new ArrayBuffer(4 * 4 + 4 * 2 + 4 + 2 + 4 * 2 + 2);
+  new Uint16Array(buf, 16, 4).set(terms);
+  new Uint8Array(buf, 24, 4).set(terms.map(function (t) { return t === 0xffff ? 0 : 255; }));
+  new Uint8Array(buf, 28, 2).set([32, 64]);
+  new Int8Array(buf, 30, 8).set([10, 0, 10, 1, 7, 7, 0, 10]);
+  new Int8Array(buf, 38, 2).set([3, 4]);
   return windowOf(meta, buf);
 }
+const NONE = [0xffff, 0xffff, 0xffff, 0xffff];
 
-test("ranking: half the centroid's cosine, half the closest seed's; seeds' own rows left out", function () {
-  const w = tinyWindow();
-  const seed = { key: "s", rows: [0], vector: w.unit.slice(0, 2), terms: [] };
+test("ranking by meaning alone: half the centroid's cosine, half the closest seed's, as z-scores", function () {
+  const w = tinyWindow(NONE);
+  const seed = fromEntry(w, { id: "a", title: "", text: "" }, "arxiv:a", "link");
+  assert.equal(seed.placed, "row");
   const ranked = rank(w, [seed]);
-  assert.deepEqual(ranked.map(function (x) { return x.row; }), [1, 2]);
-  assert.equal(ranked[0].score, 0.707107);
-  assert.equal(ranked[1].score, 0);
+  assert.deepEqual(ranked.map(function (x) { return x.row; }), [1, 2, 3]);  // the seed's row left out
+  assert.ok(ranked[0].score > ranked[1].score && ranked[1].score > ranked[2].score);
+  const sum = ranked.reduce(function (s, x) { return s + x.score; }, 0);
+  assert.ok(Math.abs(sum) < 1e-5, sum);  // a z-score sums to 0 over the papers ranked
+});
+
+test("words the seed shares lift a paper above one only closer in meaning", function () {
+  const w = tinyWindow([1, 0xffff, 1, 0xffff]);  // a and c share "graph kernel"
+  const seed = fromEntry(w, { id: "a", title: "", text: "" }, "arxiv:a", "link");
+  assert.deepEqual(Array.from(seed.words.keys()), [1]);
+  assert.deepEqual(rank(w, [seed]).map(function (x) { return x.row; }), [2, 1, 3]);
+});
+
+test("an entry no paper matches is placed by its own words in both measures", function () {
+  const w = tinyWindow([1, 0xffff, 1, 0xffff]);
+  const seed = fromEntry(w, { title: "The graph kernel", text: "" }, "title:x", "import");
+  assert.equal(seed.placed, "text");
+  assert.deepEqual(Array.from(seed.words.keys()).sort(), [0, 1]);  // "graph", "graph kernel"; "the" is a stop word
+  assert.equal(seed.words.get(1), 1 + 64 / 32);
+  assert.deepEqual(Array.from(seed.vector), [3 * 1, 4 * 1]);  // "graph"'s row × its weight
+  assert.deepEqual(seed.terms, [0]);  // single words say why, pairs do not
+  assert.deepEqual(rank(w, [seed]).slice(0, 2).map(function (x) { return x.row; }), [2, 0]);
 });

@@ -90,7 +90,8 @@ function followSeeds(w) {
       if (rows.length) return fromRows(w, rows, key, label);
       if (f.kind !== "query") return null;
       const made = embed(w, f.value);
-      return { key: key, kind: "follow", label: label, rows: [], vector: made.vector, terms: made.terms };
+      return { key: key, kind: "follow", label: label, rows: [], placed: "text", vector: made.vector,
+        words: made.words, terms: made.terms };
     }).filter(Boolean);
   });
 }
@@ -177,6 +178,10 @@ function showSeeds(seeds) {
     name.textContent = s.label;  // never markup: imported titles are text
     li.append(kind, " ", name);
     if (s.id) li.append(" · arXiv:" + s.id);
+    const placed = document.createElement("span");  // how it was placed among the papers
+    placed.className = "placed note";
+    placed.textContent = " · " + box.dataset["placed" + s.placed[0].toUpperCase() + s.placed.slice(1)];
+    li.append(placed);
     if (!shared) li.append(" ", button(box.dataset.remove, function () { removeSeed(s); },
       box.dataset.remove + " · " + s.label));
     seedList.appendChild(li);

@@ -199,14 +199,22 @@ export function windowOf(m, buf) {
     return a;
   };
   const w = { meta: m, n: n, dims: d, titleKeys: take(Uint32Array, n),
-    terms: take(Uint16Array, n * m.terms), rows: take(Int8Array, n * d),
-    words: take(Int8Array, m.vocab.length * d), row: {}, doi: {}, title: {}, word: {} };
+    terms: take(Uint16Array, n * m.terms), termWeights: take(Uint8Array, n * m.terms),
+    idf: take(Uint8Array, m.vocab.length), rows: take(Int8Array, n * d),
+    words: take(Int8Array, m.vectors * d), row: {}, doi: {}, title: {}, word: new Map(),
+    stop: new Set(m.stop) };
   m.ids.forEach(function (id, i) { w.row[id] = i; });
   Object.keys(m.doi).forEach(function (i) { w.doi[m.doi[i]] = Number(i); });
   for (let i = 0; i < n; i++) w.title[w.titleKeys[i]] = i;
-  m.vocab.forEach(function (t, i) { w.word[t] = i; });
+  m.vocab.forEach(function (t, i) { w.word.set(t, i); });
   w.unit = new Float32Array(n * d);  // each row at length 1: a dot product is a cosine
   for (let i = 0; i < n; i++) unitInto(w.rows.subarray(i * d, i * d + d), w.unit, i * d);
+  w.norm = new Float32Array(n);  // each row's words at length 1, likewise
+  for (let i = 0; i < n; i++) {
+    let s = 0;
+    for (let j = 0; j < m.terms; j++) s += w.termWeights[i * m.terms + j] ** 2;
+    w.norm[i] = s > 0 ? 1 / Math.sqrt(s) : 0;
+  }
   return w;
 }
 function unitInto(v, out, at) {
@@ -216,34 +224,70 @@ function unitInto(v, out, at) {
   for (let i = 0; i < v.length; i++) out[at + i] = v[i] * s;
 }
 export function unit(v) { const out = new Float32Array(v.length); unitInto(v, out, 0); return out; }
+// A Map of words to weights at length 1.
+function unitWords(m) {
+  let s = 0;
+  m.forEach(function (v) { s += v * v; });
+  const out = new Map();
+  if (s > 0) m.forEach(function (v, t) { out.set(t, v / Math.sqrt(s)); });
+  return out;
+}
 
-// A text's vector, as index/recommend.py's embed: each vocabulary word's row × (1 + log count) ×
-// its weight; and its words, heaviest first, for "shared terms".
+// A text's words and neighbouring pairs, as index/recommend.py's terms_of.
+export function termsOf(w, text) {
+  const words = tokens(text || "").filter(function (t) { return !w.stop.has(t); });
+  const out = words.slice();
+  for (let i = 0; i + 1 < words.length; i++) out.push(words[i] + " " + words[i + 1]);
+  return out;
+}
+// A text placed as index/recommend.py's embed: in the meaning space, each word's row ×
+// (1 + log count) × its weight, summed; its words weighted (1 + log count) × IDF; and its
+// words, heaviest first, for "shared terms".
 export function embed(w, text) {
-  const counts = {};
-  tokens(text || "").forEach(function (t) {
-    if (Object.prototype.hasOwnProperty.call(w.word, t)) counts[w.word[t]] = (counts[w.word[t]] || 0) + 1;
+  const counts = new Map();
+  termsOf(w, text).forEach(function (t) {
+    const i = w.word.get(t);
+    if (i !== undefined) counts.set(i, (counts.get(i) || 0) + 1);
   });
-  const v = new Float32Array(w.dims), heavy = [];
-  Object.keys(counts).forEach(function (k) {
-    const i = Number(k), f = (1 + Math.log(counts[k])) * w.meta.weights[i];
-    for (let j = 0; j < w.dims; j++) v[j] += w.words[i * w.dims + j] * f;
-    heavy.push([f, i]);
+  const v = new Float32Array(w.dims), words = new Map(), heavy = [];
+  counts.forEach(function (c, i) {
+    const tf = 1 + Math.log(c);
+    if (i < w.meta.vectors) {
+      const f = tf * w.meta.weights[i];
+      for (let j = 0; j < w.dims; j++) v[j] += w.words[i * w.dims + j] * f;
+    }
+    const weight = tf * (1 + w.idf[i] / w.meta.idf_step);
+    words.set(i, weight);
+    if (isWord(w, i)) heavy.push([weight, i]);
   });
   heavy.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
-  return { vector: v, terms: heavy.slice(0, SEED_TERMS).map(function (x) { return x[1]; }) };
+  return { vector: v, words: words, terms: heavy.slice(0, SEED_TERMS).map(function (x) { return x[1]; }) };
 }
+// Whether a vocabulary entry is a single word (pairs are for ranking, not for "why").
+function isWord(w, i) { return w.meta.vocab[i].indexOf(" ") < 0; }
+// A row's words that say why it was ranked: its `shown` heaviest.
 export function rowTerms(w, r) {
   const out = [];
-  for (let j = 0; j < w.meta.terms; j++) {
+  for (let j = 0; j < w.meta.shown; j++) {
     const t = w.terms[r * w.meta.terms + j];
     if (t !== 0xffff) out.push(t);
   }
   return out;
 }
+// A row's words and their weights, as a Map.
+export function rowWords(w, r) {
+  const out = new Map();
+  for (let j = 0; j < w.meta.terms; j++) {
+    const t = w.terms[r * w.meta.terms + j];
+    if (t === 0xffff) break;
+    out.set(t, w.termWeights[r * w.meta.terms + j]);
+  }
+  return out;
+}
 export function rowVector(w, r) { return w.unit.subarray(r * w.dims, r * w.dims + w.dims); }
 
-// -- seeds: {key, kind, label, id?, rows (window rows it stands for), vector, terms} --------
+// -- seeds: {key, kind, label, id?, rows (window rows it stands for), placed ("row",
+// "text", "rows"), vector, words, terms} ------------------------------------------------------
 // An entry of a library matched to a recent paper: by arXiv id (arXiv's own DOIs,
 // 10.48550/arXiv.ID, name one), by DOI, then by its title's words.
 export function match(w, e) {
@@ -260,62 +304,109 @@ export function fromEntry(w, e, key, kind) {
   const r = match(w, e);
   if (r !== null) {
     return { key: key, kind: kind, label: e.title || w.meta.ids[r], id: w.meta.ids[r], rows: [r],
-      vector: rowVector(w, r), terms: rowTerms(w, r) };
+      placed: "row", vector: rowVector(w, r), words: rowWords(w, r), terms: rowTerms(w, r) };
   }
   const made = embed(w, e.title + "\n" + (e.text || ""));
   return { key: key, kind: kind, label: e.title || e.id || e.doi, id: e.id, rows: [],
-    vector: made.vector, terms: made.terms };
+    placed: "text", vector: made.vector, words: made.words, terms: made.terms };
 }
 // A follow's seed: the centroid of the window rows it matched, its terms the rows' commonest.
 export function fromRows(w, rows, key, label) {
-  const v = new Float32Array(w.dims), counts = {};
+  const v = new Float32Array(w.dims), counts = {}, words = new Map();
   rows.forEach(function (r) {
     const u = rowVector(w, r);
     for (let j = 0; j < w.dims; j++) v[j] += u[j];
     rowTerms(w, r).forEach(function (t) { counts[t] = (counts[t] || 0) + 1; });
+    unitWords(rowWords(w, r)).forEach(function (x, t) { words.set(t, (words.get(t) || 0) + x); });
   });
   const terms = Object.keys(counts).map(Number).sort(function (a, b) {
     return counts[b] - counts[a] || a - b;
   }).slice(0, SEED_TERMS);
-  return { key: key, kind: "follow", label: label, rows: rows, vector: v, terms: terms };
+  return { key: key, kind: "follow", label: label, rows: rows, placed: "rows", vector: v, words: words,
+    terms: terms };
 }
 export function usable(s) {
   for (let j = 0; j < s.vector.length; j++) if (s.vector[j] !== 0) return true;
-  return false;
+  return s.words.size > 0;
 }
 
 // -- ranking: recommend.score's mirror ----------------------------------------------------
-// Half the cosine with the seeds' centroid, half with the closest seed; each row once,
-// best first, ties to the newer, the seeds' own rows left out.
+// Each paper's score by meaning and by words: half its cosine with the seeds' centroid,
+// half with the closest seed; each as a z-score over the papers ranked, summed. Each row
+// once, best first, ties to the newer, the seeds' own rows left out.
 export function rank(w, seeds) {
-  const d = w.dims, units = seeds.map(function (s) { return unit(s.vector); });
+  const d = w.dims, k = seeds.length, units = seeds.map(function (s) { return unit(s.vector); });
   let centroid = new Float32Array(d);
-  units.forEach(function (u) { for (let j = 0; j < d; j++) centroid[j] += u[j] / units.length; });
+  units.forEach(function (u) { for (let j = 0; j < d; j++) centroid[j] += u[j] / k; });
   centroid = unit(centroid);
+  // Words: which seeds use each word, and how much; the seeds' centroid likewise.
+  const bySeed = new Map();
+  let middle = new Map();
+  seeds.forEach(function (s, i) {
+    unitWords(s.words).forEach(function (x, t) {
+      if (!bySeed.has(t)) bySeed.set(t, []);
+      bySeed.get(t).push(i, x);
+      middle.set(t, (middle.get(t) || 0) + x / k);
+    });
+  });
+  middle = unitWords(middle);
   const own = new Set();
   seeds.forEach(function (s) { s.rows.forEach(function (r) { own.add(r); }); });
+  const meaning = new Float64Array(w.n), words = new Float64Array(w.n), closest = new Int32Array(w.n);
+  const dense = new Float32Array(k), sparse = new Float32Array(k);
+  const K = w.meta.terms;
+  for (let r = 0; r < w.n; r++) {
+    const base = r * d;
+    let c = 0;
+    for (let j = 0; j < d; j++) c += w.unit[base + j] * centroid[j];
+    for (let i = 0; i < k; i++) {
+      const u = units[i];
+      let sim = 0;
+      for (let j = 0; j < d; j++) sim += w.unit[base + j] * u[j];
+      dense[i] = sim;
+      sparse[i] = 0;
+    }
+    let toMiddle = 0;
+    for (let j = 0; j < K; j++) {
+      const t = w.terms[r * K + j];
+      if (t === 0xffff) break;
+      const q = w.termWeights[r * K + j] * w.norm[r];
+      toMiddle += q * (middle.get(t) || 0);
+      const users = bySeed.get(t);
+      if (users) for (let x = 0; x < users.length; x += 2) sparse[users[x]] += q * users[x + 1];
+    }
+    let bestDense = -2, bestSparse = -2, best = -4;
+    for (let i = 0; i < k; i++) {
+      if (dense[i] > bestDense) bestDense = dense[i];
+      if (sparse[i] > bestSparse) bestSparse = sparse[i];
+      if (dense[i] + sparse[i] > best) { best = dense[i] + sparse[i]; closest[r] = i; }
+    }
+    meaning[r] = 0.5 * c + 0.5 * bestDense;
+    words[r] = 0.5 * toMiddle + 0.5 * bestSparse;
+  }
+  const zm = zscore(meaning, own), zw = zscore(words, own);
   const out = [];
   for (let r = 0; r < w.n; r++) {
     if (own.has(r)) continue;
-    const base = r * d;
-    let c = 0, best = -2, closest = 0;
-    for (let j = 0; j < d; j++) c += w.unit[base + j] * centroid[j];
-    for (let k = 0; k < units.length; k++) {
-      const u = units[k];
-      let sim = 0;
-      for (let j = 0; j < d; j++) sim += w.unit[base + j] * u[j];
-      if (sim > best) { best = sim; closest = k; }
-    }
-    out.push({ row: r, score: Math.round((0.5 * c + 0.5 * best) * 1e6) / 1e6, seed: closest });
+    out.push({ row: r, score: Math.round((zm(meaning[r]) + zw(words[r])) * 1e6) / 1e6, seed: closest[r] });
   }
   out.sort(function (a, b) { return b.score - a.score || b.row - a.row; });
   return out;
+}
+// (x - mean) / std over the rows not in `own` (all rows when every row is own).
+function zscore(values, own) {
+  let n = 0, sum = 0, sq = 0;
+  for (let r = 0; r < values.length; r++) if (!own.has(r) || own.size === values.length) { n++; sum += values[r]; }
+  const mean = n ? sum / n : 0;
+  for (let r = 0; r < values.length; r++) if (!own.has(r) || own.size === values.length) sq += (values[r] - mean) ** 2;
+  const std = n ? Math.sqrt(sq / n) : 0;
+  return function (x) { return (x - mean) / (std > 0 ? std : 1); };
 }
 
 // A paper's words nearest a seed's vector: what "related terms" names when they share none.
 export function related(w, terms, vector) {
   const u = unit(vector);
-  return terms.map(function (t) {
+  return terms.filter(function (t) { return t < w.meta.vectors; }).map(function (t) {
     let s = 0;
     for (let j = 0; j < w.dims; j++) s += w.words[t * w.dims + j] * u[j];
     return [s * w.meta.weights[t], t];  // its part in the paper's vector, toward the seed

@@ -14,7 +14,7 @@
 <section class="similar" aria-labelledby="similar" data-similar hidden>
 <h2 id="similar">{{ s.similar }}</h2>
 <ol{% if lang != 'en' %} lang="en"{% endif %}></ol>
-<p class="machine">{{ s.similar_how }}</p>
+<p class="machine">{{ similar_how }}</p>
 </section>
 {% endset %}
 // Made by the build (pipeline/site/pages/static.py) from the theme's ui.js template;

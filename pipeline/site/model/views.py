@@ -25,7 +25,7 @@ import pyarrow.compute as pc
 from markupsafe import Markup
 
 from pipeline.config import Config
-from pipeline.derive import scope, stats
+from pipeline.derive import scope, similar, stats
 from pipeline.derive.readings import Reading, around
 from pipeline.digest import prompt as digest_prompt
 from pipeline.site.model import history as _history
@@ -371,6 +371,12 @@ class Library:
     # papers with a page and the accepted ones, reading by reading (comment, journal-ref,
     # DOI: the tables keep only the latest).
     readings: dict[str, list[Reading]] = field(default_factory=dict)
+    # 为你推荐's window papers' embeddings by the configured model (none without one), and
+    # that model's name: the store's vectors of the papers first seen in the window only.
+    embeddings: dict[str, np.ndarray] = field(default_factory=dict)
+    embedder: str = ""
+    # The model every similar list was made with besides words; empty: by words alone.
+    similar_by: str = ""
 
 
 def _opt(value: object) -> object:
@@ -430,7 +436,31 @@ def load(cfg: Config, store: Store, now: dt.datetime | None = None) -> Library:
         for arxiv_id, fields in attach(tables, papers).items():
             papers[arxiv_id].update(fields)
     made = [Paper(**fields) for fields in papers.values()]
-    return Library(made, {p.arxiv_id: p for p in made}, frames, tz, now, tables.readings)
+    source = similar.embedder(cfg)
+    window = now - dt.timedelta(days=cfg.site.recommend_days)
+    return Library(made, {p.arxiv_id: p for p in made}, frames, tz, now, tables.readings,
+                   _embeddings(store, source[0], [p.arxiv_id for p in made
+                                                  if p.first_seen >= window])
+                   if source else {}, source[0] if source else "", _similar_by(store))
+
+
+def _similar_by(store: Store) -> str:
+    """The model named in every similar list's method ("tfidf/…+MODEL@REV/count"), or ""."""
+    methods = pc.unique(store.read("similar", ["method"])["method"]).to_pylist()
+    if len(methods) != 1 or "+" not in (methods[0] or ""):
+        return ""
+    return str(methods[0]).split("+", 1)[1].rsplit("/", 1)[0].split("@")[0]
+
+
+def _embeddings(store: Store, model: str, ids: list[str]) -> dict[str, np.ndarray]:
+    """The stored embeddings by `model` of `ids` (a year's table is ~250 MB: only these
+    rows are turned into arrays)."""
+    table = store.read("embeddings")
+    table = table.filter(pc.and_(pc.is_in(table["arxiv_id"], value_set=pa.array(ids)),
+                                 pc.equal(table["model"], pa.scalar(model))))
+    return {str(a): np.asarray(v, np.float32) for a, v in zip(
+        table["arxiv_id"].to_pylist(), table["vector"].to_numpy(zero_copy_only=False),
+        strict=True)}
 
 
 Fields = dict[str, Any]  # a paper's fields by name, as Paper takes them (it checks the names)

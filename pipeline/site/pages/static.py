@@ -16,6 +16,10 @@ def render(site: SiteData, out: Output) -> list[str]:
     for path in sorted(static.rglob("*")):
         if path.is_file():
             out.writer.put(out.root / "theme" / path.relative_to(static), path.read_bytes())
-    ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=ROOT)
+    by = site.lib.similar_by  # what the similar lists were made with: the reader is told
+    how = (site.strings["similar_how_meaning"].format(model=by) if by
+           else site.strings["similar_how"])
+    ui = out.env.get_template("ui.js").render(s=site.strings, lang=site.lang, root=ROOT,
+                                              similar_how=how)
     out.writer.put(out.root / "theme" / "ui.js", ui.encode("utf-8"))
     return []
