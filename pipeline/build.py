@@ -17,9 +17,9 @@ from typing import Any
 from pelican import Pelican, signals
 
 import pipeline.site.settings as site_settings
-from pipeline.config import SITE_LANGUAGES, Config, ConfigError
-from pipeline.site.i18n import Alternates, prefix
+from pipeline.config import SITE_LANGUAGES, Config, ConfigError, SiteLanguage
 from pipeline.site.budget import RECORD as BUDGET
+from pipeline.site.i18n import Alternates, prefix
 from pipeline.site.writer import (
     JOURNAL,
     MANIFEST,
@@ -157,14 +157,14 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
         if len(languages) > 1 else ())
 
 
-def _in_language(cfg: Config, language: str, base: str, share: float) -> Config:
+def _in_language(cfg: Config, language: SiteLanguage, base: str, share: float) -> Config:
     """The config of a language other than the default: its pages under its prefix, its
     feeds' and sitemap's URLs too; the digests read in the language they are made in (a
     page says when that is not its own)."""
     site = dataclasses.replace(
         cfg.site, language=language, languages=(), output=cfg.site.output / prefix(language),
         base_url=f"{base}/{prefix(language)}" if base else "", max_site_mb=share)
-    digest = dataclasses.replace(cfg.digest, language=cfg.digest_language)
+    digest = dataclasses.replace(cfg.digest, language=cfg.digest.language or cfg.site.language)
     return dataclasses.replace(cfg, site=site, digest=digest)
 
 

@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline.text import patterns
@@ -96,7 +96,8 @@ def _nearest_category(code: str) -> str | None:
 SIMULATED = ("times", "revisions", "licenses")
 
 
-SITE_LANGUAGES = ("zh-CN", "en")
+SiteLanguage = Literal["zh-CN", "en"]
+SITE_LANGUAGES: tuple[SiteLanguage, ...] = typing.get_args(SiteLanguage)
 LANGUAGES_ALLOWED = ("an array of distinct languages of 'zh-CN', 'en', the default first "
                      "([site] language, which may be left out then), or empty")
 
@@ -210,7 +211,7 @@ class SiteConfig:
     # the update workflow passes its own repository (PAPERTRAIL_SITE_SOURCE_URL).
     source_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
                             "https://github.com/you/repo")
-    language: Literal["zh-CN", "en"] = "zh-CN"
+    language: SiteLanguage = "zh-CN"
     # Every language the site is built in, the default (`language`, at the site's root) first,
     # each other under its own prefix (en/); empty: `language` alone.
     languages: tuple[str, ...] = _spec((), allowed=LANGUAGES_ALLOWED)
@@ -663,9 +664,9 @@ class Config:
         return self.root / self.site.output
 
     @property
-    def site_languages(self) -> tuple[str, ...]:
+    def site_languages(self) -> tuple[SiteLanguage, ...]:
         """Every language the site is built in, the default (at the root) first."""
-        return self.site.languages or (self.site.language,)
+        return cast("tuple[SiteLanguage, ...]", self.site.languages) or (self.site.language,)
 
     @property
     def digest_language(self) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from pipeline.site.model.data import SiteData
 from pipeline.site.i18n import NO_LINKS
+from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
 
