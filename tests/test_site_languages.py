@@ -162,3 +162,10 @@ def test_the_other_language_carries_its_window_and_the_default_links_only_what_i
     home = (out / "index.html").read_text("utf-8")
     assert "hreflang" not in home and 'class="languages"' not in home
 
+
+
+def test_both_languages_state_the_same_numbers(site):
+    built, _, _ = site
+    stat = re.compile(r'data-stat="(\w+)"[^>]*>([^<]+)<')
+    zh = stat.findall((built.out / "index.html").read_text("utf-8"))
+    assert zh and stat.findall((built.out / "en" / "index.html").read_text("utf-8")) == zh
