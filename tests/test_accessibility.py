@@ -1,7 +1,7 @@
 """axe-core in a real browser on the pages a reader uses most: home, a paper and a revised
-one, search, the follow page, sources, the HF board and 最近录用, in the zh and en builds,
-desktop and phone, light and dark: one site in both ([site] languages), zh-CN at the root
-and en under en/, each with its language switch. No violation of serious or critical impact may remain.
+one, search, the follow page, sources, the HF board and 最近录用, desktop and phone, light
+and dark, in one site of both languages ([site] languages): zh-CN at the root, en under
+en/, each with its language switch. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
 and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed

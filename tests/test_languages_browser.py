@@ -74,7 +74,7 @@ def test_the_switch_opens_the_same_paper_in_the_other_language(page, site):
 
 @pytest.mark.parametrize("path", EN_PAGES)
 def test_english_pages_show_no_chinese_catalogue_words(page, site, path):
-    cfg, url, paper, revised = site
+    _, url, paper, revised = site
     page.goto(url + "en/" + path.format(paper=paper, revised=revised))
     page.wait_for_load_state("networkidle")
     assert page.locator("html").get_attribute("lang") == "en"
