@@ -5,10 +5,13 @@ their LaTeX, authors, categories; 5% revised, digests for 10%, eight similar pap
 each) spread over N/1000 days, then times a full `papertrail build` in a fresh process
 and reports its peak memory, the home page's size, the site's size per 1,000 papers and
 by folder, and how many paper pages [site] max_site_mb left out.
-Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M] [N ...]
+Run: .venv/bin/python bench/site.py [--jobs J] [--repeat R] [--max-site-mb M]
+[--languages L ...] [N ...]
 (default: 20000; J sets [site] build_jobs, default 0 = one worker process per CPU; R full
 builds and R rebuilds, medians; M sets [site] max_site_mb, default 100000 so every paper
-page is kept and the size per 1,000 papers is the whole site's; `--smoke`: 100 papers).
+page is kept and the size per 1,000 papers is the whole site's; L sets [site] languages,
+e.g. `--languages zh-CN --languages zh-CN,en` builds the same store in one language and
+in two, to measure what the second adds; `--smoke`: 100 papers).
 A full run appends its figures to bench/results/site.csv; `--smoke` appends nothing.
 """
 
@@ -117,6 +120,7 @@ def child(cfg_path: str) -> None:
             top = path.relative_to(cfg.output_path).parts
             folders[top[0] if len(top) > 1 else "(top)"] += path.stat().st_size
     print(json.dumps({"seconds": seconds, "rss": hwm, "files": report.files,
+                      "languages": report.languages,
                       "light": report.light,
                       "bytes": report.size_bytes, "written": report.written,
                       "home": (cfg.output_path / "index.html").stat().st_size,
@@ -161,41 +165,53 @@ def _run_child(cfg_path: Path) -> dict:
     return {**json.loads(out.strip().splitlines()[-1]), "pss": peak[0]}
 
 
-def bench(n: int, jobs: int, repeat: int, max_site_mb: float, keep: bool) -> None:
-    """Times R full builds and R rebuilds of N papers; `keep` appends the figures to
-    bench/results/site.csv."""
-    started_at = machine_load()
+def bench(n: int, jobs: int, repeat: int, max_site_mb: float, keep: bool,
+          language_sets: list[str]) -> None:
+    """Times R full builds and R rebuilds of N papers in each set of languages; `keep`
+    appends the figures to bench/results/site.csv."""
     with tempfile.TemporaryDirectory() as tmp:
         cfg = make_store(Path(tmp), n, jobs, max_site_mb)
-        fulls = []
-        # Each full build into a folder of its own: deleting a site just before building
-        # the next one would time the file system, not the build (ext4 without a journal,
-        # as here, skips inodes freed in the last minutes, scanning past each of them).
-        for r in range(repeat):
-            path = cfg.path.with_name(f"papertrail-{r}.toml")
-            path.write_text(cfg.path.read_text("utf-8").replace('output = "out"',
-                                                                 f'output = "out{r}"'))
-            fulls.append(_run_child(path))
-            full = fulls[-1]
-            print(f"{n:,} papers, build_jobs = {jobs}: full build {full['seconds']:.1f} s, "
-                  f"peak memory {full['pss']:.0f} MiB (all processes, PSS; the main one's "
-                  f"RSS {full['rss']:.0f} MiB), {full['files']:,} files, "
-                  f"{full['bytes'] / 1e6:.0f} MB ({full['bytes'] / 1e6 / (n / 1000):.1f} MB "
-                  f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB, "
-                  f"{full['light']:,} paper pages light", flush=True)
-            print("  by folder: " + ", ".join(
-                f"{name} {size / 1e6:.1f} MB" for name, size in
-                sorted(full["folders"].items(), key=lambda kv: -kv[1])), flush=True)
-        if repeat > 1:
-            print(f"  median of {repeat}: full build "
-                  f"{statistics.median(f['seconds'] for f in fulls):.1f} s, peak memory "
-                  f"{statistics.median(f['pss'] for f in fulls):.0f} MiB")
-        # The last site again, from unchanged data, as often as the full build.
-        agains = [_run_child(path) for _ in range(repeat)]
-        runs = ", ".join(f"{a['seconds']:.1f}" for a in agains)
-        print(f"  rebuild of unchanged data: median "
-              f"{statistics.median(a['seconds'] for a in agains):.1f} s (runs {runs}), "
-              f"{max(a['written'] for a in agains)} files written")
+        for languages in language_sets:
+            _bench_languages(cfg, n, jobs, repeat, max_site_mb, keep, languages)
+
+
+def _bench_languages(cfg: config_mod.Config, n: int, jobs: int, repeat: int,
+                     max_site_mb: float, keep: bool, languages: str) -> None:
+    started_at = machine_load()
+    listed = ", ".join(f'"{language}"' for language in languages.split(",") if language)
+    fulls = []
+    # Each full build into a folder of its own: deleting a site just before building
+    # the next one would time the file system, not the build (ext4 without a journal,
+    # as here, skips inodes freed in the last minutes, scanning past each of them).
+    for r in range(repeat):
+        path = cfg.path.with_name(f"papertrail-{languages}-{r}.toml")
+        path.write_text(cfg.path.read_text("utf-8").replace(
+            'output = "out"', f'output = "out-{languages}-{r}"\nlanguages = [{listed}]'))
+        fulls.append(_run_child(path))
+        full = fulls[-1]
+        print(f"{n:,} papers, build_jobs = {jobs}: full build {full['seconds']:.1f} s, "
+              f"peak memory {full['pss']:.0f} MiB (all processes, PSS; the main one's "
+              f"RSS {full['rss']:.0f} MiB), {full['files']:,} files, "
+              f"{full['bytes'] / 1e6:.0f} MB ({full['bytes'] / 1e6 / (n / 1000):.1f} MB "
+              f"per 1,000 papers), home page {full['home'] / 1000:.0f} KB, "
+              f"{full['light']:,} paper pages light", flush=True)
+        print("  by folder: " + ", ".join(
+            f"{name} {size / 1e6:.1f} MB" for name, size in
+            sorted(full["folders"].items(), key=lambda kv: -kv[1])), flush=True)
+        if full["languages"]:
+            print("  by language: " + ", ".join(
+                f"{lang} {files:,} files, {size / 1e6:.1f} MB"
+                for lang, files, size in full["languages"]), flush=True)
+    if repeat > 1:
+        print(f"  median of {repeat}: full build "
+              f"{statistics.median(f['seconds'] for f in fulls):.1f} s, peak memory "
+              f"{statistics.median(f['pss'] for f in fulls):.0f} MiB")
+    # The last site again, from unchanged data, as often as the full build.
+    agains = [_run_child(path) for _ in range(repeat)]
+    runs = ", ".join(f"{a['seconds']:.1f}" for a in agains)
+    print(f"  rebuild of unchanged data: median "
+          f"{statistics.median(a['seconds'] for a in agains):.1f} s (runs {runs}), "
+          f"{max(a['written'] for a in agains)} files written")
     if keep:
         figures: list[Figure] = [
             *(row for f in fulls for row in (
@@ -205,7 +221,8 @@ def bench(n: int, jobs: int, repeat: int, max_site_mb: float, keep: bool) -> Non
             *(("rebuild", a["seconds"], "s") for a in agains),
             ("rebuild_files_written", max(a["written"] for a in agains), "files")]
         record("site", n, figures, started_at,
-               f"max_site_mb={max_site_mb:g}; build_jobs={jobs}; bench/site.py")
+               f"max_site_mb={max_site_mb:g}; build_jobs={jobs}; "
+               f"languages={languages or 'default'}; bench/site.py")
 
 
 if __name__ == "__main__":
@@ -218,9 +235,12 @@ if __name__ == "__main__":
         parser.add_argument("--repeat", type=int, default=1, help="full builds to time")
         parser.add_argument("--max-site-mb", type=float, default=100_000,
                             help="[site] max_site_mb")
+        parser.add_argument("--languages", action="append", default=[],
+                            help="[site] languages, comma-separated; again for another set")
         parser.add_argument("--smoke", action="store_true", help="100 papers")
         args = parser.parse_args()
         if args.repeat < 1:
             parser.error("--repeat must be at least 1")
         for size in [100] if args.smoke else args.sizes:
-            bench(size, args.jobs, args.repeat, args.max_site_mb, keep=not args.smoke)
+            bench(size, args.jobs, args.repeat, args.max_site_mb, not args.smoke,
+                  args.languages or [""])

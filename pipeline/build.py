@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import fcntl
 import logging
@@ -16,8 +17,9 @@ from typing import Any
 from pelican import Pelican, signals
 
 import pipeline.site.settings as site_settings
-from pipeline.config import Config, ConfigError
+from pipeline.config import SITE_LANGUAGES, Config, ConfigError, SiteLanguage
 from pipeline.site.budget import RECORD as BUDGET
+from pipeline.site.i18n import Alternates, prefix
 from pipeline.site.writer import (
     JOURNAL,
     MANIFEST,
@@ -48,11 +50,18 @@ class BuildReport:
     light: int = 0  # light paper pages, to stay within [site] max_site_mb
     left_out: int = 0  # paper pages left out, when even light ones do not all fit
     max_site_mb: float = 0
+    # (language, files, bytes) of each language's build, the default's first, when the
+    # site has more than one ([site] languages)
+    languages: tuple[tuple[str, int, int], ...] = ()
 
     def line(self) -> str:
         line = (f"site: {self.files} files, {self.size_bytes / 1e6:.1f} MB in {self.output} · "
                 f"{self.written} written, {self.unchanged} unchanged, {self.removed} stale "
                 f"removed · {self.seconds:.1f} s")
+        if self.languages:
+            line += "\nlanguages: " + ", ".join(
+                f"{lang} {'at the root' if i == 0 else 'in ' + prefix(lang)} ({files} files, "
+                f"{size / 1e6:.1f} MB)" for i, (lang, files, size) in enumerate(self.languages))
         if self.light:
             line += (f"\n{self.light} paper pages light, the oldest, to stay within "
                      f"[site] max_site_mb = {self.max_site_mb:g}: their article loads with "
@@ -114,9 +123,64 @@ def _writing(out: Path) -> Iterator[None]:
 
 def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
            ) -> BuildReport:
+    """The default language at the output's root; before it, each other language under
+    its prefix, as a site of its own (Pelican's way: a run per language, as its
+    i18n_subsites plugin does), carrying the newest papers ([site] other_language_days)
+    within its share of [site] max_site_mb. The default's pages then link the pages those
+    made, and it fits in what they left."""
+    languages = cfg.site_languages
+    base = cfg.site.base_url.rstrip("/")
+    made: dict[str, frozenset[str]] = {}
+    reports = []
+    for language in languages[1:]:
+        other = _in_language(cfg, language, base, cfg.site.max_site_mb / len(languages))
+        report, files = _build_one(other, publish, now, started, Alternates(
+            language, languages, base), cfg.site.other_language_days)
+        made[language] = files
+        reports.append(report)
+    spent = sum(r.size_bytes for r in reports)
+    rest = dataclasses.replace(cfg.site, max_site_mb=cfg.site.max_site_mb - spent / 1e6)
+    report, _ = _build_one(dataclasses.replace(cfg, site=rest), publish, now, started,
+                           Alternates(languages[0], languages, base, made), 0)
+    removed = sum(_forget(cfg.output_path / prefix(language))
+                  for language in SITE_LANGUAGES if language not in languages[1:])
+    if len(languages) == 1 and not removed:
+        return report
+    reports.insert(0, report)
+    return dataclasses.replace(
+        report, seconds=time.perf_counter() - started,
+        **{k: sum(getattr(r, k) for r in reports)
+           for k in ("written", "unchanged", "files", "size_bytes", "light", "left_out")},
+        removed=sum(r.removed for r in reports) + removed, max_site_mb=cfg.site.max_site_mb,
+        languages=tuple((lang, r.files, r.size_bytes)
+                        for lang, r in zip(languages, reports, strict=True))
+        if len(languages) > 1 else ())
+
+
+def _in_language(cfg: Config, language: SiteLanguage, base: str, share: float) -> Config:
+    """The config of a language other than the default: its pages under its prefix, its
+    feeds' and sitemap's URLs too; the digests read in the language they are made in (a
+    page says when that is not its own)."""
+    site = dataclasses.replace(
+        cfg.site, language=language, languages=(), output=cfg.site.output / prefix(language),
+        base_url=f"{base}/{prefix(language)}" if base else "", max_site_mb=share)
+    digest = dataclasses.replace(cfg.digest, language=cfg.digest.language or cfg.site.language)
+    return dataclasses.replace(cfg, site=site, digest=digest)
+
+
+def _forget(out: Path) -> int:
+    """A language the site is no longer built in: the files its build made there."""
+    return _remove_stale(out, set()) if (out / MANIFEST).exists() else 0
+
+
+def _build_one(cfg: Config, publish: bool, now: dt.datetime | None, started: float,
+               alternates: Alternates, days: int) -> tuple[BuildReport, frozenset[str]]:
+    """One language's site: Pelican run over the store with our writer; the report and
+    the files it made (under its output folder)."""
     logging.getLogger("pelican").setLevel(logging.WARNING)
     pelican = Pelican(site_settings.for_pelican(cfg, publish=publish, now=now,
-                                                writer_plugin=False))
+                                                writer_plugin=False, alternates=alternates,
+                                                days=days))
     made: list[PelicanWriter] = []
 
     class Recorded(PelicanWriter):  # remembered, to report what it wrote
@@ -143,7 +207,8 @@ def _build(cfg: Config, publish: bool, now: dt.datetime | None, started: float
     return BuildReport(out, time.perf_counter() - started, w.written, w.unchanged,
                        len(produced), size, removed, cfg.site.base_url,
                        light if isinstance(light, int) else 0,
-                       left_out if isinstance(left_out, int) else 0, cfg.site.max_site_mb)
+                       left_out if isinstance(left_out, int) else 0, cfg.site.max_site_mb
+                       ), frozenset(relative(p, out) for p in produced)
 
 
 def _refuse_overlap(theme: Path, out: Path) -> None:

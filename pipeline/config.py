@@ -21,7 +21,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pipeline.text import patterns
@@ -94,6 +94,12 @@ def _nearest_category(code: str) -> str | None:
 # What a site built from a replay's store may declare made up (`[site] simulated`): each
 # is named by the banner on every page, and a made-up revision links to no arXiv version.
 SIMULATED = ("times", "revisions", "licenses")
+
+
+SiteLanguage = Literal["zh-CN", "en"]
+SITE_LANGUAGES: tuple[SiteLanguage, ...] = typing.get_args(SiteLanguage)
+LANGUAGES_ALLOWED = ("an array of distinct languages of 'zh-CN', 'en', the default first "
+                     "([site] language, which may be left out then), or empty")
 
 
 def _simulated(values: tuple[str, ...]) -> str | None:
@@ -205,7 +211,14 @@ class SiteConfig:
     # the update workflow passes its own repository (PAPERTRAIL_SITE_SOURCE_URL).
     source_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
                             "https://github.com/you/repo")
-    language: Literal["zh-CN", "en"] = "zh-CN"
+    language: SiteLanguage = "zh-CN"
+    # Every language the site is built in, the default (`language`, at the site's root) first,
+    # each other under its own prefix (en/); empty: `language` alone.
+    languages: tuple[str, ...] = _spec((), allowed=LANGUAGES_ALLOWED)
+    # What a language other than the default carries: the papers first seen in these days
+    # (its home, lists, briefs, feeds, search and paper pages); the default carries all. A
+    # second full copy would not fit max_site_mb past ~100,000 papers (docs/SCALE.md).
+    other_language_days: int = _spec(14, _between(1, 366), "1 to 366 days")
     timezone: str = _spec("Asia/Shanghai", _timezone, "an IANA name such as Asia/Shanghai")
     base_url: str = _spec("", _site_url, "empty, or an http(s) URL such as "
                           "https://you.github.io/repo (the site's public URL)")
@@ -668,6 +681,11 @@ class Config:
         return self.root / self.site.output
 
     @property
+    def site_languages(self) -> tuple[SiteLanguage, ...]:
+        """Every language the site is built in, the default (at the root) first."""
+        return cast("tuple[SiteLanguage, ...]", self.site.languages) or (self.site.language,)
+
+    @property
     def digest_language(self) -> str:
         return self.digest.language or self.site.language
 
@@ -818,6 +836,7 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     topics = raw.pop("topics", [])
     follows = raw.pop("follows", [])
     channels = raw.pop("notify", [])
+    _default_language(raw, path)
     config = _build(Config, {**raw, "path": path}, path, "")
     if not isinstance(topics, list):
         _fail(path, "topics", topics, "an array of tables: [[topics]]")
@@ -831,6 +850,25 @@ def from_dict(raw: dict[str, Any], path: Path) -> Config:
     return dataclasses.replace(config, topics=built,
                                follows=_build_follows(follows, path, {t.slug for t in built}),
                                notify=_build_channels(channels, path, bool(follows)))
+
+
+def _default_language(raw: dict[str, Any], path: Path) -> None:
+    """[site] languages names the default first; `language`, when given too, must be it
+    (when left out, it is taken from there)."""
+    site = raw.get("site")
+    if not isinstance(site, dict) or not site.get("languages"):
+        return
+    languages = site["languages"]
+    if not isinstance(languages, list) or not all(isinstance(v, str) for v in languages):
+        return  # _build names the wrong type
+    if unknown := [v for v in languages if v not in SITE_LANGUAGES]:
+        _fail(path, "site.languages", languages, LANGUAGES_ALLOWED,
+              f"unknown {', '.join(map(repr, unknown))}")
+    if len(set(languages)) != len(languages):
+        _fail(path, "site.languages", languages, LANGUAGES_ALLOWED, "a language twice")
+    if site.setdefault("language", languages[0]) != languages[0]:
+        _fail(path, "site.languages", languages, LANGUAGES_ALLOWED,
+              f"[site] language = {site['language']!r} is not its first")
 
 
 _OUTPUT_ALLOWED = ("a folder of its own (e.g. \"output\"): not the store, the theme or "

@@ -1,6 +1,7 @@
 """axe-core in a real browser on the pages a reader uses most: home, a paper and a revised
-one, search, the follow page, sources, the HF board and 最近录用, in the zh and en builds,
-desktop and phone, light and dark. No violation of serious or critical impact may remain.
+one, search, the follow page, sources, the HF board and 最近录用, desktop and phone, light
+and dark, in one site of both languages ([site] languages): zh-CN at the root, en under
+en/, each with its language switch. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
 and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed
@@ -16,9 +17,18 @@ import pytest
 
 from pipeline.replay import sample
 from tests.support.servers import serve
-from tests.support.site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
+from tests.support.site import (
+    DAYS,
+    add_digest,
+    at,
+    build_at_last_run,
+    in_languages,
+    make_config,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow  # builds the site in both languages
+LANGUAGES = {"zh-CN": "", "en": "en/"}  # where each language's pages are
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=diffusion",
@@ -27,9 +37,9 @@ PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 
-@pytest.fixture(scope="module", params=["zh-CN", "en"])
-def site(request, tmp_path_factory):
-    cfg = make_config(tmp_path_factory.mktemp(f"a11y-{request.param}"), request.param)
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    cfg = in_languages(make_config(tmp_path_factory.mktemp("a11y")), *LANGUAGES)
     store = run_pipeline(cfg, DAYS)
     papers = store.read("papers").to_pylist()
     paper = papers[0]["arxiv_id"]
@@ -56,8 +66,11 @@ def axe_page(browser):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
 @pytest.mark.parametrize("path", PAGES)
-def test_no_serious_or_critical_accessibility_violation(axe_page, site, path, viewport, scheme):
+@pytest.mark.parametrize("language", list(LANGUAGES))
+def test_no_serious_or_critical_accessibility_violation(axe_page, site, language, path,
+                                                        viewport, scheme):
     url, paper, revised = site
+    url += LANGUAGES[language]
     width, height = VIEWPORTS[viewport]
     axe_page.set_viewport_size({"width": width, "height": height})
     axe_page.emulate_media(color_scheme=scheme)

@@ -77,6 +77,13 @@ BAD = [
     ("[site]\ntimezone = 'Mars/Olympus'\n", "site.timezone", "Mars/Olympus", "IANA"),
     ("[site]\nbuild_jobs = -2\n", "site.build_jobs", "-2", "0 (one per CPU) to 64"),
     ("[site]\nlanguage = 'fr'\n", "site.language", "'fr'", "'zh-CN' | 'en'"),
+    ("[site]\nlanguages = ['zh-CN', 'fr']\n", "site.languages", "unknown 'fr'",
+     "distinct languages of 'zh-CN', 'en', the default first"),
+    ("[site]\nlanguages = ['en', 'en']\n", "site.languages", "a language twice", "distinct"),
+    ("[site]\nlanguage = 'en'\nlanguages = ['zh-CN', 'en']\n", "site.languages",
+     "[site] language = 'en' is not its first", "the default first"),
+    ("[site]\nlanguages = 'en'\n", "site.languages", "expected an array", "distinct"),
+    ("[site]\nother_language_days = 0\n", "site.other_language_days", "0", "1 to 366 days"),
     ("[digest]\nselection = 'some'\n", "digest.selection", "'some'", "'all' | 'ai' | 'topics'"),
     ("[digest]\nnotes_share = 1.5\n", "digest.notes_share", "1.5", "0 to 1"),
     ("[digest]\nnotes = 'yes'\n", "digest.notes", "'yes'", "true or false"),
@@ -360,3 +367,22 @@ def test_the_workflows_env_is_read_as_yaml_reads_it() -> None:
         found = config_mod.workflow_env(REPO / "pipeline", command)
         assert found == (REPO / config_mod.WORKFLOW, frozenset(step["env"]))
     assert config_mod.workflow_env(REPO, "nonesuch") is None
+
+
+def test_languages_name_the_default_first_and_language_may_be_left_out(tmp_path):
+    """[site] languages lists every language of the site, the default first: `language`,
+    left out, is taken from there; given, it must be the first."""
+    cfg = config_mod.load(write(tmp_path, "[site]\nlanguages = ['en', 'zh-CN']\n"))
+    assert (cfg.site.language, cfg.site_languages) == ("en", ("en", "zh-CN"))
+    cfg = config_mod.load(write(tmp_path, "[site]\nlanguage = 'zh-CN'\n"
+                                          "languages = ['zh-CN', 'en']\n"))
+    assert cfg.site_languages == ("zh-CN", "en")
+    assert config_mod.load(write(tmp_path, "[site]\nlanguage = 'en'\n")).site_languages == ("en",)
+
+
+def test_bad_languages_stop_the_build_with_exit_2(tmp_path):
+    path = write(tmp_path, "[site]\nlanguages = ['zh-CN', 'fr']\n")
+    result = CliRunner().invoke(cli, ["--config", str(path), "build"])
+    assert result.exit_code == 2
+    assert "site.languages" in result.output and "'zh-CN', 'en'" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["papertrail.toml"]

@@ -39,14 +39,16 @@ def text_of(page: Path) -> str:
 
 def test_every_page_names_what_is_simulated(demo_site: Config):
     assert set(demo_site.site.simulated) == set(SIMULATED)
-    named = [S[f"simulated_{k}"] for k in SIMULATED]
-    html = list(pages(demo_site.output_path))
+    out = demo_site.output_path
+    html = list(pages(out))
     assert len(html) > 1000
+    assert demo_site.site_languages == ("zh-CN", "en")  # en/: each page in its words
     for page in html:
+        s = i18n.strings("en" if page.relative_to(out).parts[0] == "en" else "zh-CN")
         doc = lxml_html.document_fromstring(page.read_bytes())
         banner = doc.find_class("simulated")
         assert len(banner) == 1, page
-        assert all(n in banner[0].text_content() for n in named), page
+        assert all(s[f"simulated_{k}"] in banner[0].text_content() for k in SIMULATED), page
 
 
 def test_no_page_shows_an_affiliation_the_sample_lacks(demo_site: Config):

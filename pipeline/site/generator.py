@@ -7,6 +7,8 @@ this scale, and its taxonomies have a quadratic step. The flow is one way: the s
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import gc
 import logging
 from collections import Counter
@@ -20,7 +22,7 @@ import pipeline.site.model.data as data
 import pipeline.site.workers as _workers
 from pipeline.config import Config
 from pipeline.site.budget import PaperPages, Rank
-from pipeline.site.model.views import load
+from pipeline.site.model.views import Library, load
 from pipeline.site.output import BuildCache, Output
 from pipeline.site.pages import (
     accepted,
@@ -72,6 +74,8 @@ class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no 
             store = Store(cfg.store_path)
             with store.snapshot():  # one commit whole, whatever a writer commits meanwhile
                 lib = load(cfg, store, self.settings.get("PAPERTRAIL_NOW"))
+            if days := self.settings.get("PAPERTRAIL_DAYS"):
+                lib = newest(lib, days)
             self.site = data.compute(cfg, lib, Path(self.theme))
             gc.freeze()
         finally:
@@ -87,6 +91,13 @@ class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no 
         finally:
             gc.unfreeze()
 
+
+def newest(lib: Library, days: int) -> Library:
+    """The papers first seen in the last `days` days (what a language other than the
+    default carries, [site] other_language_days); the site's numbers stay the store's."""
+    since = lib.now - dt.timedelta(days=days)
+    papers = [p for p in lib.papers if p.first_seen >= since]
+    return dataclasses.replace(lib, papers=papers, by_id={p.arxiv_id: p for p in papers})
 
 
 def render_fitting(site: data.SiteData, writer: SkipUnchangedWriter, env: Environment

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
+
+from markupsafe import Markup, escape
 
 from pipeline.derive import rank
 from pipeline.text.reasons import Code, Reason, named
@@ -76,3 +80,81 @@ def _part(r: Reason, s: Mapping[str, str]) -> str:
     if "where" in args:
         args["where"] = s[f"why_in_{args['where']}"]
     return s[f"why_{r.code}"].format(**args)
+
+
+class Links(NamedTuple):
+    """A page's links to itself in the site's other languages: `<link rel="alternate">`s
+    for its head, and the switch its header shows."""
+
+    head: Markup
+    switch: Markup
+
+
+NO_LINKS = Links(Markup(""), Markup(""))
+
+
+@dataclass(frozen=True)
+class Alternates:
+    """Where a page of one language's build is in the others ([site] languages): the
+    default at the site's root, each other under `<language>/`. A page of another language
+    has its counterpart in the default's build (it carries the newest papers of the same
+    library); a page of the default has it in another's when that build made it (`made`:
+    its files, built before the default's). Called by the pages (`alternates(here, root)`,
+    a template global): callable, so the files are not in every page's salt, only the
+    links a page shows are in its key."""
+
+    lang: str  # of the build these pages are in
+    languages: tuple[str, ...] = ()  # every language, the default first
+    base_url: str = ""  # the default's public URL, for absolute hreflang links
+    made: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    def __call__(self, here: str, root: str) -> Links:
+        """The links of the page at `here` (its path under this language's root: a
+        folder's index.html, or a file) that reaches this language's root by `root`."""
+        if len(self.languages) < 2:
+            return NO_LINKS
+        url = here.removesuffix("index.html")
+        head, switch = [], []
+        for language in self.languages:
+            top = root + self.step(language)
+            there = language == self.lang or self.has(language, here)
+            if there:
+                href = escape(self.absolute(language, url) or top + url)
+                head.append(f'<link rel="alternate" hreflang="{language}" href="{href}">')
+            if language != self.lang:  # no counterpart: that language's home page
+                name = CATALOGUE[language][name_key(language)]
+                switch.append(f'<a href="{escape(top + url if there else top)}" '
+                              f'hreflang="{language}" lang="{language}">{escape(name)}</a>')
+        default = self.languages[0]
+        if self.lang == default or self.has(default, here):
+            href = escape(self.absolute(default, url) or root + self.step(default) + url)
+            head.append(f'<link rel="alternate" hreflang="x-default" href="{href}">')
+        label = escape(_STRINGS[self.lang]["languages"])
+        return Links(Markup("\n".join(head) + "\n"),
+                     Markup(f'<nav class="languages" aria-label="{label}">{"".join(switch)}'
+                            "</nav>\n"))
+
+    def step(self, language: str) -> str:
+        """From this language's root to `language`'s."""
+        up = "" if self.lang == self.languages[0] else "../"
+        return up if language == self.languages[0] else f"{up}{prefix(language)}"
+
+    def has(self, language: str, here: str) -> bool:
+        made = self.made.get(language)
+        return made is None or here in made
+
+    def absolute(self, language: str, url: str) -> str:
+        if not self.base_url:
+            return ""
+        at = "" if language == self.languages[0] else prefix(language)
+        return f"{self.base_url.rstrip('/')}/{at}{url}"
+
+
+def name_key(language: str) -> str:
+    """The key of a language's name (in each catalogue, as its readers call it)."""
+    return f"language_{language.split('-')[0]}"
+
+
+def prefix(language: str) -> str:
+    """Where a language other than the default is built, under the site's root."""
+    return f"{language}/"

@@ -14,7 +14,7 @@ from jinja2.runtime import Context
 from markupsafe import Markup, escape
 
 from pipeline.derive.rank import Ranked
-from pipeline.site.i18n import say, say_pick
+from pipeline.site.i18n import NO_LINKS, Alternates, Links, say, say_pick
 from pipeline.site.model.data import SiteData
 from pipeline.site.model.views import Pages, Paper
 from pipeline.site.render.feeds import FeedSpec
@@ -34,6 +34,9 @@ _HREF = "\ue000href\ue000"  # stands for where a card's title links: its page, o
 _ID = "\ue000id\ue000"  # stands for a paper's id in the light page rendered once
 _ABS = "\ue000abs\ue000"  # stands for its arXiv link there
 _TITLE_HTML = "\ue000title_html\ue000"  # stands for its title as HTML there
+# stand for a paper page's links to itself in the other languages, in the chrome and the
+# light page rendered once
+_LANGS = Links(Markup("\ue000langs_head\ue000"), Markup("\ue000langs_switch\ue000"))
 
 
 Cards = dict[tuple[str, int, bool], str]  # compact cards by (id, version, revision)
@@ -73,6 +76,14 @@ class _Rendering:
         self._site_contexts: dict[tuple[str, tuple[FeedSpec, ...]], tuple[dict[str, Any], str]] = {}
         self._lights: dict[tuple[int, tuple[FeedSpec, ...]], str] = {}
         self._globals: dict[Template, dict[str, Any]] = {}
+        alternates = env.globals.get("alternates")  # settings.plain
+        self.alternates = alternates if isinstance(alternates, Alternates) else None
+
+    def langs(self, here: str) -> Links:
+        """The page at `here` in the site's other languages (i18n.Alternates)."""
+        if self.alternates is None:
+            return NO_LINKS
+        return self.alternates(here, "../" * here.count("/"))
 
     def template(self, name: str) -> Template:
         return self.env.get_template(name.removesuffix(".html") + ".html")
@@ -101,7 +112,8 @@ class _Rendering:
         # leaves its file alone when the bytes are the same, where the key, the repr of its
         # cards (and of a picks page's papers), took ~1.5 ms in every pass.
         self.writer.render(name, self.template(template),
-                           self.context("../" * name.count("/"), tuple(feeds), **ctx))
+                           self.context("../" * name.count("/"), tuple(feeds),
+                                        langs=self.langs(name), **ctx))
         return name
 
     def context(self, root: str, feeds: tuple[FeedSpec, ...] = (), **ctx: object) -> dict[str, Any]:
@@ -149,10 +161,15 @@ class _Rendering:
             template = self.env.from_string(
                 f'{{% extends "paper.html" %}}{{% block main %}}{_MAIN}{{% endblock %}}'
                 f"{{% block meta %}}{_META}{{% endblock %}}")
-            html = template.render(self.context("../" * depth, feeds, title=_TITLE))
+            html = template.render(self.context("../" * depth, feeds, title=_TITLE,
+                                                langs=_LANGS))
             before, _, after = html.partition(_MAIN)
             self._chromes[depth, feeds] = before, after
         return self._chromes[depth, feeds]
+
+    def _with_langs(self, html: str, path: str) -> str:
+        head, switch = self.langs(path)
+        return html.replace(_LANGS.head, head, 1).replace(_LANGS.switch, switch, 1)
 
     def in_chrome(self, path: str, title: str, meta: str, body: str,
                   feeds: tuple[FeedSpec, ...] = ()) -> str:
@@ -160,7 +177,7 @@ class _Rendering:
         (identical bytes to a full render of the template; tests compare)."""
         before, after = self.chrome(path.count("/"), feeds)
         before = before.replace(_TITLE, str(escape(title)), 1).replace(_META, meta, 1)
-        return before + body + after
+        return self._with_langs(before, path) + body + after
 
     def light_page(self, paper: Paper, feeds: tuple[FeedSpec, ...]) -> str:
         """A light page (pages.paper): light.html rendered once per depth and feeds with
@@ -173,13 +190,14 @@ class _Rendering:
         if not title:  # base.html leaves out the title's separator then
             return self.template("light").render(self.context(
                 root, feeds, title="", arxiv_id=paper.arxiv_id, abs_url=paper.abs_url,
-                title_html=paper.title_html))
+                title_html=paper.title_html, langs=self.langs(paper.path)))
         key = (len(root), feeds)
         if key not in self._lights:
             self._lights[key] = self.template("light").render(self.context(
                 root, feeds, title=_TITLE, arxiv_id=_ID, abs_url=_ABS,
-                title_html=Markup(_TITLE_HTML)))
-        return (self._lights[key].replace(_TITLE, str(escape(title)))
+                title_html=Markup(_TITLE_HTML), langs=_LANGS))
+        return (self._with_langs(self._lights[key], paper.path)
+                .replace(_TITLE, str(escape(title)))
                 .replace(_ID, str(escape(paper.arxiv_id)))
                 .replace(_ABS, str(escape(paper.abs_url)))
                 .replace(_TITLE_HTML, str(paper.title_html)))

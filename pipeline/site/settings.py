@@ -12,7 +12,7 @@ from typing import Any, cast
 from pelican.settings import read_settings
 
 import pipeline.site.i18n as i18n
-from pipeline.config import Config
+from pipeline.config import SITE_LANGUAGES, Config
 from pipeline.site.model.brand import brand, titled
 from pipeline.site.model.views import DIGEST_FIELDS
 from pipeline.site.render.feeds import SITE_FEEDS
@@ -74,12 +74,17 @@ class _HasPage:
 
 
 def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
-          writer_plugin: bool = True) -> dict[str, object]:
+          writer_plugin: bool = True, alternates: i18n.Alternates | None = None,
+          days: int = 0) -> dict[str, object]:
     """The settings as a pelicanconf.py would hold them. `publish`: absolute URLs from
     [site] base_url. `now`: the build's clock (tests and the demo pin a simulated one).
     `writer_plugin`: whether the plugin that supplies the writer is loaded too (a caller
-    that supplies its own writer through the get_writer signal leaves it out)."""
+    that supplies its own writer through the get_writer signal leaves it out).
+    `alternates`: where the pages are in the site's other languages (build.py; none: this
+    language alone). `days`: the papers first seen in the last that many days only (a
+    language other than the default, [site] other_language_days); 0: every paper."""
     s = i18n.strings(cfg.site.language)
+    alternates = alternates or i18n.Alternates(cfg.site.language)
     return {
         **_FIXED, "SITENAME": cfg.site.title, "TIMEZONE": cfg.site.timezone,
         "DEFAULT_LANG": cfg.site.language, "OUTPUT_PATH": str(cfg.output_path),
@@ -87,7 +92,7 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "PAGE_PATHS": [f"pages/{cfg.site.language}"],
         "SITEURL": cfg.site.base_url.rstrip("/") if publish else "",
         "PLUGINS": ["pipeline.site", *(["pipeline.site.writer"] if writer_plugin else [])],
-        "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now,
+        "PAPERTRAIL_CONFIG": cfg, "PAPERTRAIL_NOW": now, "PAPERTRAIL_DAYS": days,
         # `c is category`: only the fork's own categories have a page to link to (and
         # only a code of arXiv's taxonomy: a stored "../x" is text).
         "JINJA_TESTS": {"category": _HasPage(frozenset(cfg.sources.arxiv.categories))},
@@ -95,7 +100,13 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
         "JINJA_GLOBALS": {"s": s, "lang": cfg.site.language, "site_title": cfg.site.title,
                           "brand": brand(cfg.site, s),
                           "simulated": simulated(cfg.site.simulated, s),
-                          "digest_fields": DIGEST_FIELDS,
+                          "digest_fields": DIGEST_FIELDS, "alternates": alternates,
+                          # what a language other than the default carries (base.html)
+                          "window_days": days,
+                          "language_names": {language: s[i18n.name_key(language)]
+                                             for language in SITE_LANGUAGES},
+                          "default_language": s[i18n.name_key(
+                              (*alternates.languages, cfg.site.language)[0])],
                           # a source's fact's label (`Source.facts`), by its column
                           "fact_labels": {f.column: clean(f.label[cfg.site.language])
                                           for f in source_facts()},

@@ -145,3 +145,14 @@ def build_in_english(site: BuiltSite, root: Path) -> BuiltSite:
     cfg = make_config(root, "en", base_url=BASE_URL)
     shutil.copytree(site.cfg.store_path, cfg.store_path)
     return BuiltSite(cfg, Store(cfg.store_path), build_at_last_run(cfg))
+
+
+def in_languages(cfg: config_mod.Config, *languages: str, **site: object
+                 ) -> config_mod.Config:
+    """`cfg` built in these languages ([site] languages), with more [site] keys."""
+    path = cfg.path
+    listed = ", ".join(f'"{language}"' for language in languages)
+    extra = "".join(f"{k} = {v!r}\n" for k, v in site.items())
+    path.write_text(path.read_text("utf-8").replace(
+        "[site]\n", f"[site]\nlanguages = [{listed}]\n{extra}", 1), encoding="utf-8")
+    return config_mod.load(path)

@@ -200,6 +200,7 @@ class Paper:
     digest_model: str | None = None
     digest_version: int | None = None  # the version it was written for
     digest_created: dt.datetime | None = None
+    digest_language: str | None = None  # what it is written in: the site's, when there is one
     digest_why: NoDigest | None = None  # why there is no digest
     versions: list[Version] = field(default_factory=list)
     # Within paper_pages_days and an id of arXiv's grammar (only such an id becomes a path,
@@ -650,11 +651,13 @@ def _notes(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
 
 
 def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
-    """The digests table: each paper's latest digest in the digests' language, or why it
-    has none (a NoDigest, said in the page's language)."""
+    """The digests table: each paper's latest digest in the site's language, else in the
+    digests' language ([digest] language: a site of several languages shows its one digest
+    in each, saying so), or why it has none (a NoDigest, said in the page's language)."""
     cfg, digests = tables.cfg, tables.frames["digests"]
-    latest = {r["arxiv_id"]: r for r in
-              stats.latest_digests(digests, cfg.digest_language).to_dict("records")}
+    latest = {r["arxiv_id"]: r for language in dict.fromkeys(
+              (cfg.digest_language, cfg.site.language))
+              for r in stats.latest_digests(digests, language).to_dict("records")}
     failed = _failed_digests(digests, cfg.digest_language)
     # One (frozen) NoDigest for each reason: 200,000 papers have a few between them.
     why = functools.cache(functools.partial(_why_no_digest, cfg))
@@ -665,6 +668,7 @@ def _digests(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
             "digest": {k: _str_or_none(d[k]) for k in DIGEST_FIELDS},
             "digest_model": _str_or_none(d["model"]), "digest_version": int(d["version"]),
             "digest_created": d["created"].to_pydatetime(),
+            "digest_language": _str_or_none(d["language"]),
         } if d else {"digest_why": why(p["ai_related"], bool(p["topics"]),
                                        failed.get(arxiv_id))}
     return out

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from pipeline.site.i18n import NO_LINKS
 from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 
@@ -14,6 +15,7 @@ def render(site: SiteData, out: Output) -> list[str]:
     """Not a page for the sitemap. It is served at any depth, so its links start from the
     site's root on its host: base_url's path ("/" for the demo, "/<repo>/" on Pages)."""
     root = urlsplit(site.cfg.site.base_url).path.rstrip("/") + "/"
-    context = out.context(root, title=site.strings["missing_title"])
+    # served at any address: no counterpart in the other languages to link
+    context = out.context(root, title=site.strings["missing_title"], langs=NO_LINKS)
     out.writer.render("404.html", out.template("missing"), context)
     return []

@@ -171,7 +171,10 @@ def entry(out: Output, paper: Paper) -> Entry:
 
 
 def _context(out: Output, paper: Paper) -> dict[str, Any]:
-    return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper)
+    """What its template renders from, and its key is made of: its links to itself in the
+    other languages among it, so a page whose counterpart comes or goes is made again."""
+    return out.context("../" * paper.path.count("/"), page_feeds(out, paper), p=paper,
+                       langs=out.langs(paper.path))
 
 
 def _page(out: Output, paper: Paper, blocks: Entry) -> str:

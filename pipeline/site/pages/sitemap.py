@@ -8,6 +8,7 @@ from dataclasses import asdict
 
 from markupsafe import escape
 
+import pipeline.site.i18n as i18n
 from pipeline.site.model.data import SiteData
 from pipeline.site.output import Output
 from pipeline.site.writer import gzipped
@@ -20,12 +21,17 @@ _NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
 
 def render(site: SiteData, out: Output, pages: Iterable[str]) -> list[str]:
-    """`pages`: the site paths of every page the other renderers wrote."""
+    """`pages`: the site paths of every page the other renderers wrote, and those of them
+    the site's other languages made too (i18n.Alternates: they are built first)."""
     # Sitemaps want absolute URLs: set [site] base_url; without it the paths are relative.
     base = site.cfg.site.base_url.rstrip("/")
     prefix = f"{base}/" if base else ""
+    pages = set(pages)
+    made = out.alternates.made if out.alternates else {}
+    pages |= {i18n.prefix(language) + p for language, files in made.items()
+              for p in pages & files}
     urls = [f"  <url><loc>{escape(prefix)}{escape(p.removesuffix('index.html'))}</loc></url>\n"
-            for p in sorted(set(pages))]
+            for p in sorted(pages)]
     sitemap = f"Sitemap: {base}/sitemap.xml\n" if base else ""
     w = out.writer
     w.write_text("status.json", json.dumps(_status(site), ensure_ascii=False, indent=1,
