@@ -59,8 +59,9 @@ SKIP = ".papertrail"
 @pytest.fixture(scope="module")
 def light_demo_site(demo_site: config_mod.Config) -> Path:
     """The demo's store built again into a folder of its own, under a limit that turns the
-    oldest paper pages light; its output folder."""
-    site = dataclasses.replace(demo_site.site, max_site_mb=LIGHT_LIMIT_MB,
+    oldest paper pages light; its output folder. One language: how a second one shares
+    the limit is tests/test_site_languages.py's."""
+    site = dataclasses.replace(demo_site.site, max_site_mb=LIGHT_LIMIT_MB, languages=(),
                                output=demo_site.output_path.with_name("output-light"))
     cfg = dataclasses.replace(demo_site, site=site)
     assert build_mod.build(cfg, now=sample.run_at(sample.days()[-1])).light > 0
