@@ -116,6 +116,7 @@ class Source(Protocol):
     its name."""
 
     name: str  # the ledger's `source`, the snapshots' folder
+    label: Mapping[str, str]  # what pages call it, by the site's language ("zh-CN", "en")
     schema: pa.Schema  # its snapshots' columns
     # Its own tables, keyed by arxiv_id and made from its snapshots alone (so `rebuild` makes
     # them again): each column but the key joins the papers in `library_view`, for topics,

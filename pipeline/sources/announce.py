@@ -34,7 +34,7 @@ import functools
 import itertools
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from zoneinfo import ZoneInfo
@@ -279,6 +279,7 @@ class AnnounceSource:
     """The last announcement of the configured categories, checked against the store."""
 
     name = "announce"
+    label: Mapping[str, str] = {"zh-CN": "arXiv 每日公告（RSS）", "en": "arXiv announcements (RSS)"}
     schema = ARXIV_SNAPSHOT  # what it fetches by id is the export API's entries
     tables: tuple[Table, ...] = ()  # papers and versions; its ledger is a core table
     facts: tuple[Fact, ...] = ()

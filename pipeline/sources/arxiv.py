@@ -22,7 +22,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
@@ -472,6 +472,7 @@ class ArxivSource:
     overlap (a paper is listed a day or more after it was submitted)."""
 
     name = "arxiv"
+    label: Mapping[str, str] = {"zh-CN": "arXiv", "en": "arXiv"}
     schema = ARXIV_SNAPSHOT
     tables: tuple[Table, ...] = ()  # it writes papers and versions, the core's own
     facts: tuple[Fact, ...] = ()

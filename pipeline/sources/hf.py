@@ -20,6 +20,7 @@ import functools
 import math
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -272,6 +273,7 @@ class HFSource:
     every pick has a full record."""
 
     name = "hf"
+    label: Mapping[str, str] = {"zh-CN": "Hugging Face 社区推荐", "en": "Hugging Face daily papers"}
     schema = HF_SNAPSHOT
     tables: tuple[Table, ...] = (HF_TABLE,)
     facts: tuple[Fact, ...] = ()  # the site shows its picks in pages of their own

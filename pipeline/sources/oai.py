@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -384,6 +385,8 @@ class OAISource:
     """The configured categories over OAI-PMH, from the last complete harvest's day."""
 
     name = "oai"
+    label: Mapping[str, str] = {"zh-CN": "arXiv 修订与元数据（OAI-PMH）",
+             "en": "arXiv revisions and metadata (OAI-PMH)"}
     schema = OAI_SNAPSHOT
     # It writes papers and versions, as the API source does, and its own table.
     tables: tuple[Table, ...] = (OAI_TABLE,)

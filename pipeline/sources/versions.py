@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -70,6 +71,8 @@ class VersionTexts:
     """The texts of stored papers' earlier versions, by versioned id from the export API."""
 
     name = "versions"
+    label: Mapping[str, str] = {"zh-CN": "旧版本文本（arXiv API）",
+                                "en": "Earlier versions' texts (arXiv API)"}
     schema = ARXIV_SNAPSHOT
     tables: tuple[Table, ...] = ()  # it adds versions rows, the core's own
     facts: tuple[Fact, ...] = ()
