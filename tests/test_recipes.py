@@ -191,7 +191,7 @@ def test_add_a_source_and_a_page_kind(package: Path, monkeypatch: pytest.MonkeyP
     cited = (out / "cited" / "index.html").read_text()
     at = [cited.index(f"paper/{i}.html") for i in (ids[1], ids[2], ids[0])]
     assert at == sorted(at)
-    assert '<a href="cited/" aria-current="page">Most cited</a>' in cited
+    assert '<a href="../cited/" aria-current="page">Most cited</a>' in cited
     assert '<a href="../cited/">Most cited</a>' in (out / "sources" / "index.html").read_text()
     assert "cited/</loc>" in (out / "sitemap.xml").read_text()
 
