@@ -106,6 +106,9 @@ CITATIONS = '''
                             ("fetched_at", pa.timestamp("us", tz="UTC"))])
         tables = (CITED,)
         facts = (Fact("cited_by", {"zh-CN": "被引", "en": "Cited by"}),)
+        signals = ()
+        picks = None
+        links = ()
 
         def __init__(self, counts):
             self.counts = counts

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import json
+from collections.abc import Mapping
 
 import pyarrow as pa
 import pytest
@@ -32,7 +33,7 @@ class Toy:
     arXiv papers, which it keeps in a table of its own."""
 
     name = "toy"
-    label = {"zh-CN": "读者星标", "en": "Readers' <stars>"}  # what pages call it, as text
+    label: Mapping[str, str] = {"zh-CN": "读者星标", "en": "Readers' <stars>"}  # as text
     schema = pa.schema([("arxiv_id", pa.string()), ("stars", pa.int32()),
                         ("note", pa.string()), ("fetched_at", pa.timestamp("us", tz="UTC"))])
     tables = (Table("toy", pa.schema([("arxiv_id", pa.string()), ("toy_stars", pa.int32()),
@@ -40,6 +41,9 @@ class Toy:
                     on_save="rebuild"),)
     facts = (Fact("toy_stars", {"zh-CN": "星标", "en": "Stars"}),
              Fact("toy_note", {"zh-CN": "读者注", "en": "Readers' note"}))
+    signals = ()
+    picks = None
+    links = ()
 
     def __init__(self, rows: list[dict]) -> None:
         self.rows = rows

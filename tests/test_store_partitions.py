@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipeline.store import writing as store_writing
 from pipeline.store import Store
+from pipeline.store import writing as store_writing
 from pipeline.store.partition import keys_of
 from pipeline.tables import TABLES
 

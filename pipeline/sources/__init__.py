@@ -12,8 +12,12 @@ from collections.abc import Mapping
 import pyarrow as pa
 
 from pipeline.sources import announce, arxiv, hf, oai, versions
-from pipeline.sources._source import Fact, Source
+from pipeline.sources._source import Fact, Picks, Signal, Source
 from pipeline.tables import TABLES, Catalog, Table, install_catalog
+
+__all__ = ["SOURCES", "Picks", "Signal", "Source", "catalog", "facts", "library_view",
+           "links", "picks", "signal", "signals", "snapshot_schemas", "source_columns",
+           "store_tables"]
 
 SOURCES: dict[str, Source] = {source.name: source for source in (
     arxiv.SOURCE,
@@ -62,3 +66,24 @@ def source_columns() -> list[str]:
 def facts() -> list[Fact]:
     """What every source's own tables add to a paper's page, in registry order."""
     return [fact for source in SOURCES.values() for fact in source.facts]
+
+
+def signals() -> list[Signal]:
+    """Every source's numbers the core weighs (`Source.signals`), in registry order."""
+    return [signal for source in SOURCES.values() for signal in source.signals]
+
+
+def signal(name: str) -> Signal | None:
+    """The signal of that name (a topic's `min_<name>` reads it), if a source has one."""
+    return next((s for s in signals() if s.name == name), None)
+
+
+def picks() -> dict[str, Picks]:
+    """The sources that pick papers a day at a time, by name."""
+    return {name: source.picks for name, source in SOURCES.items() if source.picks}
+
+
+def links(kind: str) -> list[str]:
+    """The columns of the sources' links of a `kind` ("code", "page"), in registry order."""
+    return [link.column for source in SOURCES.values() for link in source.links
+            if link.kind == kind]

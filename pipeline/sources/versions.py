@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 
 from pipeline.merge import merge_arxiv
 from pipeline.report import RunReport, RunStatus
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Link, Merged, Options, Picks, Signal
 from pipeline.sources.arxiv import fetch_ids
 from pipeline.tables import ARXIV_SNAPSHOT, Table
 from pipeline.text.untrusted import MAX_LISTED
@@ -76,6 +76,9 @@ class VersionTexts:
     schema = ARXIV_SNAPSHOT
     tables: tuple[Table, ...] = ()  # it adds versions rows, the core's own
     facts: tuple[Fact, ...] = ()
+    signals: tuple[Signal, ...] = ()
+    picks: Picks | None = None
+    links: tuple[Link, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         acfg = cfg.sources.arxiv
