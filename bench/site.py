@@ -36,6 +36,7 @@ from _results import Figure, machine_load, record
 from pipeline import config as config_mod
 from pipeline.merge import merge_arxiv
 from pipeline.replay import sample
+from pipeline.sources import catalog
 from pipeline.store import Store
 from pipeline.tables import ARXIV_SNAPSHOT, DIGESTS, PAPERS, VERSIONS, empty
 
@@ -86,7 +87,7 @@ def make_store(root: Path, n: int, jobs: int = 0, max_site_mb: float = 100_000
                         pa.Table.from_pylist(rows, schema=ARXIV_SNAPSHOT), ["cs.CV"])
     second = merge_arxiv(first.papers, first.new_versions.select(["arxiv_id", "version"]),
                          pa.Table.from_pylist(revised, schema=ARXIV_SNAPSHOT), ["cs.CV"])
-    store = Store(cfg.store_path)
+    store = Store(cfg.store_path, catalog)
     store.write("papers", second.papers)
     store.write("versions", pa.concat_tables([first.new_versions, second.new_versions]))
     store.write("digests", pa.Table.from_pylist(digest_rows, schema=DIGESTS))
@@ -108,7 +109,7 @@ def child(cfg_path: str) -> None:
 
     cfg = config_mod.load(cfg_path)
     # The site as of the simulated run, as the demo does: the build's clock is the real one.
-    now = max(r["finished"] for r in Store(cfg.store_path).read("runs").to_pylist())
+    now = max(r["finished"] for r in Store(cfg.store_path, catalog).read("runs").to_pylist())
     started = time.perf_counter()
     report = build.build(cfg, now=now)
     seconds = time.perf_counter() - started

@@ -562,10 +562,22 @@ Weekday = Literal["monday", "tuesday", "wednesday", "thursday", "friday", "satur
 WEEKDAYS: tuple[Weekday, ...] = typing.get_args(Weekday)  # in ISO order, Monday first
 
 
+# Every kind of [[notify]] channel and its settings, in the order they are declared (each
+# names its kind: `Channel`); pipeline/notify/channels.py's CHANNELS sends through each.
+CHANNEL_KINDS: dict[str, type[Channel]] = {}
+
+
 @dataclass(frozen=True)
 class Channel:
-    """What every `[[notify]]` table has; each kind adds its own settings (CHANNEL_KINDS).
-    Secrets are never in the file: a key ending in `_env` names the variable holding one."""
+    """What every `[[notify]]` table has; each kind adds its own settings in a subclass
+    that names it, `class EmailChannel(Channel, kind="email")`, which registers it in
+    CHANNEL_KINDS. Secrets are never in the file: a key ending in `_env` names the
+    variable holding one."""
+
+    def __init_subclass__(cls, kind: str = "", **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if kind:
+            CHANNEL_KINDS[kind] = cls
 
     kind: str = ""
     # The channel's name in the ledger: each item goes once to each name (default: kind).
@@ -594,7 +606,7 @@ class Channel:
 
 
 @dataclass(frozen=True)
-class EmailChannel(Channel):
+class EmailChannel(Channel, kind="email"):
     host: str = _spec("", _non_empty, "the SMTP server's host name")
     port: int = _spec(587, _between(1, 65535), "a port, 1 to 65535")
     # starttls: plain connection upgraded with STARTTLS (port 587); tls: TLS from the first
@@ -607,7 +619,7 @@ class EmailChannel(Channel):
 
 
 @dataclass(frozen=True)
-class TelegramChannel(Channel):
+class TelegramChannel(Channel, kind="telegram"):
     chat_id: str = _spec("", _non_empty, "a chat id such as \"-1001234567890\" or "
                          "\"@channelname\", as a string")
     token_env: str = _spec("TELEGRAM_BOT_TOKEN", _env_name, "an environment variable name")
@@ -615,36 +627,30 @@ class TelegramChannel(Channel):
 
 
 @dataclass(frozen=True)
-class FeishuChannel(Channel):
+class FeishuChannel(Channel, kind="feishu"):
     url_env: str = _spec("FEISHU_WEBHOOK_URL", _env_name, "an environment variable name")
     # The bot's signing secret, when its security settings ask for a signature.
     secret_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
 
 
 @dataclass(frozen=True)
-class SlackChannel(Channel):
+class SlackChannel(Channel, kind="slack"):
     url_env: str = _spec("SLACK_WEBHOOK_URL", _env_name, "an environment variable name")
 
 
 @dataclass(frozen=True)
-class DiscordChannel(Channel):
+class DiscordChannel(Channel, kind="discord"):
     url_env: str = _spec("DISCORD_WEBHOOK_URL", _env_name, "an environment variable name")
 
 
 @dataclass(frozen=True)
-class WebhookChannel(Channel):
+class WebhookChannel(Channel, kind="webhook"):
     # The URL itself when it holds no secret; else url_env names the variable holding it.
     url: str = _spec("", _site_url, "empty, or an http(s) URL")
     url_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
     # The variable holding the key each message is signed with (X-PaperTrail-Signature).
     secret_env: str = _spec("", _optional_env_name, "empty, or an environment variable name")
 
-
-# Every kind of [[notify]] channel and its settings; pipeline/notify/channels.py's CHANNELS
-# sends through each.
-CHANNEL_KINDS: dict[str, type[Channel]] = {
-    "email": EmailChannel, "telegram": TelegramChannel, "feishu": FeishuChannel,
-    "slack": SlackChannel, "discord": DiscordChannel, "webhook": WebhookChannel}
 
 # The secrets .github/workflows/update.yml hands `papertrail notify`, each as the variable
 # of its own name (the default of the key that names it): fixed, as WORKFLOW_KEY_ENVS.

@@ -254,7 +254,7 @@ def keep_scope(cfg: Config, store: Store) -> dict[str, int]:
     and what `rebuild` brings back of them the scope still leaves out."""
     dropped = {}
     with store.lock():
-        keep = scope.within(cfg, store.library(scope.COLUMNS))["arxiv_id"]
+        keep = scope.within(cfg, store.library(scope.columns()))["arxiv_id"]
         for name, spec in store_tables().items():
             if "arxiv_id" not in spec.schema.names:
                 continue

@@ -10,11 +10,13 @@ before the store was partitioned, are read once, to migrate them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 SCHEMA_VERSION = "2"
 LEGACY_VERSION = "1"  # one file per table, papers with the HF counts in it
@@ -217,8 +219,8 @@ class Table:
 
 _MODEL_WORK = frozenset({"version", "status", "language", "model", "prompt_hash"})
 
-# The core's tables, as the code reads and writes them; `pipeline.sources.store_tables()`
-# adds each source's own.
+# The core's tables, as the code reads and writes them; `pipeline.sources.catalog()` adds
+# each source's own.
 TABLES: dict[str, Table] = {t.name: t for t in (
     Table("papers", PAPERS, ("arxiv_id",), on_save="rebuild", remedy=REBUILD,
           dictionary=frozenset({"version", "categories", "primary_category", "topics"})),
@@ -240,6 +242,51 @@ TABLES: dict[str, Table] = {t.name: t for t in (
     Table("announcements", ANNOUNCEMENTS, ("day", "category"), partition_by="day",
           dictionary=frozenset({"category"})),
 )}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """What a store holds: every table by name (the core's, then each source's own), each
+    source's snapshot columns, and the tables whose columns join a paper (`joined`: the
+    sources'). The store is handed one and imports no source: `pipeline.sources.catalog`
+    makes it from the registry."""
+
+    tables: Mapping[str, Table]
+    snapshots: Mapping[str, pa.Schema] = field(default_factory=dict)
+    joined: tuple[Table, ...] = ()
+
+    def spec(self, name: str) -> Table:
+        """A table this store holds, or one a migration is about to retire."""
+        return self.tables.get(name) or RETIRED[name]
+
+    def join(self, papers: pa.Table, held: Mapping[str, pa.Table]) -> pa.Table:
+        """Papers with the columns of every joined table (null where it holds nothing of a
+        paper): what topics, the site and the numbers read as a paper."""
+        ids = papers["arxiv_id"]
+        for spec in self.joined:
+            own = held.get(spec.name, spec.schema.empty_table())
+            at = pc.index_in(ids, value_set=own["arxiv_id"].combine_chunks())
+            for fld in spec.schema:
+                if fld.name != "arxiv_id":
+                    papers = papers.append_column(fld, own[fld.name].take(at))
+        return papers
+
+
+# The catalog `Store(root)` reads when it is handed none: the one the sources registry
+# installs when it is imported (every command imports it), read when asked, so a source
+# registered later counts too.
+_installed: list[Callable[[], Catalog]] = []
+
+
+def install_catalog(provider: Callable[[], Catalog]) -> None:
+    _installed[:] = [provider]
+
+
+def installed_catalog() -> Catalog:
+    if not _installed:
+        raise RuntimeError("no catalog of tables is installed: import pipeline.sources, or "
+                           "hand the store a Catalog")
+    return _installed[0]()
 
 
 def empty(schema: pa.Schema) -> pa.Table:

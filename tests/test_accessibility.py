@@ -1,7 +1,6 @@
-"""axe-core in a real browser on the pages a reader uses most: home, a paper and a revised
-one, search, the follow page, sources, the HF board and 最近录用, desktop and phone, light
-and dark, in one site of both languages ([site] languages): zh-CN at the root, en under
-en/, each with its language switch. No violation of serious or critical impact may remain.
+"""axe-core in a real browser on each page kind's samples (PAGE_KINDS: home, a paper and a
+revised one, search, the follow page, sources, the HF board, 最近录用, …), in the zh and en builds,
+desktop and phone, light and dark. No violation of serious or critical impact may remain.
 
 axe-core comes from the npm registry (tests/axe/package.json, installed by `make test`)
 and is injected as a file: no CDN, and the pages' own Content-Security-Policy is bypassed
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.replay import sample
+from pipeline.site.pages.kinds import PAGE_KINDS
 from tests.support.servers import serve
 from tests.support.site import (
     DAYS,
@@ -31,9 +31,8 @@ pytestmark = pytest.mark.slow  # builds the site in both languages
 LANGUAGES = {"zh-CN": "", "en": "en/"}  # where each language's pages are
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-PAGES = ("index.html", "paper/{paper}.html", "paper/{revised}.html", "search/?q=diffusion",
-         "follow/", "for-you/?seed={paper}", "sources/", "hf/", "accepted/", "brief/top/",
-         "paper/2101.00001.html")  # 404.html at a paper's address: the paper is not held
+# Every page kind's samples (the registry's: a new kind says which of its pages to check)
+PAGES = tuple(path for kind in PAGE_KINDS.values() for path in kind.samples)
 VIEWPORTS = {"desktop": (1366, 900), "phone": (390, 844)}
 
 

@@ -18,6 +18,7 @@ from jinja2 import nodes
 from pipeline.config import SiteConfig
 from pipeline.derive import rank
 from pipeline.site import i18n
+from pipeline.sources import signals
 from pipeline.text.reasons import Code
 from pipeline.text.venue import Tier
 
@@ -109,6 +110,8 @@ def test_every_reason_code_and_pick_kind_has_its_string():
     said |= {"why_all_of_phrase", "why_all_of_sep", "why_in_title", "why_in_abstract"}
     assert said - keys == set()
     kinds = {f"reason_{k}" for k in rank.Kind if k is not rank.Kind.VENUE}
+    kinds |= {f"reason_{signal.chip}" for signal in signals()}  # each source signal's chip
+    assert "reason_hf" in kinds
     assert (kinds | {f"reason_venue_{t}" for t in Tier}) - keys == set()  # a venue by its tier
 
 

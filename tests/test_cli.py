@@ -84,32 +84,6 @@ def command_of(path: tuple[str, ...]) -> click.Command:
     return found
 
 
-def _sections():
-    from pipeline.config import (
-        ArxivConfig,
-        ClassifyConfig,
-        DigestConfig,
-        Follow,
-        HFConfig,
-        RankConfig,
-        SiteConfig,
-        StoreConfig,
-        Topic,
-    )
-    return {"store": StoreConfig, "site": SiteConfig, "sources.arxiv": ArxivConfig,
-            "sources.hf": HFConfig, "classify": ClassifyConfig, "digest": DigestConfig,
-            "rank": RankConfig, "[topics]": Topic, "[follows]": Follow}
-
-
-@pytest.mark.parametrize(("section", "key"), [
-    (s, k) for s, cls in _sections().items() for k in config_mod.section_keys(cls)])
-def test_every_config_key_is_documented(section, key):
-    block = CONFIG_DOC.split(f"## [{section}]", 1)
-    assert len(block) == 2, f"docs/CONFIG.md has no ## [{section}] section"
-    body = block[1].split("\n## ", 1)[0]
-    assert re.search(rf"^\| `{re.escape(key)}` \|", body, re.M), f"{section}.{key} undocumented"
-
-
 @pytest.mark.slow
 def test_ingest_then_status(tmp_path, replay):
     path = write_config(tmp_path, replay.url)

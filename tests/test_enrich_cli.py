@@ -17,6 +17,7 @@ from pipeline.derive.enrich import DERIVED, enrich
 from pipeline.replay import sample
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
+from pipeline.sources import SOURCES
 from pipeline.store import Store
 from tests.support.site import write_config
 
@@ -144,7 +145,7 @@ def test_ingest_source_hf_runs_against_the_replays(tmp_path: Path, replay: Arxiv
     assert all(q["id_list"][0] and not q["search_query"][0] for q in replay.log)
 
 
-def test_ingest_source_all_runs_every_arxiv_path_then_hf(tmp_path: Path, replay: ArxivReplay,
+def test_ingest_source_all_runs_every_source_in_registry_order(tmp_path: Path, replay: ArxivReplay,
                                                          hf_replay: HFReplay) -> None:
     path = _write_config(tmp_path, f'[sources.arxiv]\napi_url = "{replay.url}"\n'
                          f'oai_url = "{replay.base}/oai"\n'
@@ -154,9 +155,7 @@ def test_ingest_source_all_runs_every_arxiv_path_then_hf(tmp_path: Path, replay:
                          'delay_seconds = 0\nbackfill_days = 1\n')
     result = CliRunner().invoke(cli, ["--config", str(path), "ingest", "--source", "all"])
     assert result.exit_code == 0, result.output
-    lines = result.output.splitlines()
-    assert [line.split(":")[0] for line in lines] == ["arxiv", "oai", "announce", "versions",
-                                                      "hf"]
-    assert lines[-1].startswith("hf: ok")
-    assert set(Store(tmp_path / "data").runs()["source"]) == {
-        "arxiv", "oai", "announce", "versions", "hf"}
+    said = dict(line.split(": ", 1) for line in result.output.splitlines())
+    assert list(said) == list(SOURCES)
+    assert said["hf"].startswith("ok")
+    assert set(Store(tmp_path / "data").runs()["source"]) == set(SOURCES)

@@ -13,14 +13,22 @@ import pytest
 
 from pipeline.config import Follow, RankConfig
 from pipeline.derive import rank
-from pipeline.digest.plan import FOLLOWED, HEAD, HF, head, plan, queue
+from pipeline.digest.plan import FOLLOWED, HEAD, PICKS, head, plan, queue
+from pipeline.sources import Signal, signal
 from pipeline.store import Store
 from pipeline.text.venue import Tier
 from tests.feedcheck import atom_errors, rss_errors
 from tests.support.site import DAYS, add_digest, at, build_at_last_run, make_config, run_pipeline
 
 W = RankConfig()
-STAR = rank.Signals("2606.00001", upvotes=45, venue="ICML 2026", tier=Tier.MAIN)
+
+
+def upvotes(n: int) -> tuple[tuple[Signal, int], ...]:
+    """Hugging Face's upvotes, the source signal 今日精选 weighs by [rank] hf_upvotes."""
+    return ((signal("upvotes"), n),)
+
+
+STAR = rank.Signals("2606.00001", counts=upvotes(45), venue="ICML 2026", tier=Tier.MAIN)
 BARE = rank.Signals("2606.00002")
 CODE = rank.Signals("2606.00003", code="github.com")
 
@@ -42,14 +50,14 @@ def test_a_workshop_and_another_conference_score_below_a_main_conference():
 
 
 def test_eighteen_upvotes_outrank_a_top_venue_with_a_topic_code_and_a_revision():
-    voted = rank.Signals("2606.00001", upvotes=18)
+    voted = rank.Signals("2606.00001", counts=upvotes(18))
     bare = rank.Signals("2606.00002", venue="ICML 2026", code="github.com", changed_words=40,
                         topics=("llm-agents",))
     assert [r.arxiv_id for r in rank.ranked([bare, voted], W)] == ["2606.00001", "2606.00002"]
 
 
 def test_one_category_takes_at_most_its_share_while_others_are_left():
-    cv = [rank.Signals(f"2606.1{i:04d}", upvotes=50, category="cs.CV") for i in range(60)]
+    cv = [rank.Signals(f"2606.1{i:04d}", counts=upvotes(50), category="cs.CV") for i in range(60)]
     other = [rank.Signals(f"2606.2{i:04d}", code="github.com", category=f"cs.{c}")
              for i, c in enumerate(["CL", "LG", "RO", "CR"] * 10)]
     view = rank.ranked([*cv, *other], W)
@@ -67,16 +75,18 @@ def test_the_weights_change_the_order():
 
 
 def test_every_reason_is_a_chip_in_order_and_the_view_stops_at_top():
-    all_of_them = rank.Signals("2606.00009", upvotes=1, venue="TPAMI", code="gitlab.com",
+    all_of_them = rank.Signals("2606.00009", counts=upvotes(1), venue="TPAMI", code="gitlab.com",
                                changed_words=40, topics=("llm-agents", "rl"),
                                follows=("Kaiming He",))
     (only,) = rank.ranked([all_of_them], W)
-    assert [r.kind for r in only.reasons] == [k for k in rank.Kind if k is not rank.Kind.PAGE]
+    # a follow first, then the sources' signals (Hugging Face's chip, "hf"), then the rest
+    assert [r.kind for r in only.reasons] == ["follow", "hf", *(
+        k for k in rank.Kind if k not in (rank.Kind.FOLLOW, rank.Kind.PAGE))]
     assert only.score == pytest.approx(W.follow + W.hf_upvotes + W.venue_main + W.code
                                        + W.revision + W.topic)  # a topic counts once
     small = rank.Signals("2606.00010", changed_words=W.min_changed_words - 1)
     assert rank.ranked([small], W) == []  # a fix is no reason
-    many = [rank.Signals(f"2606.{i:05d}", upvotes=i) for i in range(1, 80)]
+    many = [rank.Signals(f"2606.{i:05d}", counts=upvotes(i)) for i in range(1, 80)]
     view = rank.ranked(many, dataclasses.replace(W, top=5))
     assert [r.arxiv_id for r in view] == [f"2606.{i:05d}" for i in range(79, 74, -1)]
 
@@ -111,8 +121,8 @@ def test_the_digest_queue_serves_head_hf_follows_new_versions_then_newest():
                                "title": ids, "abstract": ["x"] * len(ids)})
     existing = {("revised", 1, "zh-CN", "m", "h"): {"status": "ok", "attempts": 1,
                                                     "next_attempt_after": None}}
-    places = {"head-1": (HEAD, 0), "head-2": (HEAD, 1), "hf-many": (HF, -45),
-              "hf-few": (HF, -3), "followed": (FOLLOWED, 0)}
+    places = {"head-1": (HEAD, 0), "head-2": (HEAD, 1), "hf-many": (PICKS, -45),
+              "hf-few": (PICKS, -3), "followed": (FOLLOWED, 0)}
     now = dt.datetime(2026, 6, 26, tzinfo=dt.UTC)
     todo = plan(candidates, existing, "zh-CN", "m", "h", 3, now, places).todo
     assert [p.arxiv_id for p, _ in todo] == ["head-1", "head-2", "hf-many", "hf-few",

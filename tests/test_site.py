@@ -288,15 +288,15 @@ def test_a_paper_page_keeps_the_title_as_written_only_when_it_reads_otherwise():
     assert tex.title_text == "α-nets" and tex.title_as_written == "$\\alpha$-nets"
 
 def test_every_run_a_page_lists_has_a_name_in_both_languages():
-    # A run's source shows on the home and sources pages as s["source_<name>"]: every
-    # source in the registry and every job that records a run row.
+    # A run's source shows on the home and sources pages by its name: a source's own
+    # `label` (the registry's), a job that records a run row as s["source_<name>"].
     pipeline_dir = Path(__file__).resolve().parents[1] / "pipeline"
     jobs = {m for f in pipeline_dir.rglob("*.py")
             for m in re.findall(r'recorded\(store, "(\w+)"', f.read_text("utf-8"))}
-    names = set(SOURCES) | jobs
-    assert {"arxiv", "digest", "notes"} <= names
+    assert {"digest", "notes"} <= jobs
     for language in i18n.CATALOGUE:
-        assert {n for n in names if f"source_{n}" not in i18n.CATALOGUE[language]} == set()
+        assert {n for n in jobs if f"source_{n}" not in i18n.CATALOGUE[language]} == set()
+        assert all(source.label[language].strip() for source in SOURCES.values())
 
 
 @pytest.mark.slow

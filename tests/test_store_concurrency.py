@@ -22,9 +22,10 @@ pytestmark = pytest.mark.slow  # commands run as real processes at once
 _WRITER = """
 import sys
 import pyarrow as pa
+from pipeline.sources import catalog
 from pipeline.store import Store
 
-store = Store(sys.argv[1])
+store = Store(sys.argv[1], catalog)
 papers = store.read("papers")
 column = papers.schema.get_field_index("ai_related")
 for n in range(int(sys.argv[2])):

@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 
-from pipeline import store as store_mod
 from pipeline.store import Store
+from pipeline.store import writing as store_writing
 from pipeline.store.partition import keys_of
 from pipeline.tables import TABLES
 
@@ -94,7 +94,7 @@ def test_deltas_fold_into_the_base_at_half_its_size(store_with_sample_papers, sa
 
 
 def test_no_file_holds_more_than_piece_rows(tmp_path, sample_papers, monkeypatch):
-    monkeypatch.setattr(store_mod, "PIECE_ROWS", 100)
+    monkeypatch.setattr(store_writing, "PIECE_ROWS", 100)
     store = Store(tmp_path / "data")
     store.write("papers", sample_papers)
     counts = [f.rows for p in store._manifest().tables["papers"].values() for f in p.files]

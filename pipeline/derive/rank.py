@@ -4,13 +4,15 @@ No model and nothing hidden: a paper's score is the sum of the points of its rea
 weighted by `[rank]` (docs/CONFIG.md says why the defaults are what they are), and every
 reason is shown with the paper as a chip:
 
-- hf: its Hugging Face upvotes, points per doubling (1 vote is 1 point, 45 votes 5.5): a
-  board's votes are heavy-tailed, and the 50th vote says less than the 5th;
+- a source's signal (`Source.signals`: Hugging Face's upvotes, chip "hf"): points per
+  doubling, as its weight says (1 vote is 1 point, 45 votes 5.5): a board's votes are
+  heavy-tailed, and the 50th vote says less than the 5th;
 - venue: a venue took it (`text.venue`: journal-ref, an acceptance in the comment, a DOI),
   worth what its tier is: a main conference the fork's categories count among their top
   venues, findings, a workshop, a journal, or another conference;
-- code: it links code on a code host (its comment, abstract or Hugging Face's links);
-- page: it links a project page (a github.io site, Hugging Face's project page) but no code;
+- code: it links code on a code host (its comment, abstract or the links sources report of
+  it, `Source.links`);
+- page: it links a project page (a github.io site, a source's project page) but no code;
 - revised: its latest version changed at least `min_changed_words` words of the title and
   abstract (a typo fix is not news; a new method section is);
 - topic, follow: a fork's `[[topics]]` and `[[follows]]` match it.
@@ -27,20 +29,21 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from pipeline.config import RankConfig
+from pipeline.sources import Signal, links, signals
 from pipeline.text.venue import Tier
 
 
 class Kind(StrEnum):
-    """A reason's kind, in the order of a paper's chips; each is said by the catalogue's
-    `reason_<kind>` with the reason's value."""
+    """A reason's kind, in the order of a paper's chips (the sources' signals, each its own
+    `chip`, after FOLLOW); each is said by the catalogue's `reason_<kind>` with the reason's
+    value."""
 
     FOLLOW = "follow"
-    HF = "hf"
     VENUE = "venue"
     CODE = "code"
     PAGE = "page"
@@ -62,7 +65,7 @@ _WORD = re.compile(r"\w+")
 
 @dataclass(frozen=True)
 class Reason:
-    kind: Kind
+    kind: Kind | str  # a source signal's chip is its own
     value: str  # what the chip says: the votes, the venue's badge, the host, the words, a name
     points: float
     tier: Tier | None = None  # a venue's: said on its chip
@@ -80,7 +83,7 @@ class Signals:
     """What the store says of one paper that the score reads, as plain values."""
 
     arxiv_id: str
-    upvotes: int | None = None
+    counts: tuple[tuple[Signal, int], ...] = ()  # the sources' signals it has (`weighed`)
     venue: str | None = None  # the badge of the venue that took it
     tier: Tier = Tier.MAIN  # that venue's, for the fork's categories (text.venue.tier)
     code: str | None = None  # the host of its code
@@ -112,6 +115,21 @@ def page_host(*texts: str | None, project: str | None = None) -> str | None:
     return None
 
 
+def weighed(values: Mapping[str, object]) -> tuple[tuple[Signal, int], ...]:
+    """The sources' signals of a paper, from its columns' values (a library view's row)."""
+    return tuple((s, v) for s in signals() if isinstance(v := values.get(s.column), int))
+
+
+def link_hosts(comment: str | None, abstract: str | None, values: Mapping[str, object]
+               ) -> tuple[str | None, str | None]:
+    """The hosts of a paper's code and of its project page (`code_host`, `page_host`), from
+    its text and the links sources report of it (its columns' values)."""
+    code = [v for c in links("code") if isinstance(v := values.get(c), str)]
+    pages = [v for c in links("page") if isinstance(v := values.get(c), str)]
+    return (code_host(comment, abstract, *code, *pages),
+            page_host(comment, abstract, project=pages[0] if pages else None))
+
+
 def changed_words(before: str, after: str) -> int:
     """Words removed plus words added between two texts, order aside: a count as cheap as a
     read of both (a word diff of every revision of a year takes a minute)."""
@@ -123,8 +141,10 @@ def score(s: Signals, w: RankConfig) -> Ranked:
     reasons = []
     for follow in s.follows[:1]:  # one follow says it: more would count one wish twice
         reasons.append(Reason(Kind.FOLLOW, follow, w.follow))
-    if s.upvotes:
-        reasons.append(Reason(Kind.HF, str(s.upvotes), w.hf_upvotes * math.log2(1 + s.upvotes)))
+    for signal, value in s.counts:
+        if value:
+            reasons.append(Reason(signal.chip, str(value),
+                                  signal.weight(w) * math.log2(1 + value)))
     if s.venue:
         reasons.append(Reason(Kind.VENUE, s.venue, w.venue(s.tier), s.tier))
     if s.code:

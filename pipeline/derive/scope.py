@@ -4,8 +4,9 @@ digests and feeds, and all `data restore --seed-from` keeps of another store.
 A paper is in scope when
   one of its categories is one of `[sources.arxiv] categories` (a cross-list into them
   counts), OR a `[[follows]]` names it (a watched id, or one of its authors: these are
-  fetched from all of arXiv, so the owner asked for them), OR it is a Hugging Face pick and
-  `[sources.hf] outside_categories` shows picks of every field.
+  fetched from all of arXiv, so the owner asked for them), OR a source picked it
+  (`Source.picks`: Hugging Face's daily list) and shows its picks of every field
+  (`[sources.hf] outside_categories`).
 A follow's keywords, categories and topics select among the papers in scope; they do not
 widen it (nothing fetches them from outside the categories).
 """
@@ -23,18 +24,12 @@ import pyarrow.compute as pc
 from pipeline.config import Config, Follow
 from pipeline.derive.classify import first_category
 from pipeline.derive.topics import AuthorIndex
-from pipeline.text.taxonomy import CS_CATEGORIES
-
-# The columns `in_scope` reads.
-COLUMNS = ["arxiv_id", "categories", "authors", "hf_day"]
+from pipeline.sources import picks
 
 
-def picks_outside(cfg: Config) -> bool:
-    """Whether Hugging Face picks in none of the categories are in scope."""
-    choice = cfg.sources.hf.outside_categories
-    if choice == "auto":
-        return set(CS_CATEGORIES) <= set(cfg.sources.arxiv.categories)
-    return choice == "show"
+def columns() -> list[str]:
+    """The columns `in_scope` reads: the papers' own, and the day of each source's picks."""
+    return ["arxiv_id", "categories", "authors", *(p.day for p in picks().values())]
 
 
 def followed(follows: tuple[Follow, ...], papers: pa.Table) -> npt.NDArray[np.bool_]:
@@ -52,12 +47,13 @@ def followed(follows: tuple[Follow, ...], papers: pa.Table) -> npt.NDArray[np.bo
 
 
 def in_scope(cfg: Config, papers: pa.Table) -> npt.NDArray[np.bool_]:
-    """Per row of a papers-shaped table (arxiv_id, categories, authors; hf_day when picks
-    may count): whether the fork's config selects it."""
+    """Per row of a papers-shaped table (arxiv_id, categories, authors; the days of the
+    sources' picks when they may count): whether the fork's config selects it."""
     mask = first_category(papers["categories"], cfg.sources.arxiv.categories).astype(bool)
-    if "hf_day" in papers.column_names and picks_outside(cfg):
-        mask |= np.asarray(pc.is_valid(papers["hf_day"]).to_numpy(zero_copy_only=False),
-                           dtype=bool)
+    for chosen in picks().values():
+        if chosen.day in papers.column_names and chosen.outside(cfg):
+            mask |= np.asarray(pc.is_valid(papers[chosen.day]).to_numpy(
+                zero_copy_only=False), dtype=bool)
     return mask | followed(cfg.follows, papers)
 
 

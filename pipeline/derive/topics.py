@@ -41,6 +41,7 @@ from sklearn.preprocessing import normalize
 
 from pipeline.config import Follow, Topic
 from pipeline.derive.classify import first_category
+from pipeline.sources import signal
 from pipeline.text import phrases as _text
 from pipeline.text.names import name_tokens, same_person
 from pipeline.text.reasons import Code, Reason, Why, stored
@@ -169,7 +170,9 @@ def match_topic(papers: pa.Table, topic: Topic, authors: AuthorIndex | None,
         rows = rows[category.astype(bool)[rows]]
     if topic.min_upvotes:
         # stubs: fill_null is typed as coalesce (one type for values and fill)
-        upvotes = pc.fill_null(papers["hf_upvotes"], 0).to_numpy()  # type: ignore[attr-defined, type-var]
+        counted = signal("upvotes")  # the source signal it reads (`Source.signals`)
+        upvotes = np.zeros(n, dtype=np.int64) if counted is None else pc.fill_null(  # type: ignore[attr-defined]
+            papers[counted.column], 0).to_numpy()  # type: ignore[type-var]
         rows = rows[upvotes[rows] >= topic.min_upvotes]
 
     why = np.full(n, None, dtype=object)

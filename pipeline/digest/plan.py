@@ -5,10 +5,10 @@ newest stored version is a candidate: digesting a version that has been replaced
 would be paying for a page nobody reads.
 
 The queue serves where readers look (`queue`): 今日精选's head of the last announcement
-(pipeline.derive.rank; its papers that `[digest] selection` picks), then Hugging Face's
-picks (the most upvoted first), then the papers a fork's `[[follows]]` and `[[topics]]`
-match, then new versions of digested papers, then the rest newest first. A run's
-`max_per_run` takes the queue from its front.
+(pipeline.derive.rank; its papers that `[digest] selection` picks), then the sources'
+picks (`Source.picks`: Hugging Face's, the most upvoted first), then the papers a fork's
+`[[follows]]` and `[[topics]]` match, then new versions of digested papers, then the rest
+newest first. A run's `max_per_run` takes the queue from its front.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pipeline import sources
 from pipeline.config import Config, Follow
 from pipeline.derive import rank, scope
 from pipeline.derive import topics as topic_match
@@ -31,7 +32,7 @@ from pipeline.text.venue import Tier, tier, venue
 
 Key = tuple[str, int, str, str, str]  # arxiv_id, version, language, model, prompt_hash
 Place = tuple[int, float]  # (tier, order within it): the queue serves the smallest first
-HEAD, HF, FOLLOWED, NEW_VERSION, REST = range(5)  # the tiers, in the order they are served
+HEAD, PICKS, FOLLOWED, NEW_VERSION, REST = range(5)  # the tiers, in the order they are served
 
 
 class _Candidate(Protocol):
@@ -58,13 +59,11 @@ class Plan:
     exhausted: int = 0  # failed max_attempts times; waits for the paper's next version
 
 
-SCOPED = list(dict.fromkeys(["arxiv_id", "ai_related", "topics", *scope.COLUMNS]))
-
-
 def scoped(cfg: Config, store: Store) -> pa.Table:
     """The papers of the fork's scope, with what `selected` reads: the model is spent on
     nothing its site does not show."""
-    return scope.within(cfg, store.library(SCOPED))
+    return scope.within(cfg, store.library(list(dict.fromkeys(
+        ["arxiv_id", "ai_related", "topics", *scope.columns()]))))
 
 
 def selected(papers: pa.Table, selection: str) -> pd.Series:
@@ -141,15 +140,17 @@ def plan(candidates: pd.DataFrame, existing: dict[Key, dict[str, Any]], language
 
 def queue(cfg: Config, library: pa.Table, versions: pa.Table) -> dict[str, Place]:
     """The place in the queue of each paper that is not among "the rest": 今日精选's head
-    in its order, Hugging Face's picks by upvotes, the papers follows and topics match."""
+    in its order, the sources' picks (`Source.picks`: Hugging Face's, by upvotes), the
+    papers follows and topics match."""
     places: dict[str, Place] = {}
     ids = cast(list[str], library["arxiv_id"].to_pylist())
     for i in _followed(library, cfg.follows) | _in_topics(library):
         places[ids[i]] = (FOLLOWED, 0)
-    upvotes = library["hf_upvotes"].to_pylist()
-    for i, day in enumerate(library["hf_day"].to_pylist()):
-        if day is not None:
-            places[ids[i]] = (HF, -(upvotes[i] or 0))
+    for picks in sources.picks().values():
+        order = library[picks.order].to_pylist()
+        for i, day in enumerate(library[picks.day].to_pylist()):
+            if day is not None:
+                places[ids[i]] = (PICKS, -(order[i] or 0))
     for n, ranked in enumerate(head(cfg, library, versions)):
         places[ranked.arxiv_id] = (HEAD, n)
     return places
@@ -166,17 +167,15 @@ def head(cfg: Config, library: pa.Table, versions: pa.Table) -> list[rank.Ranked
     followed = {rows["arxiv_id"][i].as_py() for i in _followed(rows, cfg.follows)}
     texts = _last_two(versions, recent)
     signals = []
-    for r in rows.select(["arxiv_id", "abstract", "comment", "journal_ref", "doi", "hf_upvotes",
-                          "hf_repo", "hf_project_page", "primary_category",
+    for r in rows.select(["arxiv_id", "abstract", "comment", "journal_ref", "doi",
+                          *sources.source_columns(), "primary_category",
                           "topics"]).to_pylist():
         took = venue(r["comment"], r["journal_ref"], r["doi"])
         before, after = texts.get(r["arxiv_id"], ("", ""))
         signals.append(rank.Signals(
-            r["arxiv_id"], r["hf_upvotes"], took.short if took else None,
+            r["arxiv_id"], rank.weighed(r), took.short if took else None,
             tier(took, cfg.sources.arxiv.categories) if took else Tier.MAIN,
-            rank.code_host(r["comment"], r["abstract"], r["hf_repo"], r["hf_project_page"]),
-            rank.page_host(r["comment"], r["abstract"], project=r["hf_project_page"]),
-            r["primary_category"],
+            *rank.link_hosts(r["comment"], r["abstract"], r), r["primary_category"],
             rank.changed_words(before, after) if before else 0, tuple(r["topics"] or ()),
             ("follow",) if r["arxiv_id"] in followed else ()))
     return rank.ranked(signals, cfg.rank)

@@ -24,34 +24,13 @@ from pipeline.config import Config
 from pipeline.site.budget import PaperPages, Rank
 from pipeline.site.model.views import Library, load
 from pipeline.site.output import BuildCache, Output
-from pipeline.site.pages import (
-    accepted,
-    briefs,
-    categories,
-    feeds,
-    foryou,
-    hf,
-    home,
-    lists,
-    me,
-    missing,
-    paper,
-    search,
-    sitemap,
-    sources,
-    static,
-    topics,
-)
+from pipeline.site.pages import paper, search, sitemap, sources
+from pipeline.site.pages.kinds import in_process
 from pipeline.site.writer import PelicanWriter, SkipUnchangedWriter
 from pipeline.store import Store
 
 log = logging.getLogger(__name__)
 
-# Rendered in this process while the workers run; each reads only the SiteData, and none
-# depends on which paper pages are light but the sources page (which says so).
-_IN_PROCESS = (lists.render, briefs.render, categories.render, topics.render, hf.render,
-               home.render, feeds.render, me.render, foryou.render, search.render_pages,
-               static.render, accepted.render, missing.render)
 
 
 class PaperTrailGenerator(Generator):  # type: ignore[misc]  # pelican ships no type information
@@ -141,7 +120,9 @@ def render_rest(site: data.SiteData, out: Output, pages: PaperPages, carried: Ca
     said = sources.render(site, out)
     if carried.rest is None or carried.rest[0] != pages.paged:
         made = writer.files()
-        names = [*said, *(path for render in _IN_PROCESS for path in render(site, out))]
+        # Each of these reads only the SiteData, and none depends on which paper pages are
+        # light but the sources page (which says so).
+        names = [*said, *(path for render in in_process() for path in render(site, out))]
         names += [p.path for p in site.paged]
         sitemap.render(site, out, names)
         carried.rest = pages.paged, {p: size for p, size in writer.files().items()

@@ -15,10 +15,12 @@ import pipeline.site.i18n as i18n
 from pipeline.config import SITE_LANGUAGES, Config
 from pipeline.site.model.brand import brand, titled
 from pipeline.site.model.views import DIGEST_FIELDS
+from pipeline.site.pages.kinds import nav_links
 from pipeline.site.render.feeds import SITE_FEEDS
 from pipeline.site.render.filters import bdi, meta_tags, slashed, time_element
 from pipeline.site.render.safe import clean
 from pipeline.site.render.tex import render_tex
+from pipeline.sources import SOURCES
 from pipeline.sources import facts as source_facts
 from pipeline.text.ids import is_category
 
@@ -110,6 +112,13 @@ def plain(cfg: Config, *, publish: bool = False, now: dt.datetime | None = None,
                           # a source's fact's label (`Source.facts`), by its column
                           "fact_labels": {f.column: clean(f.label[cfg.site.language])
                                           for f in source_facts()},
+                          "nav_links": nav_links(s, cfg.site.language),
+                          # what pages call each run's `source`: a source's own label, a
+                          # job's (digest, notes, notify) from the catalogue
+                          "run_names": {**{k.removeprefix("source_"): v for k, v in s.items()
+                                           if k.startswith("source_")},
+                                        **{name: source.label[cfg.site.language]
+                                           for name, source in SOURCES.items()}},
                           "feeds": [{"slug": kind, "title": s[f"feed_{kind}"]}
                                     for kind in SITE_FEEDS]},
     }

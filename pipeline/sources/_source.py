@@ -4,9 +4,9 @@ what one catch-up hands back for ingest to store and record."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Literal, Protocol, runtime_checkable
 
 import pyarrow as pa
 
@@ -14,7 +14,7 @@ from pipeline.report import RunReport
 from pipeline.tables import ANNOUNCEMENTS, Table
 
 if TYPE_CHECKING:
-    from pipeline.config import Config
+    from pipeline.config import Config, RankConfig
 
 VERSION_KEYS = ["arxiv_id", "version"]
 
@@ -26,6 +26,40 @@ class Fact:
 
     column: str
     label: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class Signal:
+    """A number a source's own table holds of a paper, which the core weighs without
+    knowing the source: 今日精选 gives it `weight(cfg.rank)` points per doubling under a chip
+    of kind `chip` (said by the catalogue's `reason_<chip>`), and a topic's `min_<name>`
+    keeps the papers with at least that many (none counts as 0)."""
+
+    name: str  # "upvotes"
+    column: str  # its column in the library view
+    chip: str
+    weight: Callable[[RankConfig], float]
+
+
+@dataclass(frozen=True)
+class Picks:
+    """Papers a source picks, a day at a time (a community's daily list): `day` is the
+    column of the day it first picked one. The digest queue serves picks after 今日精选's
+    head, by the column `order`, most first; `outside(cfg)`: whether picks in none of the
+    fork's categories are in its scope; the search page's filter `name` keeps them."""
+
+    day: str
+    order: str
+    outside: Callable[[Config], bool]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A column of a source's own table holding a link it reports of a paper: to its
+    `code` (a repository) or its project `page`; 今日精选 counts them as the paper's own."""
+
+    column: str
+    kind: Literal["code", "page"]
 
 
 @dataclass(frozen=True)
@@ -116,12 +150,16 @@ class Source(Protocol):
     its name."""
 
     name: str  # the ledger's `source`, the snapshots' folder
+    label: Mapping[str, str]  # what pages call it, by the site's language ("zh-CN", "en")
     schema: pa.Schema  # its snapshots' columns
     # Its own tables, keyed by arxiv_id and made from its snapshots alone (so `rebuild` makes
     # them again): each column but the key joins the papers in `library_view`, for topics,
     # the site and anything else that reads a paper.
     tables: tuple[Table, ...]
     facts: tuple[Fact, ...]  # what of them a paper's page lists (its own pages aside)
+    signals: tuple[Signal, ...]  # its numbers the core weighs
+    picks: Picks | None  # when it picks papers a day at a time
+    links: tuple[Link, ...]  # the links it reports of a paper
 
     def enabled(self, cfg: Config) -> bool: ...
 

@@ -34,7 +34,7 @@ import functools
 import itertools
 import re
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 from zoneinfo import ZoneInfo
@@ -47,7 +47,7 @@ from pipeline.merge import merge_arxiv
 from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import Requests, SourceError
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Link, Merged, Options, Picks, Signal
 from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import Fetch, fetch_ids
 from pipeline.tables import ANNOUNCEMENTS, ARXIV_SNAPSHOT, Table
@@ -279,9 +279,13 @@ class AnnounceSource:
     """The last announcement of the configured categories, checked against the store."""
 
     name = "announce"
+    label: Mapping[str, str] = {"zh-CN": "arXiv 每日公告（RSS）", "en": "arXiv announcements (RSS)"}
     schema = ARXIV_SNAPSHOT  # what it fetches by id is the export API's entries
     tables: tuple[Table, ...] = ()  # papers and versions; its ledger is a core table
     facts: tuple[Fact, ...] = ()
+    signals: tuple[Signal, ...] = ()
+    picks: Picks | None = None
+    links: tuple[Link, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.arxiv.enabled

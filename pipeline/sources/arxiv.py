@@ -22,7 +22,7 @@ import math
 import re
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypedDict
 from urllib.parse import urlencode
@@ -37,7 +37,17 @@ from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._atom import Page, Unreadable, api_error, parse_page
 from pipeline.sources._http import Requests, SourceError
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options, Progress
+from pipeline.sources._source import (
+    Catch,
+    Fact,
+    Library,
+    Link,
+    Merged,
+    Options,
+    Picks,
+    Progress,
+    Signal,
+)
 from pipeline.sources._untrusted import NotExpected
 from pipeline.tables import ARXIV_SNAPSHOT, Table
 from pipeline.text.ids import is_arxiv_id
@@ -472,9 +482,13 @@ class ArxivSource:
     overlap (a paper is listed a day or more after it was submitted)."""
 
     name = "arxiv"
+    label: Mapping[str, str] = {"zh-CN": "arXiv", "en": "arXiv"}
     schema = ARXIV_SNAPSHOT
     tables: tuple[Table, ...] = ()  # it writes papers and versions, the core's own
     facts: tuple[Fact, ...] = ()
+    signals: tuple[Signal, ...] = ()
+    picks: Picks | None = None
+    links: tuple[Link, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.arxiv.enabled

@@ -20,6 +20,7 @@ import functools
 import math
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
@@ -37,12 +38,23 @@ from huggingface_hub.utils import build_hf_headers, hf_raise_for_status  # type:
 import pipeline.sources._http as _http
 from pipeline import outbound
 from pipeline.report import RunReport
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources._source import (
+    Catch,
+    Fact,
+    Library,
+    Link,
+    Merged,
+    Options,
+    Picks,
+    Signal,
+    start_day,
+)
 from pipeline.sources._untrusted import Malformed, NotExpected, json_value, too_long
 from pipeline.sources.arxiv import SOURCE as ARXIV
 from pipeline.sources.arxiv import Fetch, fetch_ids, split_id
 from pipeline.tables import REBUILD, Table, to_table
 from pipeline.text.ids import is_arxiv_id
+from pipeline.text.taxonomy import CS_CATEGORIES
 from pipeline.text.untrusted import Findings, clean_text, not_after
 
 if TYPE_CHECKING:
@@ -81,6 +93,15 @@ HF_TABLE = Table("hf", pa.schema([  # type: ignore[arg-type]  # stubs join mixed
     ("hf_organization", pa.string()),
     ("hf_comments", pa.int32()),
 ]), ("arxiv_id",), on_save="rebuild", remedy=REBUILD, dictionary=frozenset({"hf_keywords"}))
+
+def picks_outside(cfg: Config) -> bool:
+    """Whether picks in none of the fork's categories are in its scope: `[sources.hf]
+    outside_categories`, where "auto" shows them to a fork of all of cs.*."""
+    choice = cfg.sources.hf.outside_categories
+    if choice == "auto":
+        return set(CS_CATEGORIES) <= set(cfg.sources.arxiv.categories)
+    return choice == "show"
+
 
 _MAX_PAGES = 20  # a daily list has tens of picks; more pages means the server ignores `p`
 _INT32 = 2**31 - 1
@@ -272,9 +293,15 @@ class HFSource:
     every pick has a full record."""
 
     name = "hf"
+    label: Mapping[str, str] = {"zh-CN": "Hugging Face 社区推荐", "en": "Hugging Face daily papers"}
     schema = HF_SNAPSHOT
     tables: tuple[Table, ...] = (HF_TABLE,)
     facts: tuple[Fact, ...] = ()  # the site shows its picks in pages of their own
+    # Its board's votes: 今日精选 weighs them by `[rank] hf_upvotes`, topics by `min_upvotes`
+    signals: tuple[Signal, ...] = (
+        Signal("upvotes", "hf_upvotes", "hf", lambda rank: rank.hf_upvotes),)
+    picks: Picks | None = Picks("hf_day", "hf_upvotes", picks_outside)
+    links: tuple[Link, ...] = (Link("hf_repo", "code"), Link("hf_project_page", "page"))
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.hf.enabled

@@ -29,6 +29,7 @@ import functools
 import itertools
 import re
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -41,7 +42,17 @@ from pipeline.merge import merge_arxiv
 from pipeline.outbound import Answer, FetchStats, Transient, check_status
 from pipeline.report import RunReport, RunStatus
 from pipeline.sources._http import Requests, SourceError
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options, start_day
+from pipeline.sources._source import (
+    Catch,
+    Fact,
+    Library,
+    Link,
+    Merged,
+    Options,
+    Picks,
+    Signal,
+    start_day,
+)
 from pipeline.sources._untrusted import Malformed, NotExpected, too_long, xml_root
 from pipeline.sources.arxiv import ArxivRow
 from pipeline.tables import ARXIV_SNAPSHOT, REBUILD, Table, to_table
@@ -384,6 +395,8 @@ class OAISource:
     """The configured categories over OAI-PMH, from the last complete harvest's day."""
 
     name = "oai"
+    label: Mapping[str, str] = {"zh-CN": "arXiv 修订与元数据（OAI-PMH）",
+             "en": "arXiv revisions and metadata (OAI-PMH)"}
     schema = OAI_SNAPSHOT
     # It writes papers and versions, as the API source does, and its own table.
     tables: tuple[Table, ...] = (OAI_TABLE,)
@@ -391,6 +404,9 @@ class OAISource:
         Fact("affiliations", {"zh-CN": "作者单位", "en": "Affiliations"}),
         Fact("license", {"zh-CN": "许可", "en": "License"}),
     )
+    signals: tuple[Signal, ...] = ()
+    picks: Picks | None = None
+    links: tuple[Link, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         return cfg.sources.arxiv.enabled

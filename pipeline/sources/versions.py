@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -25,7 +26,7 @@ import pyarrow.compute as pc
 
 from pipeline.merge import merge_arxiv
 from pipeline.report import RunReport, RunStatus
-from pipeline.sources._source import Catch, Fact, Library, Merged, Options
+from pipeline.sources._source import Catch, Fact, Library, Link, Merged, Options, Picks, Signal
 from pipeline.sources.arxiv import fetch_ids
 from pipeline.tables import ARXIV_SNAPSHOT, Table
 from pipeline.text.untrusted import MAX_LISTED
@@ -70,9 +71,14 @@ class VersionTexts:
     """The texts of stored papers' earlier versions, by versioned id from the export API."""
 
     name = "versions"
+    label: Mapping[str, str] = {"zh-CN": "旧版本文本（arXiv API）",
+                                "en": "Earlier versions' texts (arXiv API)"}
     schema = ARXIV_SNAPSHOT
     tables: tuple[Table, ...] = ()  # it adds versions rows, the core's own
     facts: tuple[Fact, ...] = ()
+    signals: tuple[Signal, ...] = ()
+    picks: Picks | None = None
+    links: tuple[Link, ...] = ()
 
     def enabled(self, cfg: Config) -> bool:
         acfg = cfg.sources.arxiv

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from pipeline.sources import snapshot_schemas, store_tables
 from pipeline.store.durable import fsync, fsync_dir, replace_atomically
 from pipeline.store.parquet import StoreError, footer_problem
 from pipeline.store.partition import KEY_PATTERN
@@ -28,6 +27,7 @@ from pipeline.tables import (
     SCHEMA_VERSION,
     SNAPSHOT_VERSIONS,
     TABLES,
+    Catalog,
 )
 
 MANIFEST = "manifest.json"
@@ -147,11 +147,6 @@ def parse(raw: Any, path: Path) -> Manifest:
         else:
             tables = {n: {str(key): _partition(p) for key, p in partitions.items()}
                       for n, partitions in raw["tables"].items()}
-        known = set(store_tables()) | set(RETIRED)
-        unknown = set(tables) - known
-        if unknown:
-            raise StoreError(f"{path}: names tables this papertrail does not know: "
-                             f"{', '.join(sorted(unknown))}; upgrade papertrail")
         bad_keys = [k for partitions in tables.values() for k in partitions
                     if not _KEY.fullmatch(k)]
         if bad_keys:
@@ -201,19 +196,27 @@ def _inside(rel: object) -> bool:
     return (len(parts), parts[0]) in {(2, "tables"), (4, "snapshots")}
 
 
-def problems(root: Path, manifest: Manifest) -> list[str]:
+def unknown_tables(manifest: Manifest, catalog: Catalog, path: Path) -> None:
+    """Refuse a manifest naming tables the catalog lacks: a newer release wrote it."""
+    unknown = set(manifest.tables) - set(catalog.tables) - set(RETIRED)
+    if unknown:
+        raise StoreError(f"{path}: names tables this papertrail does not know: "
+                         f"{', '.join(sorted(unknown))}; upgrade papertrail")
+
+
+def problems(root: Path, manifest: Manifest, catalog: Catalog) -> list[str]:
     """What is wrong with the files a manifest names, from their footers only."""
     found = []
     for name, partitions in sorted(manifest.tables.items()):
         for key, partition in sorted(partitions.items()):
             legacy = key == LEGACY
-            spec = store_tables().get(name) or RETIRED[name]
+            spec = catalog.spec(name)
             schema = PAPERS_WITH_HF if legacy and name == "papers" else spec.schema
             versions = (LEGACY_VERSION,) if legacy else (SCHEMA_VERSION,)
             for part in partition.files:
                 found.append((part.path, footer_problem(root / part.path, schema, part.rows,
                                                         versions)))
-    schemas = snapshot_schemas()
+    schemas = catalog.snapshots
     for rel in manifest.snapshots:
         source = Path(rel).parts[1] if len(Path(rel).parts) > 2 else "?"
         found.append((rel, footer_problem(root / rel, schemas[source], None, SNAPSHOT_VERSIONS)

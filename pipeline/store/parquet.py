@@ -10,7 +10,6 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from pipeline.sources import snapshot_schemas
 from pipeline.store.durable import fsync
 from pipeline.tables import RESTORE, SCHEMA_VERSION, SNAPSHOT_VERSIONS, Table
 
@@ -47,7 +46,7 @@ def footer_problem(path: Path, schema: pa.Schema, rows: int | None,
     return None
 
 
-def read_checked(path: Path, name: str, columns: list[str] | None = None,
+def read_checked(path: Path, name: str, schema: pa.Schema, columns: list[str] | None = None,
                  row_groups: range | None = None) -> pa.Table:
     """Read a snapshot file (or some of its row groups), after checking the file's schema
     version and its full schema."""
@@ -60,7 +59,6 @@ def read_checked(path: Path, name: str, columns: list[str] | None = None,
     except (OSError, pa.ArrowException) as exc:
         raise StoreError(f"{path}: cannot read this Parquet file ({exc}). It was not "
                          f"replaced; {RESTORE}") from None
-    schema = snapshot_schemas()[name.removeprefix("snapshot:")]
     _check(path, name, found, schema, SNAPSHOT_VERSIONS, RESTORE)
     return table.replace_schema_metadata(None)
 

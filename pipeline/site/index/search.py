@@ -10,6 +10,7 @@ describes the format; theme/static/search.js reads it (its tokenizer mirrors `to
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import hashlib
 import itertools
 import json
@@ -29,6 +30,7 @@ import pyarrow.compute as pc
 from pipeline.site.model.views import CLOCKS, Paper
 from pipeline.site.render.tex import excerpt, plain_tex
 from pipeline.site.writer import gzipped
+from pipeline.sources import picks
 from pipeline.text.venue import Tier
 from pipeline.text.venue import tier as venue_tier
 
@@ -578,11 +580,17 @@ _RECENT: dict[str, Callable[[Paper], object]] = {  # after "doc", the doc's numb
     "authors": lambda p: [normalise(a) for a in p.authors], "categories": lambda p: p.categories,
     "topics": lambda p: [s for s, _ in p.topics],
 }
+def _picked(p: Paper, day: str) -> bool:
+    return p.sourced.get(day) is not None
+
+
 # "page": the paper may have a page; it has one from the manifest's pages_from on (the
 # oldest page [site] max_site_mb keeps), so the index need not change when that moves.
 _FLAGS: dict[str, Callable[[Paper], bool]] = {
     "ai": lambda p: p.ai_related, "revised": lambda p: p.version > 1,
-    "hf": lambda p: p.hf_day is not None, "page": lambda p: p.pageable,
+    # each source's picks, by its name (`Source.picks`: "hf", Hugging Face's)
+    **{name: functools.partial(_picked, day=chosen.day) for name, chosen in picks().items()},
+    "page": lambda p: p.pageable,
     "venue": lambda p: p.venue is not None,
 }
 SCHEMA = {"doc": list(_DOC), "recent": ["doc", *_RECENT], "flag": list(_FLAGS),

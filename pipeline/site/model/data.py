@@ -141,10 +141,9 @@ def ranked(cfg: Config, s: dict[str, str], followed: Followed, papers: Iterable[
     by_id = {p.arxiv_id: p for p in papers}
     categories = cfg.sources.arxiv.categories
     signals = [rank.Signals(
-        p.arxiv_id, p.hf_upvotes, p.venue.badge(s) if p.venue else None,
+        p.arxiv_id, rank.weighed(p.sourced), p.venue.badge(s) if p.venue else None,
         tier(p.venue, categories) if p.venue else Tier.MAIN,
-        rank.code_host(p.comment, p.abstract_text, p.repo_url, p.hf_project),
-        rank.page_host(p.comment, p.abstract_text, project=p.hf_project), p.primary,
+        *rank.link_hosts(p.comment, p.abstract_text, p.sourced), p.primary,
         _changed_words(p), tuple(slug for slug, _ in p.topics),
         (i18n.say(follows[p.arxiv_id], s),) if p.arxiv_id in follows else ())
         for p in by_id.values()]

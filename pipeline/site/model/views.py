@@ -14,7 +14,7 @@ import itertools
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal, TypedDict, cast
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
@@ -35,6 +35,7 @@ from pipeline.site.render.feeds import recent
 from pipeline.site.render.safe import clean, clean_all, clean_opt
 from pipeline.site.render.tex import excerpt, links_in, plain_tex, render_tex
 from pipeline.sources import facts as source_facts
+from pipeline.sources import source_columns
 from pipeline.store import Store
 from pipeline.text import reasons
 from pipeline.text.ids import is_arxiv_id
@@ -196,6 +197,9 @@ class Paper:
     hf_project: str | None = None  # the project page Hugging Face links
     # (column, text) that sources add (`Source.facts`), labelled by a page (`fact_labels`)
     facts: tuple[tuple[str, str], ...] = ()
+    # What the sources' own tables hold of it, by column, typed as stored (a count an int,
+    # a day a date, a list a tuple of texts, texts cleaned): what a page sorts or filters by
+    sourced: Mapping[str, object] = field(default_factory=dict)
     digest: dict[str, str | None] | None = None
     digest_model: str | None = None
     digest_version: int | None = None  # the version it was written for
@@ -464,7 +468,48 @@ def _embeddings(store: Store, model: str, ids: list[str]) -> dict[str, np.ndarra
         strict=True)}
 
 
-Fields = dict[str, Any]  # a paper's fields by name, as Paper takes them (it checks the names)
+class Fields(TypedDict, total=False):
+    """A paper's fields by name, as Paper takes them: what a step attaches is checked
+    against these (a misspelled or mistyped field fails the type check, not a build).
+    `tests/test_site_model.py` holds them to Paper's own."""
+
+    arxiv_id: str
+    version: int
+    title: str
+    title_html: Markup
+    abstract_text: str
+    authors: list[str]
+    categories: list[str]
+    primary: str
+    comment: str | None
+    journal_ref: str | None
+    doi: str | None
+    published: dt.datetime
+    updated: dt.datetime
+    first_seen: dt.datetime
+    version_seen_at: dt.datetime
+    ai_related: bool
+    ai_reason: Why
+    topics: list[tuple[str, Why]]
+    hf_upvotes: int | None
+    hf_repo: str | None
+    hf_day: dt.date | None
+    hf_stars: int | None
+    hf_project: str | None
+    facts: tuple[tuple[str, str], ...]
+    sourced: Mapping[str, object]
+    digest: dict[str, str | None] | None
+    digest_model: str | None
+    digest_version: int | None
+    digest_created: dt.datetime | None
+    digest_why: NoDigest | None
+    versions: list[Version]
+    pageable: bool
+    venue: Venue | None
+    venue_version: int | None
+    venue_seen: dt.datetime | None
+    similar: list[str]
+    arxiv_versions: int | None
 
 
 @dataclass(frozen=True)
@@ -550,25 +595,29 @@ def _hf(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
     papers_table = tables.frames["papers"]
     held = papers_table[list(_HF_COLUMNS[1:])].notna().any(axis=1)  # most papers: none
     for row in _records(papers_table[held], _HF_COLUMNS):
-        fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
-                  "hf_repo": _str_or_none(row["hf_repo"]),
-                  "hf_day": None if pd.isna(row["hf_day"]) else row["hf_day"],
-                  "hf_stars": _int_or_none(row["hf_stars"]),
-                  "hf_project": _http_or_none(row["hf_project_page"])}
+        fields: Fields = {"hf_upvotes": _int_or_none(row["hf_upvotes"]),
+                          "hf_repo": _str_or_none(row["hf_repo"]),
+                          "hf_day": None if pd.isna(row["hf_day"]) else row["hf_day"],
+                          "hf_stars": _int_or_none(row["hf_stars"]),
+                          "hf_project": _http_or_none(row["hf_project_page"])}
         if any(v is not None for v in fields.values()):
             out[clean(row["arxiv_id"])] = fields
     return out
 
 
 def _facts(tables: Tables, papers: Mapping[str, Fields]) -> dict[str, Fields]:
-    """What the sources' own tables add to a paper's page (`Source.facts`), as (column,
-    text): a page labels each in its language (the `fact_labels` global)."""
-    columns = tuple(dict.fromkeys(f.column for f in source_facts()))
+    """What the sources' own tables hold (Store.library() joins them to papers): each
+    value typed as stored (`sourced`), and those a paper's page lists (`Source.facts`) as
+    (column, text), which a page labels in its language (the `fact_labels` global)."""
+    listed = tuple(dict.fromkeys(f.column for f in source_facts()))
+    columns = tuple(dict.fromkeys([*listed, *source_columns()]))
+    frame = tables.frames["papers"]
+    held = frame[list(columns)].notna().any(axis=1) if columns else frame["arxiv_id"].isna()
     out: dict[str, Fields] = {}
-    for row in _records(tables.frames["papers"], ("arxiv_id", *columns)):
-        facts = tuple((c, _fact_text(row[c])) for c in columns if _opt(row[c]) is not None)
-        if facts:
-            out[clean(row["arxiv_id"])] = {"facts": facts}
+    for row in _records(frame[held], ("arxiv_id", *columns)):
+        sourced = {c: _typed(row[c]) for c in columns if _opt(row[c]) is not None}
+        facts = tuple((c, _fact_text(row[c])) for c in listed if c in sourced)
+        out[clean(row["arxiv_id"])] = {"facts": facts, "sourced": sourced}
     return out
 
 
@@ -732,6 +781,20 @@ def _texts(values: list[Any]) -> list[str | None]:
     and nearly every cell is printable ASCII."""
     return [v if type(v) is str and v.isascii() and v.isprintable() else _str_or_none(v)
             for v in values]
+
+
+def _typed(value: object) -> object:
+    """A source's stored value as its column's type says (pandas reads an int column with
+    nulls as floats, a list column as an array), texts cleaned."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(clean(str(v)) for v in value if v is not None)
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, pd.Timestamp):
+        return value.to_pydatetime()
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _fact_text(value: object) -> str:
