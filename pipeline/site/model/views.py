@@ -502,6 +502,7 @@ class Fields(TypedDict, total=False):
     digest_model: str | None
     digest_version: int | None
     digest_created: dt.datetime | None
+    digest_language: str | None
     digest_why: NoDigest | None
     versions: list[Version]
     pageable: bool
