@@ -21,6 +21,7 @@ from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay
 from pipeline.replay.openai import OpenAIReplay
+from pipeline.sources import SOURCES
 from pipeline.store import MANIFEST, Store
 from pipeline.store.manifest import READERS
 from tests.crashing import CRASHED, Outcome, run_cli
@@ -162,14 +163,23 @@ class Case:
 # The project's branch, which the fork seeds from, by an https URL (the only kind accepted)
 SEED_URL, SEED_ALIAS = https_alias("../github.git")
 
-CASES = {
-    "ingest arxiv": Case("day1", ".", ("ingest", "--source", "arxiv"), T2),
-    "ingest hf": Case("day1", ".", ("ingest", "--source", "hf"), T2),
-    "ingest oai": Case("day1", ".", ("ingest", "--source", "oai"), T2),
+# Where a source's ingest starts, when not from day 1's store at day 2's run
+START = {
     # The feed at T2 lists day 1: fetched by id, stored, and the completeness ledger written.
-    "ingest announce": Case("empty", ".", ("ingest", "--source", "announce"), T2),
+    "announce": ("empty", T2),
     # The texts of earlier versions, by versioned id: versions rows, their snapshot, the run.
-    "ingest versions": Case("first-at-v2", ".", ("ingest", "--source", "versions"), T3),
+    "versions": ("first-at-v2", T3),
+}
+
+
+
+def _ingest(name: str) -> Case:
+    template, now = START.get(name, ("day1", T2))
+    return Case(template, ".", ("ingest", "--source", name), now)
+
+
+CASES = {
+    **{f"ingest {name}": _ingest(name) for name in SOURCES},  # every registered source
     "ingest into a new store": Case("new", ".", ("ingest", "--source", "arxiv"), T1),
     "enrich": Case("day1", ".", ("enrich",), T1,
                    '\n[[topics]]\nslug = "agents"\nname = { zh = "智能体", en = "Agents" }\n'
