@@ -38,9 +38,9 @@ if TYPE_CHECKING:
 VERSION = 3
 DIMS = 64  # meaning: 14 days of all cs.* fit ≤ 1.5 MB gzip with the rest (docs/RECOMMEND.md)
 TERMS = 64  # words kept per paper for the ranking (docs/RECOMMEND.md: what more or fewer find)
-LEVELS = 7  # a word's weight in its paper: 1..LEVELS, as finely as the ranking gains from
+LEVELS = 3  # a word's weight in its paper: 1..LEVELS, as finely as the ranking gains from
 SHOWN = 8  # of those, the heaviest that say why
-WORD_ROWS = 3584  # words with a row in the meaning space, the most used first
+WORD_ROWS = 2048  # words with a row in the meaning space, the most used first
 MAX_VOCAB = 0xFFFE  # uint16 indices, NO_TERM aside
 MIN_DF = 2  # a word of one paper says nothing about another
 MAX_DF = 0.5  # nor does one that half the papers use
