@@ -10,7 +10,7 @@ the browser fuses (docs/RECOMMEND.md has why and what each finds):
 - words: its TERMS heaviest words (TF-IDF over the search index's tokens, English stop
   words out), with their weights in LEVELS steps; rare ones are kept, not averaged away.
   Stored in the order of their indices, each as the step from the one before, the steps'
-  high bytes apart from their low bytes: gzip packs that to 2/3 of the indices. The SHOWN
+  high bytes apart from their low bytes: gzip packs that to half the indices. The SHOWN
   heaviest say why it was ranked.
 And the hash of its normalised title, to match an imported entry that names no id. The
 WORD_ROWS words the most papers use carry a row in the meaning space (each the TF-IDF-weighted
