@@ -217,7 +217,7 @@ def encoder_rankers(corpus: Sequence[Paper], pool: set[str], vectors: np.ndarray
     bigrams = TfidfVectorizer(stop_words="english", min_df=2, max_df=0.5, sublinear_tf=True,
                               ngram_range=(1, 2)).fit_transform(texts)
     measures = {"enc": vectors, "bigrams": bigrams,
-                "bigrams top24": top_terms(bigrams, _recommend.TERMS),
+                "bigrams top": top_terms(bigrams, _recommend.TERMS),
                 **{f"enc{d}": normalize(w.vectors.astype(np.float32))
                    for d, w in windows.items()}}
 
@@ -233,8 +233,8 @@ def encoder_rankers(corpus: Sequence[Paper], pool: set[str], vectors: np.ndarray
     return {"encoder": fused("enc"), "encoder pca96 int8": fused("enc96"),
             "encoder pca64 int8": fused("enc64"), "encoder + bigrams": fused("enc", "bigrams"),
             "encoder pca64 + bigrams": fused("enc64", "bigrams"),
-            "encoder pca64 + bigrams top24": fused("enc64", "bigrams top24"),
-            "encoder pca96 + bigrams top24": fused("enc96", "bigrams top24"),
+            f"encoder pca64 + bigrams top{_recommend.TERMS}": fused("enc64", "bigrams top"),
+            f"encoder pca96 + bigrams top{_recommend.TERMS}": fused("enc96", "bigrams top"),
             "browser data, seeds by text": window_ranker(corpus, pool, windows[_recommend.DIMS],
                                                          by_text=True)}
 

@@ -5,8 +5,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import {
-  MAX_LINK_SEEDS, clean, entryKey, fromEntry, linkIds, merged, rank, read, union, windowOf, withEntries,
-  withMute, withoutMute,
+  MAX_LINK_SEEDS, clean, entryKey, fromEntry, linkIds, merged, rank, read, rowTerms, rowWords, union, windowOf,
+  withEntries, withMute, withoutMute,
 } from "../../theme/static/recommend.js";
 
 test("four BibTeX entries with parentheses in their text are four entries", function () {
@@ -72,12 +72,14 @@ test("a shared link's ids: each once, hostile parts dropped, at most MAX_LINK_SE
 });
 
 // Four papers in two dimensions, laid out as vectors.bin: title keys, terms, term weights,
-// IDFs, rows, the words' rows. Words: "graph" (a row of its own) and "graph kernel".
+// IDFs, rows, the words' rows. Words: "graph" (a row of its own) and "kernel"; each paper's
+// one term stored as its step from 0 (its index): the high bytes, then the low bytes.
 function tinyWindow(terms) {
-  const meta = { count: 4, dims: 2, terms: 1, shown: 1, vocab: ["graph", "graph kernel"], vectors: 1,
-    weights: [1], idf_step: 32, stop: ["the"], ids: ["a", "b", "c", "d"], doi: {}, first_doc: 0 };
+  const meta = { count: 4, dims: 2, terms: 1, shown: 1, vocab: ["graph", "kernel"], vectors: 1,
+    weights: [1], idf_step: 32, ids: ["a", "b", "c", "d"], doi: {}, first_doc: 0 };
   const buf = new ArrayBuffer(4 * 4 + 4 * 2 + 4 + 2 + 4 * 2 + 2);
-  new Uint16Array(buf, 16, 4).set(terms);
+  new Uint8Array(buf, 16, 4).set(terms.map(function (t) { return t >> 8; }));
+  new Uint8Array(buf, 20, 4).set(terms.map(function (t) { return t & 0xff; }));
   new Uint8Array(buf, 24, 4).set(terms.map(function (t) { return t === 0xffff ? 0 : 255; }));
   new Uint8Array(buf, 28, 2).set([32, 64]);
   new Int8Array(buf, 30, 8).set([10, 0, 10, 1, 7, 7, 0, 10]);
@@ -98,7 +100,7 @@ test("ranking by meaning alone: half the centroid's cosine, half the closest see
 });
 
 test("words the seed shares lift a paper above one only closer in meaning", function () {
-  const w = tinyWindow([1, 0xffff, 1, 0xffff]);  // a and c share "graph kernel"
+  const w = tinyWindow([1, 0xffff, 1, 0xffff]);  // a and c share "kernel"
   const seed = fromEntry(w, { id: "a", title: "", text: "" }, "arxiv:a", "link");
   assert.deepEqual(Array.from(seed.words.keys()), [1]);
   assert.deepEqual(rank(w, [seed]).map(function (x) { return x.row; }), [2, 1, 3]);
@@ -108,9 +110,20 @@ test("an entry no paper matches is placed by its own words in both measures", fu
   const w = tinyWindow([1, 0xffff, 1, 0xffff]);
   const seed = fromEntry(w, { title: "The graph kernel", text: "" }, "title:x", "import");
   assert.equal(seed.placed, "text");
-  assert.deepEqual(Array.from(seed.words.keys()).sort(), [0, 1]);  // "graph", "graph kernel"; "the" is a stop word
+  assert.deepEqual(Array.from(seed.words.keys()).sort(), [0, 1]);  // "graph", "kernel"; "the" is in no vocabulary
   assert.equal(seed.words.get(1), 1 + 64 / 32);
   assert.deepEqual(Array.from(seed.vector), [3 * 1, 4 * 1]);  // "graph"'s row × its weight
-  assert.deepEqual(seed.terms, [0]);  // single words say why, pairs do not
+  assert.deepEqual(seed.terms, [1, 0]);  // heaviest first: "kernel" is the rarer
   assert.deepEqual(rank(w, [seed]).slice(0, 2).map(function (x) { return x.row; }), [2, 0]);
+});
+
+test("a paper's terms, stored as steps, read as their indices; its heaviest say why", function () {
+  const meta = { count: 1, dims: 2, terms: 3, shown: 1, vocab: Array.from({ length: 300 }, String), vectors: 0,
+    weights: [], idf_step: 32, ids: ["x"], doi: {}, first_doc: 0 };
+  const buf = new ArrayBuffer(4 + 6 + 3 + 300 + 2);
+  new Uint8Array(buf, 4, 6).set([0, 1, 0xff, 1, 2, 0xff]);  // steps 1 and 258: indices 1 and 259, then none
+  new Uint8Array(buf, 10, 3).set([5, 7, 0]);
+  const w = windowOf(meta, buf);
+  assert.deepEqual(Array.from(rowWords(w, 0).entries()), [[1, 5], [259, 7]]);
+  assert.deepEqual(rowTerms(w, 0), [259]);
 });

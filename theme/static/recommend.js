@@ -199,10 +199,9 @@ export function windowOf(m, buf) {
     return a;
   };
   const w = { meta: m, n: n, dims: d, titleKeys: take(Uint32Array, n),
-    terms: take(Uint16Array, n * m.terms), termWeights: take(Uint8Array, n * m.terms),
+    terms: indices(take(Uint8Array, n * m.terms), take(Uint8Array, n * m.terms), m.terms), termWeights: take(Uint8Array, n * m.terms),
     idf: take(Uint8Array, m.vocab.length), rows: take(Int8Array, n * d),
-    words: take(Int8Array, m.vectors * d), row: {}, doi: {}, title: {}, word: new Map(),
-    stop: new Set(m.stop) };
+    words: take(Int8Array, m.vectors * d), row: {}, doi: {}, title: {}, word: new Map() };
   m.ids.forEach(function (id, i) { w.row[id] = i; });
   Object.keys(m.doi).forEach(function (i) { w.doi[m.doi[i]] = Number(i); });
   for (let i = 0; i < n; i++) w.title[w.titleKeys[i]] = i;
@@ -216,6 +215,22 @@ export function windowOf(m, buf) {
     w.norm[i] = s > 0 ? 1 / Math.sqrt(s) : 0;
   }
   return w;
+}
+// Each paper's terms, stored as steps from the one before (the first from 0; 0xffff after
+// the last), their high bytes apart from their low bytes, as their indices: ascending,
+// 0xffff after the last.
+function indices(high, low, k) {
+  const out = new Uint16Array(high.length);
+  for (let at = 0; at < high.length; at += k) {
+    let t = 0;
+    for (let j = 0; j < k; j++) {
+      const step = high[at + j] << 8 | low[at + j];
+      if (step === 0xffff) { out.fill(0xffff, at + j, at + k); break; }
+      t += step;
+      out[at + j] = t;
+    }
+  }
+  return out;
 }
 function unitInto(v, out, at) {
   let s = 0;
@@ -233,19 +248,12 @@ function unitWords(m) {
   return out;
 }
 
-// A text's words and neighbouring pairs, as index/recommend.py's terms_of.
-export function termsOf(w, text) {
-  const words = tokens(text || "").filter(function (t) { return !w.stop.has(t); });
-  const out = words.slice();
-  for (let i = 0; i + 1 < words.length; i++) out.push(words[i] + " " + words[i + 1]);
-  return out;
-}
 // A text placed as index/recommend.py's embed: in the meaning space, each word's row ×
 // (1 + log count) × its weight, summed; its words weighted (1 + log count) × IDF; and its
 // words, heaviest first, for "shared terms".
 export function embed(w, text) {
   const counts = new Map();
-  termsOf(w, text).forEach(function (t) {
+  tokens(text || "").forEach(function (t) {  // a stop word is in no vocabulary
     const i = w.word.get(t);
     if (i !== undefined) counts.set(i, (counts.get(i) || 0) + 1);
   });
@@ -258,21 +266,17 @@ export function embed(w, text) {
     }
     const weight = tf * (1 + w.idf[i] / w.meta.idf_step);
     words.set(i, weight);
-    if (isWord(w, i)) heavy.push([weight, i]);
+    heavy.push([weight, i]);
   });
   heavy.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
   return { vector: v, words: words, terms: heavy.slice(0, SEED_TERMS).map(function (x) { return x[1]; }) };
 }
-// Whether a vocabulary entry is a single word (pairs are for ranking, not for "why").
-function isWord(w, i) { return w.meta.vocab[i].indexOf(" ") < 0; }
-// A row's words that say why it was ranked: its `shown` heaviest.
+// A row's words that say why it was ranked: its `shown` heaviest (ties to the first).
 export function rowTerms(w, r) {
   const out = [];
-  for (let j = 0; j < w.meta.shown; j++) {
-    const t = w.terms[r * w.meta.terms + j];
-    if (t !== 0xffff) out.push(t);
-  }
-  return out;
+  rowWords(w, r).forEach(function (q, t) { out.push([q, t]); });
+  out.sort(function (a, b) { return b[0] - a[0] || a[1] - b[1]; });
+  return out.slice(0, w.meta.shown).map(function (x) { return x[1]; });
 }
 // A row's words and their weights, as a Map.
 export function rowWords(w, r) {

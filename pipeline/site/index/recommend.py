@@ -7,9 +7,11 @@ the browser fuses (docs/RECOMMEND.md has why and what each finds):
   `embeddings_model`), reduced by PCA to DIMS numbers; without embeddings for every
   paper, its TF-IDF reduced by a truncated SVD instead ("words"). Stored as int8, each row
   scaled so its largest number is ±127 (the browser takes the cosine).
-- words: its TERMS heaviest words and word pairs (TF-IDF over the search index's tokens,
-  English stop words out), with their weights in 255 steps; rare ones are kept, not
-  averaged away. The first SHOWN say why it was ranked.
+- words: its TERMS heaviest words (TF-IDF over the search index's tokens, English stop
+  words out), with their weights in LEVELS steps; rare ones are kept, not averaged away.
+  Stored in the order of their indices, each as the step from the one before, the steps'
+  high bytes apart from their low bytes: gzip packs that to half the indices. The SHOWN
+  heaviest say why it was ranked.
 And the hash of its normalised title, to match an imported entry that names no id. The
 WORD_ROWS words the most papers use carry a row in the meaning space (each the TF-IDF-weighted
 sum of the papers' rows that use it), and every word its IDF, so the browser places any text
@@ -18,26 +20,27 @@ in both: an imported entry, a saved paper older than the window, a followed quer
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, TfidfVectorizer
-from sklearn.utils.extmath import randomized_svd
 
 from pipeline.site.index.search import fnv1a, tokens
 from pipeline.site.render.tex import plain_tex
 from pipeline.site.writer import gzipped
 
-VERSION = 2
+if TYPE_CHECKING:
+    import scipy.sparse as sp
+
+VERSION = 3
 DIMS = 64  # meaning: 14 days of all cs.* fit ≤ 1.5 MB gzip with the rest (docs/RECOMMEND.md)
-TERMS = 24  # words and word pairs kept per paper for the ranking
+TERMS = 64  # words kept per paper for the ranking (docs/RECOMMEND.md: what more or fewer find)
+LEVELS = 3  # a word's weight in its paper: 1..LEVELS, as finely as the ranking gains from
 SHOWN = 8  # of those, the heaviest that say why
-WORD_ROWS = 3584  # words with a row in the meaning space, the most used first
+WORD_ROWS = 2048  # words with a row in the meaning space, the most used first
 MAX_VOCAB = 0xFFFE  # uint16 indices, NO_TERM aside
 MIN_DF = 2  # a word of one paper says nothing about another
 MAX_DF = 0.5  # nor does one that half the papers use
@@ -63,11 +66,11 @@ class Window:
     space: str  # "meaning": the model's embeddings; "words": TF-IDF's SVD
     model: str  # the model named, when meaning
     vectors: np.ndarray  # int8, a row per paper
-    # uint16, TERMS per paper, heaviest first: indices into vocab, NO_TERM when fewer
+    # uint16, TERMS per paper: indices into vocab, ascending, then NO_TERM when fewer
     terms: np.ndarray
-    term_weights: np.ndarray  # uint8, each term's weight in its row, the heaviest 255
+    term_weights: np.ndarray  # uint8, each term's weight in its row, the heaviest LEVELS
     title_keys: np.ndarray  # uint32: title_key of each title
-    vocab: list[str]  # words and word pairs ("a b"), the most used first
+    vocab: list[str]  # words, the most used first
     idf: np.ndarray  # uint8 per vocab word: round((idf - 1) × IDF_STEP)
     term_vectors: np.ndarray  # int8, a row in the meaning space per word of vocab[:WORD_ROWS]
     weights: np.ndarray  # float32 per such word: its IDF × its row's scale (vector = q × weight)
@@ -75,14 +78,11 @@ class Window:
 
 
 def words(text: str) -> list[str]:
-    """A text's words as the vectors count them; recommend.js does the same."""
+    """A text's words as the vectors count them (recommend.js: the search index's tokens;
+    a stop word is in no vocabulary, so it matches nothing there either). Word pairs cost
+    8 vocabulary entries in 10 and found no more (docs/RECOMMEND.md)."""
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
     return [t for t in tokens(text) if t not in ENGLISH_STOP_WORDS]
-
-
-def terms_of(text: str) -> list[str]:
-    """Its words, then each pair of neighbouring words ("a b"); recommend.js does the same."""
-    w = words(text)
-    return w + [f"{a} {b}" for a, b in itertools.pairwise(w)]
 
 
 def title_key(title: str) -> int:
@@ -97,11 +97,15 @@ def idf_of(stored: np.ndarray) -> np.ndarray:
 def build(docs: Sequence[Doc], embeddings: np.ndarray | None = None, model: str = "",
           dims: int = DIMS) -> Window:
     """The window's data: the same docs (and embeddings, a row each) make the same bytes."""
+    import scipy.sparse as sp
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.utils.extmath import randomized_svd
+
     n = len(docs)
     texts = [f"{plain_tex(d.title)}\n{plain_tex(d.abstract, math=False)}" for d in docs]
     # In float64: the golden site is compared byte for byte, and another machine's BLAS
     # sums in another order; at float32 that would move some int8 roundings.
-    vectorizer = TfidfVectorizer(analyzer=terms_of, sublinear_tf=True, dtype=np.float64,
+    vectorizer = TfidfVectorizer(analyzer=words, sublinear_tf=True, dtype=np.float64,
                                  min_df=MIN_DF if n > 2 else 1, max_df=MAX_DF if n > 4 else 1.0)
     try:
         matrix = sp.csr_matrix(vectorizer.fit_transform(texts))
@@ -160,8 +164,9 @@ def _unit64(rows: np.ndarray) -> np.ndarray:
 
 
 def _top(matrix: sp.csr_matrix, column: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's k heaviest words that have a column (≥ 0; ties by column), -1 when fewer,
-    and their weights in 255 steps of the row's heaviest."""
+    """Each row's k heaviest words that have a column (≥ 0; ties by column) in the order of
+    their columns, -1 after them when fewer, and their weights in LEVELS steps of the row's
+    heaviest."""
     out = np.full((matrix.shape[0], k), -1, np.int64)
     weight = np.zeros((matrix.shape[0], k), np.uint8)
     for i in range(matrix.shape[0]):
@@ -170,9 +175,11 @@ def _top(matrix: sp.csr_matrix, column: np.ndarray, k: int) -> tuple[np.ndarray,
         inside = cols >= 0
         cols, values = cols[inside], values[inside]
         best = np.lexsort((cols, -values))[:k]
-        out[i, :len(best)] = cols[best]
         if len(best):
-            weight[i, :len(best)] = np.maximum(np.rint(values[best] / values[best[0]] * 255), 1)
+            steps = np.maximum(np.rint(values[best] / values[best[0]] * LEVELS), 1)
+            order = np.argsort(cols[best])
+            out[i, :len(best)] = cols[best][order]
+            weight[i, :len(best)] = steps[order]
     return out, weight
 
 
@@ -184,19 +191,20 @@ def _int8_rows(rows: np.ndarray) -> np.ndarray:
 
 def files(window: Window, first_doc: int, as_of: int, days: int) -> dict[str, bytes]:
     """The two files foryou.js loads, gzipped (the same window, the same bytes).
-    vectors.bin: title keys (uint32), terms (uint16), term weights, IDFs (uint8), vectors,
-    then the words' vectors (int8), each little-endian and row by row; meta.json says the
-    shapes."""
+    vectors.bin: title keys (uint32, little-endian), terms (each the step from the paper's
+    term before, the first from 0: every step's high byte, then every low byte), term
+    weights, IDFs (uint8), vectors, then the words' vectors (int8), row by row; meta.json
+    says the shapes."""
     n, dims = window.vectors.shape
     meta: dict[str, object] = {"v": VERSION, "as_of": as_of, "days": days, "count": n, "dims": dims,
             "terms": TERMS, "shown": SHOWN, "space": window.space, "model": window.model,
             "first_doc": first_doc, "ids": window.ids, "vocab": window.vocab,
             "vectors": len(window.term_vectors), "idf_step": IDF_STEP,
-            "stop": sorted(ENGLISH_STOP_WORDS),
             "weights": [_short(w) for w in window.weights.tolist()],
             "doi": {str(i): d for i, d in sorted(window.dois.items())}}
-    blob = b"".join([window.title_keys.astype("<u4").tobytes(),
-                     window.terms.astype("<u2").tobytes(), window.term_weights.tobytes(),
+    steps = as_steps(window.terms).astype(">u2").view(np.uint8)  # each: high byte, low byte
+    blob = b"".join([window.title_keys.astype("<u4").tobytes(), steps[:, ::2].tobytes(),
+                     steps[:, 1::2].tobytes(), window.term_weights.tobytes(),
                      window.idf.tobytes(), window.vectors.tobytes(),
                      window.term_vectors.tobytes()])
     text = json.dumps(meta, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
@@ -215,7 +223,8 @@ def from_files(meta: dict[str, object], blob: bytes) -> Window:
         out = np.frombuffer(blob, dtype, count, at)
         at += count * out.itemsize
         return out
-    keys, terms = take("<u4", n), take("<u2", n * k).reshape(n, k)
+    keys, high = take("<u4", n), take("u1", n * k).astype(np.uint16)
+    terms = from_steps((high << 8 | take("u1", n * k)).reshape(n, k))
     weights, idf = take("u1", n * k).reshape(n, k), take("u1", len(vocab))
     vectors = take("i1", n * dims).reshape(n, dims)
     return Window(ids=[str(i) for i in meta["ids"]], space=str(meta["space"]),  # type: ignore[attr-defined]
@@ -223,6 +232,20 @@ def from_files(meta: dict[str, object], blob: bytes) -> Window:
                   title_keys=keys, vocab=vocab, idf=idf,
                   term_vectors=take("i1", rows * dims).reshape(rows, dims),
                   weights=np.array(meta["weights"], np.float32), dois={})
+
+
+def as_steps(terms: np.ndarray) -> np.ndarray:
+    """Each paper's ascending term indices as steps from the one before (the first from 0),
+    NO_TERM left as it is: numbers that need fewer bytes, which gzip finds."""
+    at = terms.astype(np.int64)
+    return np.where(at == NO_TERM, NO_TERM, np.diff(at, axis=1, prepend=0))
+
+
+def from_steps(steps: np.ndarray) -> np.ndarray:
+    """as_steps undone (foryou.js's windowOf does the same)."""
+    at = steps.astype(np.int64)
+    return np.where(at == NO_TERM, NO_TERM, np.cumsum(np.where(at == NO_TERM, 0, at), axis=1)
+                    ).astype(np.uint16)
 
 
 def _short(x: float) -> float:
@@ -260,10 +283,10 @@ def from_row(window: Window, r: int) -> Seed:
 def embed(window: Window, text: str) -> Seed:
     """A text placed as foryou.js places it: in the meaning space, each word's row × (1 +
     log count) × its weight, summed; its words weighted (1 + log count) × IDF. Words outside
-    the vocabulary are left out."""
+    the vocabulary (stop words among them) are left out."""
     at = {w: i for i, w in enumerate(window.vocab)}
     counts: dict[int, int] = {}
-    for w in terms_of(text):
+    for w in words(text):
         if w in at:
             counts[at[w]] = counts.get(at[w], 0) + 1
     out = np.zeros(window.vectors.shape[1], np.float32)
