@@ -1,15 +1,23 @@
-"""What the pipeline imports is what pyproject.toml declares (or the standard library)."""
+"""What the pipeline imports is what pyproject.toml declares (or the standard library), and
+the packages that take a second or more to import are imported only where they are used."""
 
 from __future__ import annotations
 
 import ast
 import importlib.metadata
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
+# Each takes ~0.2–2 s of CPU to import. A module that needs one in a single function imports
+# it there, so what only reads (the site's model of the store, digest planning, the replays
+# serving digests, the tests' fixtures: every test worker) never pays for it.
+HEAVY = ("sklearn", "openai", "scipy.special")
+READERS = ("pipeline.site.model.views", "pipeline.digest", "pipeline.derive.similar",
+           "pipeline.derive.scope", "pipeline.derive.encoder", "pipeline.replay.openai")
 
 
 def _imported() -> dict[str, str]:
@@ -42,3 +50,11 @@ def test_every_third_party_import_is_a_declared_dependency():
         if not dists & declared:
             undeclared[module] = where
     assert undeclared == {}
+
+
+def test_reading_the_store_and_planning_imports_no_model_or_learning_package():
+    code = (f"import sys, {', '.join(READERS)}; "
+            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            check=True, cwd=REPO).stdout.split()
+    assert loaded == []

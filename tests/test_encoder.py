@@ -74,21 +74,21 @@ def test_similar_embeds_by_text_within_the_cap_then_fuses(
     until every paper has one; then lists by words and meaning; a paper is embedded again
     only when its text changes."""
     cfg = _project(tmp_path / "p", f'[similar]\nencoder = "all-MiniLM-L6-v2"\n'
-                                   f'encoder_path = "{tiny}"\nembeddings_per_run = 150\n')
+                                   f'encoder_path = "{tiny}"\nembeddings_per_run = 30\n')
     store = Store(cfg.store_path)
-    papers = _papers(sample_papers, 200)
+    papers = _papers(sample_papers, 40)
     store.write("papers", papers)
     first = similar.similar(cfg, store)
-    assert "embeddings 150 of 200 by all-MiniLM-L6-v2" in first.line()
+    assert "embeddings 30 of 40 by all-MiniLM-L6-v2" in first.line()
     assert "lists by words until every paper has one" in first.line()
     assert set(store.read("similar")["method"].to_pylist()) == {"tfidf/2^24/0.02/64/8"}
     second = similar.similar(cfg, store)
-    assert "embeddings 200 of 200 by all-MiniLM-L6-v2" in second.line()
-    assert second.made == 200  # the method changed: every list made anew
+    assert "embeddings 40 of 40 by all-MiniLM-L6-v2" in second.line()
+    assert second.made == 40  # the method changed: every list made anew
     method = store.read("similar")["method"].to_pylist()[0]
     assert method.startswith("tfidf/") and "+all-MiniLM-L6-v2@c9745ed1d9f2/8" in method
     held = store.read("embeddings")
-    assert len(held) == 200 and set(held["model"].to_pylist()) == {"all-MiniLM-L6-v2@c9745ed1d9f2"}
+    assert len(held) == 40 and set(held["model"].to_pylist()) == {"all-MiniLM-L6-v2@c9745ed1d9f2"}
     # One paper's abstract changes: only it is embedded again.
     changed = papers["arxiv_id"][5].as_py()
     abstracts = papers["abstract"].to_pylist()
@@ -99,7 +99,7 @@ def test_similar_embeds_by_text_within_the_cap_then_fuses(
     third = similar.similar(cfg, store)
     after = {r["arxiv_id"]: r["vector"] for r in store.read("embeddings").to_pylist()}
     assert [a for a in after if after[a] != before[a]] == [changed]
-    assert third.made >= 1 and "200 of 200" in third.line()
+    assert third.made >= 1 and "40 of 40" in third.line()
     assert similar.similar(cfg, store).made == 0  # nothing changed: nothing redone
 
 

@@ -15,7 +15,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
-import openai
 
 from pipeline import outbound
 from pipeline.config import Config
@@ -39,6 +38,8 @@ def fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
 
 
 async def _fetch(cfg: Config, api_key: str, texts: Sequence[str]) -> Fetched:
+    import openai  # here: it takes ~1 s to import, which every reader of this module would pay
+
     s, d = cfg.similar, cfg.digest
     out = Fetched()
     async with openai.AsyncOpenAI(base_url=d.base_url, api_key=api_key,

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 from safetensors.numpy import load_file
-from scipy.special import erf
 from tokenizers import Tokenizer
 
 FILES = ("config.json", "tokenizer.json", "model.safetensors")
@@ -129,6 +128,8 @@ class Encoder:
 
     def _forward(self, ids: npt.NDArray[np.int64], mask: npt.NDArray[np.float32]
                  ) -> npt.NDArray[np.float32]:
+        from scipy.special import erf  # here: only a run with a model needs its ~0.2 s import
+
         w = self._w
         b, t = ids.shape
         x: npt.NDArray[np.float32] = (w["embeddings.word_embeddings.weight"][ids]

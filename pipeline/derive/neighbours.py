@@ -20,11 +20,15 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+
+# sklearn is imported where vectors are made, not here: it takes ~2 s to import, and every
+# reader of similar lists (the site's pages) would pay it.
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import HashingVectorizer
 
 COMMON = 0.02  # words in more of the papers than this do not propose candidates
 CANDIDATES = 64  # per paper, scored exactly
@@ -34,8 +38,6 @@ PAIRS = 20_000  # random pairs whose cosines set each measure's z-score
 BITS = 24
 # Names how lists are found: a list found otherwise is found again.
 METHOD = f"tfidf/2^{BITS}/{COMMON}/{CANDIDATES}"
-_HASHER = HashingVectorizer(n_features=2**BITS, ngram_range=(1, 2), stop_words="english",
-                            alternate_sign=False, norm=None, dtype=np.float32)
 
 _FORKED: Any = None  # what forked workers inherit instead of having it pickled
 
@@ -59,9 +61,14 @@ class Scored:
 
 def vectors(texts: Sequence[str], jobs: int = 1) -> sp.csr_matrix:
     """One row per text, as the module's docstring says."""
+    from sklearn.feature_extraction.text import HashingVectorizer, TfidfTransformer
+
+    hasher = HashingVectorizer(n_features=2**BITS, ngram_range=(1, 2), stop_words="english",
+                               alternate_sign=False, norm=None, dtype=np.float32)
     step = -(-len(texts) // max(jobs, 1)) or 1
-    parts = _map(_hash, [(a, a + step) for a in range(0, len(texts), step)], texts, jobs)
-    counts = sp.vstack(parts or [sp.csr_matrix((0, _HASHER.n_features), dtype=np.float32)],
+    parts = _map(_hash, [(a, a + step) for a in range(0, len(texts), step)], (hasher, texts),
+                 jobs)
+    counts = sp.vstack(parts or [sp.csr_matrix((0, hasher.n_features), dtype=np.float32)],
                        format="csr", dtype=np.float32)
     del parts
     weighted = TfidfTransformer(sublinear_tf=True).fit_transform(counts)
@@ -135,8 +142,9 @@ def _rare(matrix: sp.csr_matrix, common: np.ndarray) -> sp.csr_matrix:
     return rare
 
 
-def _hash(texts: Sequence[str], a: int, b: int) -> sp.csr_matrix:
-    return _HASHER.transform(texts[a:b])
+def _hash(shared: tuple[HashingVectorizer, Sequence[str]], a: int, b: int) -> sp.csr_matrix:
+    hasher, texts = shared
+    return hasher.transform(texts[a:b])
 
 
 def _candidates(shared: tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix, np.ndarray], a: int,

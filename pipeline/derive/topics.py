@@ -30,14 +30,12 @@ from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.preprocessing import normalize
 
 from pipeline.config import Follow, Topic
 from pipeline.derive.classify import first_category
@@ -45,6 +43,9 @@ from pipeline.sources import signal
 from pipeline.text import phrases as _text
 from pipeline.text.names import name_tokens, same_person
 from pipeline.text.reasons import Code, Reason, Why, stored
+
+if TYPE_CHECKING:
+    from sklearn.feature_extraction.text import TfidfVectorizer
 
 _STRS = pa.list_(pa.string())
 FIT_ROWS = 20_000  # papers the word weights are learnt from (evenly spaced): a stable IDF
@@ -269,6 +270,9 @@ class Meaning:
     of title and abstract, its weights learnt from at most FIT_ROWS evenly spaced papers)."""
 
     def __init__(self, papers: pa.Table) -> None:
+        # sklearn is imported here, not above: it costs ~2 s, and only gated topics need it
+        from sklearn.feature_extraction.text import TfidfVectorizer
+
         self.texts = _texts(papers)
         step = max(1, len(self.texts) // FIT_ROWS)
         self.words = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit(
@@ -279,6 +283,8 @@ class Meaning:
     def unlike(self, topic: Topic, rows: np.ndarray) -> np.ndarray:
         """The rows less similar than `topic.min_similarity` to its description and keywords
         and (as much) its examples' centroid."""
+        from sklearn.preprocessing import normalize
+
         meaning = vectors(self.words, [" ".join((topic.description, *topic.keywords))])
         examples = [self.texts[r] for a in topic.examples if (r := self.ids.get(a)) is not None]
         if examples:
@@ -289,6 +295,8 @@ class Meaning:
 
 
 def vectors(words: TfidfVectorizer, texts: list[str]) -> np.ndarray:
+    from sklearn.preprocessing import normalize
+
     return np.asarray(normalize(words.transform(texts)).toarray())
 
 

@@ -17,15 +17,18 @@ import asyncio
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar, cast
-
-import openai
-from openai.types.chat import ChatCompletionMessageParam
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast
 
 from pipeline import outbound
 from pipeline.config import DigestConfig
 from pipeline.digest.prompt import estimate_tokens, firmer
 from pipeline.text.untrusted import clean_text
+
+# openai is imported where a request is made, not here: it takes ~1 s to import, and the
+# site and every other reader of pipeline.digest would pay it.
+if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletionMessageParam
 
 T = TypeVar("T")
 Messages = list[dict[str, str]]
@@ -129,6 +132,8 @@ class Dispatch:
 
 
 def describe(exc: openai.OpenAIError, cfg: DigestConfig) -> str:
+    import openai
+
     if isinstance(exc, openai.APITimeoutError):
         text = f"timed out after {cfg.timeout_seconds:g} s"
     elif isinstance(exc.__cause__, outbound.TooBig):
@@ -167,6 +172,8 @@ class _Generator(Generic[T]):
     async def attempt(self, item: T, msgs: Messages, estimate: int) -> Outcome[T]:
         """One attempt: a request, and one firmer request when the reply is unusable.
         The caller has reserved `estimate` for the first request."""
+        import openai
+
         out, problem = Outcome(item, "failed"), ""
         for corrective in (False, True):
             if corrective:
@@ -213,6 +220,8 @@ class _Generator(Generic[T]):
 async def generate(asking: Asking[T], cfg: DigestConfig, api_key: str,
                    on_outcome: Callable[[Outcome[T]], None]) -> Dispatch:
     """Ask for the items in order with at most cfg.concurrency requests in flight."""
+    import openai
+
     client = openai.AsyncOpenAI(base_url=cfg.base_url, api_key=api_key,
                                 timeout=cfg.timeout_seconds, max_retries=cfg.max_retries,
                                 http_client=outbound.model_client(cfg.timeout_seconds))

@@ -32,7 +32,6 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 from pipeline.replay import sample
 from pipeline.replay._server import Answer, LocalServer, ReplayHandler
@@ -178,6 +177,10 @@ class OpenAIReplay(LocalServer):
     def embeddings(self, body: dict[str, Any], fault: Fault | None) -> dict[str, object]:
         """A vector per input: the sum of a fixed random vector per word (not a stop word),
         so papers sharing words point alike, as a model's embeddings of them would."""
+        # here, not above: sklearn takes ~2 s to import, and a replay serving digests only
+        # (every test's) would pay it
+        from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
         texts = body.get("input")
         texts = [texts] if isinstance(texts, str) else texts if isinstance(texts, list) else []
         dimensions = body.get("dimensions")
