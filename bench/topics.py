@@ -25,6 +25,7 @@ from _results import machine_load
 from _results import record as results_record
 
 from pipeline import config as config_mod
+from pipeline import demo
 from pipeline.config import Topic
 from pipeline.derive import topics as topics_mod
 from pipeline.replay import sample
@@ -84,7 +85,7 @@ def main() -> None:
     ap.add_argument("--smoke", action="store_true", help="print only (it is quick anyway)")
     args = ap.parse_args()
     load = machine_load()
-    topics = config_mod.load(REPO / "papertrail.toml").topics
+    topics = config_mod.load(demo.CONFIG).topics  # the shipped topics, as the demo has them
     table, grades = papers(), judged()
     before, after = figures(table, at(topics, 0.0), grades), figures(table, topics, grades)
     print(f"{'topic':24} {'tagged':>7} {'precision':>10}   {'tagged':>7} {'precision':>10} "
