@@ -34,6 +34,7 @@ from pipeline.config import RankConfig
 from pipeline.derive import rank
 from pipeline.derive import topics as topic_match
 from pipeline.replay import sample
+from pipeline.sources import signal
 from pipeline.text.taxonomy import CS_CATEGORIES
 from pipeline.text.venue import Tier, tier, venue
 
@@ -78,12 +79,18 @@ def _signals(days: Sequence[str]) -> dict[str, list[rank.Signals]]:
                                       f"{e.title} {e.abstract}")
                    if e.version > 1 and before else 0)
         out[e.announced.date().isoformat()].append(rank.Signals(
-            e.arxiv_id, votes or None, took.short if took else None,
-            tier(took, CS_CATEGORIES) if took else Tier.MAIN,
-            rank.code_host(e.comment, e.abstract, repo, page),
-            rank.page_host(e.comment, e.abstract, project=page), e.categories[0], changed,
-            tuple(slugs or ())))
+            e.arxiv_id, counts=((signal("upvotes"), votes),) if votes else (),
+            venue=took.short if took else None,
+            tier=tier(took, CS_CATEGORIES) if took else Tier.MAIN,
+            code=rank.code_host(e.comment, e.abstract, repo, page),
+            page=rank.page_host(e.comment, e.abstract, project=page),
+            category=e.categories[0], changed_words=changed, topics=tuple(slugs or ())))
     return out
+
+
+def _votes(s: rank.Signals) -> int:
+    """The paper's upvotes (its only signal here)."""
+    return sum(n for _, n in s.counts)
 
 
 def _ranks(values: Sequence[float]) -> list[float]:
@@ -140,17 +147,17 @@ def measure(name: str, w: RankConfig, days: dict[str, list[rank.Signals]]) -> di
                 tiers[str(by_id[r.arxiv_id].tier)] += 1
         top = Counter(by_id[r.arxiv_id].category for r in view).most_common(1)
         shares.append(top[0][1] / len(view) if view else 0.0)
-        gain = {s.arxiv_id: math.log2(1 + (s.upvotes or 0)) for s in signals if s.upvotes}
+        gain = {s.arxiv_id: math.log2(1 + (_votes(s))) for s in signals if _votes(s)}
         gains.append(ndcg([r.arxiv_id for r in rank.ranked(signals, blind)], gain, w.top))
         place = {r.arxiv_id: n for n, r in enumerate(view)}
-        if (best := max((s for s in signals if s.upvotes), key=lambda s: s.upvotes or 0,
+        if (best := max((s for s in signals if _votes(s)), key=lambda s: _votes(s),
                         default=None)) is not None:
             bare = [place[s.arxiv_id] for s in signals
-                    if s.venue and not s.upvotes and s.arxiv_id in place]
+                    if s.venue and not _votes(s) and s.arxiv_id in place]
             wins.append(all(place.get(best.arxiv_id, w.top) < p for p in bare))
         for s in signals:
             scores.append(rank.score(s, blind).score)
-            votes.append(float(s.upvotes or 0))
+            votes.append(float(_votes(s)))
     figures = {
         "auc_upvoted": auc(scores, [v > 0 for v in votes]),
         "spearman_upvotes": spearman(scores, votes),
@@ -179,7 +186,7 @@ def main() -> int:
     smoke = parser.parse_args().smoke
     days = _signals(sample.days()[:2] if smoke else sample.days())
     print(f"{len(days)} days, {sum(map(len, days.values()))} papers, "
-          f"{sum(bool(s.upvotes) for d in days.values() for s in d)} with upvotes")
+          f"{sum(bool(s.counts) for d in days.values() for s in d)} with upvotes")
     load = machine_load()
     papers = sum(map(len, days.values()))
     for name, w in (("before", BEFORE), ("after", AFTER)):

@@ -114,6 +114,7 @@ def child(n: int, out: str) -> None:
 def site(out: Path, info: dict) -> None:
     """The search page as the build renders it, plus the theme's static files."""
     env = Environment(loader=FileSystemLoader(REPO / "theme" / "templates"), autoescape=True)
+    env.globals["alternates"] = i18n.Alternates("zh-CN")  # one language: no switch
     strings = i18n.strings("zh-CN")
     html = env.get_template("search.html").render(
         s=strings, lang="zh-CN", root="../", site_title="PaperTrail", feeds=[],

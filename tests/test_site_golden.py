@@ -52,7 +52,7 @@ PAGES = {
 LIGHT_PAGE = "paper/2606.19344.html"
 LIGHT_LIMIT_MB = 58.0  # the demo's site is ~60 MB, ~52.6 MB of it besides its paper pages
 KEEP = 3  # items of a list (or entries of a feed) a snapshot shows
-# Not the site: the build's file times.
+# Not the site: the build's file times (each language's build keeps its own).
 SKIP = ".papertrail"
 
 
@@ -121,7 +121,7 @@ def record_of(out: Path) -> SiteRecord:
     files: Counter[str] = Counter()
     for file in sorted(out.rglob("*")):
         path = file.relative_to(out).as_posix()
-        if not file.is_file() or path.startswith(SKIP):
+        if not file.is_file() or SKIP in file.relative_to(out).parts:
             continue
         data = file.read_bytes()
         if path.endswith(".html"):
@@ -203,7 +203,7 @@ def representative(out: Path) -> dict[str, str]:
     pages = dict(PAGES)
     for file in sorted(out.rglob("*.html")):
         path = file.relative_to(out).as_posix()
-        if kind_of(path) not in shown and not path.startswith(SKIP):
+        if kind_of(path) not in shown and SKIP not in file.relative_to(out).parts:
             shown.add(kind_of(path))
             pages[f"{kind_of(path)}.html"] = path
     return pages
