@@ -90,7 +90,7 @@ class Encoder:
             self._eps = float(config.get("layer_norm_eps", 1e-12))
             weights = load_file(folder / "model.safetensors")
             self._tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        except (OSError, ValueError, KeyError, TypeError, Exception) as exc:
+        except Exception as exc:  # safetensors, tokenizers and json each raise their own
             raise ModelError(f"{folder}: unreadable model: {exc}") from exc
         # Checkpoints name their tensors with or without the "bert." prefix.
         self._w = {k.removeprefix("bert."): v.astype(np.float32) for k, v in weights.items()}
