@@ -11,6 +11,8 @@ import os
 import re
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -462,6 +464,35 @@ def test_a_worker_forked_while_the_build_renders_inherits_no_held_lock():
         return env.get_template("t.html").render(x=revision.told(strings))
 
     assert _forks_that_hang(render) == 0
+
+
+# The build's process runs BLAS (the for-you model's randomized SVD) while the pool forks a
+# worker afresh every task from its own thread, as a build of 200,000 papers does hundreds
+# of times.
+_BLAS_WHILE_FORKING = """
+import sys
+from types import SimpleNamespace
+import numpy as np
+from sklearn.utils.extmath import randomized_svd
+from pipeline.site import workers
+workers.TASKS_PER_WORKER = 1
+out = SimpleNamespace(site=None, writer=SimpleNamespace(produced={}, written=0, unchanged=0))
+pool = workers.Workers(out, 2)
+pool.start([(lambda site, out: None, ())] * 300)
+m = np.random.default_rng(0).random((2000, 300))
+while pool.running():
+    randomized_svd(m, 32, random_state=0)
+print(len(pool.finish()))
+"""
+
+
+@pytest.mark.slow
+def test_the_builds_blas_runs_on_while_the_pool_forks_workers():
+    # OpenBLAS stops its threads before a fork: a call on several of them, caught by a
+    # fork from the pool's thread, waited forever (it did every time, before the fix).
+    done = subprocess.run([sys.executable, "-c", _BLAS_WHILE_FORKING], capture_output=True,
+                          text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "300"), done.stderr[-2000:]
 
 
 def _search_files(root: Path) -> dict[str, bytes]:

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from multiprocessing.pool import AsyncResult
 from typing import Any
 
+from threadpoolctl import threadpool_limits
+
 from pipeline.site.output import Output
 
 Task = tuple[Callable[..., Any], tuple[object, ...]]
@@ -28,7 +30,8 @@ Task = tuple[Callable[..., Any], tuple[object, ...]]
 # to ~100 MB, and the index's worker gives its memory back soon after the index is done:
 # the peak memory of all processes falls by ~0.7 GiB (docs/SCALE.md). The pool forks them
 # from its own thread while the build's thread renders, so what a render uses must hold no
-# lock across Python code (see Version.note, and the template cache in settings).
+# lock across Python code (see Version.note, and the template cache in settings), and the
+# build's BLAS runs on its own thread meanwhile (Workers.start).
 TASKS_PER_WORKER = 10
 
 
@@ -76,6 +79,7 @@ class Workers:
         self.pool: multiprocessing.pool.Pool | None = None
         self.pending: AsyncResult[list[Done]] | None = None
         self.tasks: Sequence[Task] = ()
+        self.blas: threadpool_limits | None = None
 
     def start(self, tasks: Sequence[Task]) -> None:
         self.tasks = tasks
@@ -84,6 +88,10 @@ class Workers:
             return  # finish() runs them here
         global _FORKED
         _FORKED = (self.out, tasks)  # forked workers inherit them and all the tasks read
+        # OpenBLAS stops its threads before each fork: a fork from the pool's thread in the
+        # middle of the build's own BLAS call (the for-you model's SVD) left that call
+        # waiting for threads that were gone, forever. With one thread it waits for none.
+        self.blas = threadpool_limits(limits=1, user_api="blas")
         # No more workers than tasks: an idle one would still share the build's memory, and
         # each page of it the build then writes to would be copied (a first pass whose
         # pages wait runs the index alone, while the build's process renders pages).
@@ -109,6 +117,8 @@ class Workers:
             self.pool.close()
             self.pool.join()
             _FORKED = None
+            if self.blas is not None:
+                self.blas.restore_original_limits()
         w = self.out.writer
         for done in results:
             w.produced.update(done.files)
