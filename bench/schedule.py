@@ -29,9 +29,6 @@ from pipeline import build as build_mod
 from pipeline import config as config_mod
 from pipeline import demo
 from pipeline.replay import sample
-from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.hf import HFReplay
-from pipeline.replay.openai import OpenAIReplay
 from pipeline.run import update
 from pipeline.store import Store
 
@@ -56,16 +53,14 @@ def imports() -> float:
 
 def main(days: list[str], noops: int) -> None:
     os.environ.setdefault(demo.DEMO_KEY_ENV, "demo")
-    with tempfile.TemporaryDirectory() as tmp, ArxivReplay(sample.entries()) as arxiv_api, \
-            HFReplay() as hf_api, OpenAIReplay() as llm:
-        cfg = demo.demo_config(config_mod.load(demo.CONFIG), Path(tmp), arxiv_api, hf_api,
-                               llm, 8000)
+    with tempfile.TemporaryDirectory() as tmp, demo.Replays() as replays:
+        cfg = demo.demo_config(config_mod.load(demo.CONFIG), Path(tmp), replays, 8000)
         store = Store(cfg.store_path)
         print("run after an announcement (a sample day; update = sources, enrich, similar, "
               "notes, digests)")
         for day in days:
             now = sample.run_at(day)
-            arxiv_api.as_of = now
+            replays.at(now)
             up, site, lines = timed_run(cfg, store, now)
             print(f"  {day}: update {up:5.1f} s + site {site:5.1f} s = {up + site:5.1f} s"
                   f"   ({lines[0]})")
@@ -74,7 +69,7 @@ def main(days: list[str], noops: int) -> None:
         totals = []
         for n in range(1, noops + 1):
             now = sample.run_at(days[-1]) + dt.timedelta(hours=n)
-            arxiv_api.as_of = now
+            replays.at(now)
             up, site, lines = timed_run(quiet, store, now)
             totals.append(up + site)
             print(f"  +{n} h: update {up:5.1f} s + site {site:5.1f} s = {up + site:5.1f} s"

@@ -16,13 +16,16 @@ import functools
 import os
 import shutil
 from collections.abc import Callable
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 from pipeline import build as build_mod
 from pipeline.config import SIMULATED, Config
 from pipeline.replay import sample
+from pipeline.replay._server import LocalServer
 from pipeline.replay.arxiv import ArxivReplay
 from pipeline.replay.hf import HFReplay
 from pipeline.replay.openai import OpenAIReplay
@@ -39,21 +42,62 @@ DEMO_KEY_ENV = "PAPERTRAIL_DEMO_API_KEY"
 CONFIG = Path(__file__).resolve().parent / "replay" / "demo.toml"
 
 
-def demo_config(base: Config, folder: Path, arxiv_api: ArxivReplay, hf_api: HFReplay,
-                llm: OpenAIReplay, port: int) -> Config:
+@dataclass(frozen=True)
+class Stand:
+    """The replay standing in for one `[sources.<section>]` service: how to start it, how
+    to point the section at it, and how to set its clock to a simulated run's time."""
+
+    start: Callable[[], LocalServer]
+    point: Callable[[Any, Any], Any]  # (the section, its started replay) → the section
+    at: Callable[[Any, dt.datetime], None] = lambda replay, now: None
+
+
+def _arxiv_at(replay: ArxivReplay, now: dt.datetime) -> None:
+    replay.as_of = now  # only what arXiv had announced by then
+
+
+# One per `[sources.*]` section (a test walks config.SourcesConfig against it): whatever
+# the demo, `papertrail try` and the benches run reaches these, never the real service.
+STANDS: dict[str, Stand] = {
+    "arxiv": Stand(lambda: ArxivReplay(sample.entries()),
+                   lambda section, replay: dataclasses.replace(
+                       section, api_url=replay.url, oai_url=f"{replay.base}/oai",
+                       feed_url=f"{replay.base}/rss/", delay_seconds=0.0),
+                   _arxiv_at),
+    "hf": Stand(HFReplay, lambda section, replay: dataclasses.replace(
+        section, endpoint=replay.endpoint, delay_seconds=0.0, backfill_days=1)),
+}
+
+
+class Replays(contextlib.ExitStack):
+    """Every outside service a run talks to, replayed on 127.0.0.1 while in `with`: each
+    source section's (STANDS) and the model server (`llm`)."""
+
+    sources: dict[str, LocalServer]
+    llm: OpenAIReplay
+
+    def __enter__(self) -> Replays:
+        super().__enter__()
+        self.sources = {name: self.enter_context(stand.start())
+                        for name, stand in STANDS.items()}
+        self.llm = self.enter_context(OpenAIReplay())
+        return self
+
+    def at(self, now: dt.datetime) -> None:
+        for name, stand in STANDS.items():
+            stand.at(self.sources[name], now)
+
+
+def demo_config(base: Config, folder: Path, replays: Replays, port: int) -> Config:
     """The demo's (or the user's) config, pointed at the replays and at a store and site
     under `folder`, the site's URL where `serve` puts it (so its feeds work in a reader)."""
-    sources = dataclasses.replace(
-        base.sources,
-        arxiv=dataclasses.replace(base.sources.arxiv, api_url=arxiv_api.url,
-                                  oai_url=f"{arxiv_api.base}/oai",
-                                  feed_url=f"{arxiv_api.base}/rss/", delay_seconds=0.0),
-        hf=dataclasses.replace(base.sources.hf, endpoint=hf_api.endpoint, delay_seconds=0.0,
-                               backfill_days=1))
+    sources = dataclasses.replace(base.sources, **{
+        name: stand.point(getattr(base.sources, name), replays.sources[name])
+        for name, stand in STANDS.items()})
     # No change notes asked of the replay: its answer is a rule's diff, which the store
     # would keep as a model's; the site makes the same by rule and labels it so.
-    digest = dataclasses.replace(base.digest, enabled=True, base_url=llm.url, model="replay",
-                                 api_key_env=DEMO_KEY_ENV, notes=False)
+    digest = dataclasses.replace(base.digest, enabled=True, base_url=replays.llm.url,
+                                 model="replay", api_key_env=DEMO_KEY_ENV, notes=False)
     # What the replays make up (replay/sample.py, replay/oai.py): every page says so.
     return dataclasses.replace(
         base, store=dataclasses.replace(base.store, path=(folder / "data").resolve()),
@@ -67,23 +111,22 @@ def run(base: Config, folder: Path, echo: Echo, port: int = 8000) -> Config:
     `port`); returns the config."""
     shutil.rmtree(folder / "data", ignore_errors=True)
     os.environ.setdefault(DEMO_KEY_ENV, "demo")
-    with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
-            OpenAIReplay() as llm:
-        cfg = demo_config(base, folder, arxiv_api, hf_api, llm, port)
-        now = simulate(cfg, arxiv_api, echo)
+    with Replays() as replays:
+        cfg = demo_config(base, folder, replays, port)
+        now = simulate(cfg, replays, echo)
     echo(build_mod.build(cfg, now=now).line())  # the site as of the last simulated run
     return cfg
 
 
-def simulate(cfg: Config, arxiv_api: ArxivReplay, echo: Echo,
+def simulate(cfg: Config, replays: Replays, echo: Echo,
              after: Callable[[dt.datetime], None] | None = None) -> dt.datetime:
-    """One scheduled run (`update`) per sample day, the replay's clock at that day's run,
+    """One scheduled run (`update`) per sample day, the replays' clocks at that day's run,
     then `after(now)`; returns the last run's time."""
     store = Store(cfg.store_path)
     now = sample.run_at(sample.days()[0])
     for day in sample.days():
         now = sample.run_at(day)
-        arxiv_api.as_of = now
+        replays.at(now)
         echo(f"— simulated run at {now:%Y-%m-%d %H:%M} UTC")
         update(cfg, store, lambda line: echo(f"  {line}"), now=now)
         if after is not None:

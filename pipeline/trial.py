@@ -25,12 +25,9 @@ from pathlib import Path
 
 from pipeline import build as build_mod
 from pipeline.config import Channel, Config, DigestConfig, TelegramChannel, WebhookChannel
-from pipeline.demo import DEMO_KEY_ENV, Echo, demo_config, simulate
+from pipeline.demo import DEMO_KEY_ENV, Echo, Replays, demo_config, simulate
 from pipeline.notify import notify
 from pipeline.notify.channels import CHANNELS, Email, Sender
-from pipeline.replay import sample
-from pipeline.replay.arxiv import ArxivReplay
-from pipeline.replay.hf import HFReplay
 from pipeline.replay.notify import NotifyReplay, Received
 from pipeline.replay.openai import OpenAIReplay
 from pipeline.store import Store
@@ -158,18 +155,17 @@ def run(base: Config, folder: Path, echo: Echo, *, port: int = 8000,
     for recorder in recorders.values():
         env |= recorder.stand_ins(os.environ)
     kinds = _kinds(recorders)
-    with ArxivReplay(sample.entries()) as arxiv_api, HFReplay() as hf_api, \
-            OpenAIReplay() as llm:
+    with Replays() as replays:
         for server in servers:
             server.start()
         try:
-            cfg = demo_config(base, folder, arxiv_api, hf_api, llm, port)
+            cfg = demo_config(base, folder, replays, port)
             cfg = dataclasses.replace(
-                cfg, digest=digest_settings(base.digest, llm, replay_models,
+                cfg, digest=digest_settings(base.digest, replays.llm, replay_models,
                                             cfg.digest_language, echo),
                 notify=tuple(r.aimed() for r in recorders.values()))
             store = Store(cfg.store_path)
-            now = simulate(cfg, arxiv_api, echo, lambda now: echo(
+            now = simulate(cfg, replays, echo, lambda now: echo(
                 f"  {notify(cfg, store, env=env, now=now, kinds=kinds).line()}"))
         finally:
             for server in servers:

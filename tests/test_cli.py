@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from pipeline import config as config_mod
+from pipeline import demo
 from pipeline.cli import cli
 from pipeline.replay.faults import Fault
 from pipeline.store import Store
@@ -144,6 +145,19 @@ def test_rebuild_command(tmp_path, replay):
     result = runner.invoke(cli, ["--config", str(path), "rebuild"])
     assert result.exit_code == 0
     assert f"{len(replay.visible())} papers" in result.output
+
+
+def test_the_demo_points_every_source_section_at_its_replay(tmp_path):
+    # A section without a replay would send the demo, `papertrail try` and the benches to
+    # the real service: every URL of every [sources.*] section is the replay's.
+    assert set(demo.STANDS) == {f.name for f in dataclasses.fields(config_mod.SourcesConfig)}
+    with demo.Replays() as replays:
+        cfg = demo.demo_config(config_mod.load(demo.CONFIG), tmp_path, replays, 8000)
+    for name in demo.STANDS:
+        urls = [v for v in dataclasses.asdict(getattr(cfg.sources, name)).values()
+                if isinstance(v, str) and re.match(r"https?://", v)]
+        assert urls, name
+        assert all(url.startswith("http://127.0.0.1:") for url in urls), (name, urls)
 
 
 @pytest.mark.slow
