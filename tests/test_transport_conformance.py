@@ -210,3 +210,20 @@ def test_the_model_client_fails_clearly_within_its_deadline(case: str) -> None:
         assert f"HTTP {case.removeprefix('redirect-')}" in said, said
     else:
         assert re.search(MODEL_SAYS[case], said), said
+
+
+def test_the_system_cas_are_loaded_once_not_per_request(httpserver, monkeypatch,
+                                                        tmp_path) -> None:
+    """Loading the CAs costs ~75 ms of CPU: a backfill of thousands of pages paid it for
+    each. Once per trust setting (SSL_CERT_FILE / SSL_CERT_DIR, read as httpx2 reads them)."""
+    import httpcore2
+
+    loads = []
+    default = httpcore2.default_ssl_context
+    monkeypatch.setattr(httpcore2, "default_ssl_context",
+                        lambda **kw: loads.append(1) or default(**kw))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))  # a trust setting not used before
+    httpserver.expect_request("/").respond_with_data("ok")
+    for _ in range(3):
+        assert outbound.get(httpserver.url_for("/"), {}, time.monotonic() + 5).body == b"ok"
+    assert len(loads) == 1
