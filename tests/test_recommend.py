@@ -9,7 +9,6 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pipeline.replay import sample
 from pipeline.site.index import recommend as _recommend
@@ -72,6 +71,8 @@ def test_a_papers_own_text_placed_by_the_words_lands_next_to_its_row(sample_docs
     """What the browser does with an imported entry or an older saved paper: its text
     through the vocabulary's rows lands where the paper's own row is, in either space (for
     meaning, a stand-in model: a fixed random projection of each paper's word counts)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # a second to import
+
     vectors = None
     if space == "meaning":
         counts = TfidfVectorizer(analyzer=_recommend.words, use_idf=False).fit_transform(

@@ -17,7 +17,6 @@ import struct
 import threading
 import time
 
-import openai
 import pytest
 
 from pipeline import config as config_mod
@@ -174,6 +173,8 @@ def test_email_fails_clearly_within_its_deadline(case: str) -> None:
 
 
 async def _ask(url: str) -> None:
+    import openai  # here, as in the pipeline: every worker imports this module
+
     client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="k", max_retries=1,
                                 timeout=TIMEOUT, http_client=outbound.model_client(TIMEOUT))
     async with client:
@@ -197,6 +198,8 @@ MODEL_SAYS = {
 @pytest.mark.parametrize("case", [c for c in CASES if c != "retry-over"])
 def test_the_model_client_fails_clearly_within_its_deadline(case: str) -> None:
     """(A 429 asking an hour: the openai client's own retry waits at most a minute.)"""
+    import openai
+
     cfg = config_mod.DigestConfig(timeout_seconds=TIMEOUT, max_retries=1)
     with hostile(case) as (url, log, elsewhere):
         began = time.monotonic()
