@@ -21,6 +21,7 @@ from pipeline.site import i18n
 from pipeline.sources import signals
 from pipeline.text.reasons import Code
 from pipeline.text.venue import Tier
+from tests.support.code import file_nodes
 
 REPO = Path(__file__).resolve().parents[1]
 CATALOGUES = REPO / "pipeline" / "site" / "catalogue"
@@ -79,7 +80,7 @@ def code_keys() -> tuple[set[str], set[str]]:
     `site.strings[...]`): whole keys, and the constant starts of keys made by f-string."""
     whole, starts = set(), set()
     for path in (REPO / "pipeline").rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in file_nodes(path):
             if not isinstance(node, ast.Subscript):
                 continue
             value = node.value

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.code import file_nodes
+
 PIPELINE = Path(__file__).resolve().parent.parent / "pipeline"
 MAX_FUNCTION, MAX_CLASS = 60, 200
 
@@ -14,7 +16,7 @@ MAX_FUNCTION, MAX_CLASS = 60, 200
 def _oversized() -> list[str]:
     found = []
     for path in sorted(PIPELINE.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in file_nodes(path):
             limit = (MAX_CLASS if isinstance(node, ast.ClassDef) else MAX_FUNCTION
                      if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) else None)
             if limit is None:

@@ -11,6 +11,8 @@ import sys
 import tomllib
 from pathlib import Path
 
+from tests.support.code import file_nodes
+
 REPO = Path(__file__).resolve().parents[1]
 # Each takes ~0.2–2 s of CPU to import. A module that needs one in a single function imports
 # it there, so what only reads (the site's model of the store, digest planning, the replays
@@ -24,7 +26,7 @@ def _imported() -> dict[str, str]:
     """Top-level module → a file that imports it, for every module under pipeline/."""
     found: dict[str, str] = {}
     for path in sorted((REPO / "pipeline").rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in file_nodes(path):
             names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
                      [node.module] if isinstance(node, ast.ImportFrom) and node.module
                      and not node.level else [])

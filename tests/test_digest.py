@@ -28,6 +28,7 @@ from pipeline.store import Store
 from pipeline.tables import DIGESTS
 from tests.support.replays import fast_arxiv
 from tests.support.site import make_config
+from tests.support.stores import made_once
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 T0 = dt.datetime(2026, 6, 26, 12, tzinfo=dt.UTC)
@@ -44,19 +45,22 @@ def _ingest(cfg: Config, as_of_day: int) -> None:
 
 @pytest.fixture(scope="session")
 def early_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The sample as stored after the first two announcement days: every paper at v1."""
-    root = tmp_path_factory.mktemp("early")
-    _ingest(make_config(root, None), as_of_day=1)
-    return root / "data"
+    """The sample as stored after the first two announcement days: every paper at v1, the
+    five newest AI-related."""
+    def make(root: Path) -> None:
+        cfg = make_config(root, None)
+        _ingest(cfg, as_of_day=1)
+        mark_ai(Store(cfg.store_path), 5)
+
+    return made_once(tmp_path_factory, "early", make) / "data"
 
 
 @pytest.fixture
 def cfg(base_config: Config, early_store: Path, llm: OpenAIReplay,
         monkeypatch: pytest.MonkeyPatch) -> Config:
-    """A copy of the early store, five AI papers, the digest step pointed at the replay."""
+    """A copy of the early store, the digest step pointed at the replay."""
     shutil.copytree(early_store, base_config.store_path)
     monkeypatch.setenv(KEY_ENV, "test-key")
-    mark_ai(Store(base_config.store_path), 5)
     return with_digest(base_config, base_url=llm.url)
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.code import file_nodes
+
 REPO = Path(__file__).resolve().parent.parent
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
@@ -53,7 +55,7 @@ def imports(root: Path) -> dict[str, set[str]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in file_nodes(path):
             if isinstance(node, ast.Import):
                 found |= {a.name for a in node.names if a.name in modules}
             elif isinstance(node, ast.ImportFrom):

@@ -30,6 +30,7 @@ from pipeline.store import Store
 from pipeline.tables import NOTES
 from tests.support.replays import fast_arxiv, ingest_arxiv_paths
 from tests.support.site import make_config
+from tests.support.stores import made_once
 
 KEY_ENV = "PAPERTRAIL_TEST_LLM_KEY"
 LAST_RUN = sample.run_at(sample.days()[-1])
@@ -43,15 +44,16 @@ _DATA = re.compile(r"^BEGIN_CHANGE_DATA\n(.*)\nEND_CHANGE_DATA$", re.M)
 def revised_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The sample stored as its days came: 54 of its papers revised, each with a sentence
     added to the abstract and a new comment, some retitled."""
-    root = tmp_path_factory.mktemp("revised")
-    cfg = make_config(root, None)
-    with ArxivReplay(sample.entries()) as api:
-        for day in sample.days():
-            api.as_of = sample.run_at(day)
-            report = ingest_arxiv_paths(fast_arxiv(cfg, api.url), Store(cfg.store_path),
-                                        api.as_of)
-            assert report.status == "ok"
-    return root / "data"
+    def make(root: Path) -> None:
+        cfg = make_config(root, None)
+        with ArxivReplay(sample.entries()) as api:
+            for day in sample.days():
+                api.as_of = sample.run_at(day)
+                report = ingest_arxiv_paths(fast_arxiv(cfg, api.url), Store(cfg.store_path),
+                                            api.as_of)
+                assert report.status == "ok"
+
+    return made_once(tmp_path_factory, "revised", make) / "data"
 
 
 @pytest.fixture

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import hashlib
 import json
 import re
+import shutil
 import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
@@ -93,6 +95,19 @@ def project(tmp_path) -> Path:
 
 
 def _project(tmp_path: Path, first_authors: tuple[str, ...], extra: str = "") -> Path:
+    """The store is ingested once per worker for each `first_authors` and `extra`, in the
+    session's folder beside the tests' own, and copied."""
+    _write(tmp_path, extra)
+    key = hashlib.sha256(repr((first_authors, extra)).encode()).hexdigest()[:16]
+    made = tmp_path.parent / f"notify-project-{key}"
+    if not made.exists():
+        made.mkdir()
+        _ingested(made, first_authors, extra)
+    shutil.copytree(made / "data", tmp_path / "data")
+    return tmp_path
+
+
+def _ingested(root: Path, first_authors: tuple[str, ...], extra: str) -> None:
     entries = [_entry(1, HOSTILE, first_authors),
                _entry(2, "Grasping with $\\alpha$-hands", ("Ada Lovelace",)),
                _entry(3, "A watched paper", ("C. Someone",)),
@@ -100,13 +115,12 @@ def _project(tmp_path: Path, first_authors: tuple[str, ...], extra: str = "") ->
                # 今日精选's first: accepted at a venue, the others have no signal
                _entry(6, "Unfollowed 6", ("Nobody Here",), comment="Accepted at ICRA 2026"),
                _entry(7, "Unfollowed 7", ("Nobody Here",), comment="Code: https://github.com/x/y")]
-    _write(tmp_path, extra)
-    cfg = config_mod.load(tmp_path / "papertrail.toml")
+    _write(root, extra)
+    cfg = config_mod.load(root / "papertrail.toml")
     with ArxivReplay(entries) as api:
         api.as_of = T0
         ingest.ingest_arxiv(fast_arxiv(cfg, api.url, categories=("cs.RO",)),
                             Store(cfg.store_path), now=T0)
-    return tmp_path
 
 
 def _write(root: Path, notify: str) -> Path:

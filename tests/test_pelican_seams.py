@@ -14,6 +14,7 @@ from jinja2 import Template
 from pelican.writers import FileOverwriteFailedError, Writer
 
 from pipeline.site.writer import PelicanWriter
+from tests.support.code import file_nodes, nodes
 
 PIPELINE = Path(__file__).resolve().parents[1] / "pipeline"
 
@@ -28,7 +29,7 @@ def pelicans_private_names() -> set[str]:
     for path in Path(pelican.__file__).parent.rglob("*.py"):
         if "tests" in path.parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        for node in file_nodes(path):
             if isinstance(node, ast.Attribute) and _private(node.attr):
                 names.add(node.attr)
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and \
@@ -37,14 +38,13 @@ def pelicans_private_names() -> set[str]:
     return names
 
 
-def _pelican_names(trees: list[ast.Module]) -> set[str]:
+def _pelican_names(trees: list[tuple[ast.AST, ...]]) -> set[str]:
     """The names of Pelican's classes imported anywhere, and of our classes built on
     them (to a fixed point: a subclass of a subclass counts)."""
-    names = {alias.asname or alias.name for tree in trees for node in ast.walk(tree)
+    names = {alias.asname or alias.name for tree in trees for node in tree
              if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] ==
              "pelican" for alias in node.names}
-    classes = [node for tree in trees for node in ast.walk(tree)
-               if isinstance(node, ast.ClassDef)]
+    classes = [node for tree in trees for node in tree if isinstance(node, ast.ClassDef)]
     while True:
         more = {c.name for c in classes if c.name not in names and any(
             ast.unparse(base) in names or ast.unparse(base).startswith("pelican.")
@@ -59,13 +59,13 @@ def trespasses(sources: dict[str, str], private: set[str]) -> list[str]:
     an attribute Pelican keeps private, on anything but a class's own `self` (ours may
     share a name, e.g. a cache called _content); and in a class built on Pelican's, any
     `_` attribute of self or `_` method at all."""
-    trees = {name: ast.parse(text) for name, text in sources.items()}
+    trees = {name: nodes(text) for name, text in sources.items()}  # each walked, in order
     pelicans = _pelican_names(list(trees.values()))
     found = []
     for name, tree in trees.items():
-        built_on = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+        built_on = {id(n) for c in tree if isinstance(c, ast.ClassDef)
                     and c.name in pelicans for n in ast.walk(c)}
-        for node in ast.walk(tree):
+        for node in tree:
             where = f"{name}:{getattr(node, 'lineno', 0)}"
             if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("pelican"):
                 found += [f"{where} imports {a.name}" for a in node.names if _private(a.name)]

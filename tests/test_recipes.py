@@ -153,6 +153,7 @@ CITED_PAGE = '''
 '''
 
 
+@pytest.mark.slow  # builds the site
 def test_add_a_source_and_a_page_kind(package: Path, monkeypatch: pytest.MonkeyPatch,
                                       config: Config, replay: ArxivReplay) -> None:
     store = Store(config.store_path)

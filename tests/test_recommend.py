@@ -9,7 +9,6 @@ import json
 
 import numpy as np
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pipeline.replay import sample
 from pipeline.site.index import recommend as _recommend
@@ -68,16 +67,19 @@ def test_the_same_papers_make_the_same_bytes(sample_docs, sample_window):
 
 
 @pytest.mark.parametrize("space", ["words", "meaning"])
-def test_a_papers_own_text_placed_by_the_words_lands_next_to_its_row(sample_docs, space):
+def test_a_papers_own_text_placed_by_the_words_lands_next_to_its_row(sample_docs,
+                                                                     sample_window, space):
     """What the browser does with an imported entry or an older saved paper: its text
     through the vocabulary's rows lands where the paper's own row is, in either space (for
     meaning, a stand-in model: a fixed random projection of each paper's word counts)."""
-    vectors = None
+    from sklearn.feature_extraction.text import TfidfVectorizer  # a second to import
+
+    window = sample_window  # by the words
     if space == "meaning":
         counts = TfidfVectorizer(analyzer=_recommend.words, use_idf=False).fit_transform(
             [f"{d.title} {d.abstract}" for d in sample_docs])
         vectors = counts @ np.random.default_rng(0).standard_normal((counts.shape[1], 96))
-    window = _recommend.build(sample_docs, vectors, "stand-in" if space == "meaning" else "")
+        window = _recommend.build(sample_docs, vectors, "stand-in")
     assert window.space == space
     rows = _recommend.unit(window.vectors)
     found, near = 0, []

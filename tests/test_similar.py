@@ -14,7 +14,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from pipeline import build
 from pipeline.config import Config
@@ -66,6 +65,8 @@ def store_with_lists(tmp_path_factory: pytest.TempPathFactory, sample_papers: pa
 
 def _oracle(papers: pa.Table) -> tuple[list[str], np.ndarray]:
     """Every pair's cosine by an independent TF-IDF of the same definition."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # a second to import
+
     texts = [f"{t}\n{a}" for t, a in zip(papers["title"].to_pylist(),
                                          papers["abstract"].to_pylist(), strict=True)]
     matrix = TfidfVectorizer(ngram_range=(1, 2), stop_words="english",
@@ -285,6 +286,8 @@ def _embedding(cfg: Config, llm: OpenAIReplay, monkeypatch: pytest.MonkeyPatch,
 
 def test_with_an_embeddings_model_the_lists_come_from_embeddings_asked_once(
         store_with_papers, sample_papers, llm, monkeypatch):
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
     cfg, store = store_with_papers
     cfg = _embedding(cfg, llm, monkeypatch)
     n = sample_papers.num_rows

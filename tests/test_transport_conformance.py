@@ -17,7 +17,6 @@ import struct
 import threading
 import time
 
-import openai
 import pytest
 
 from pipeline import config as config_mod
@@ -174,6 +173,8 @@ def test_email_fails_clearly_within_its_deadline(case: str) -> None:
 
 
 async def _ask(url: str) -> None:
+    import openai  # here, as in the pipeline: every worker imports this module
+
     client = openai.AsyncOpenAI(base_url=url + "/v1", api_key="k", max_retries=1,
                                 timeout=TIMEOUT, http_client=outbound.model_client(TIMEOUT))
     async with client:
@@ -197,6 +198,8 @@ MODEL_SAYS = {
 @pytest.mark.parametrize("case", [c for c in CASES if c != "retry-over"])
 def test_the_model_client_fails_clearly_within_its_deadline(case: str) -> None:
     """(A 429 asking an hour: the openai client's own retry waits at most a minute.)"""
+    import openai
+
     cfg = config_mod.DigestConfig(timeout_seconds=TIMEOUT, max_retries=1)
     with hostile(case) as (url, log, elsewhere):
         began = time.monotonic()
@@ -210,3 +213,20 @@ def test_the_model_client_fails_clearly_within_its_deadline(case: str) -> None:
         assert f"HTTP {case.removeprefix('redirect-')}" in said, said
     else:
         assert re.search(MODEL_SAYS[case], said), said
+
+
+def test_the_system_cas_are_loaded_once_not_per_request(httpserver, monkeypatch,
+                                                        tmp_path) -> None:
+    """Loading the CAs costs ~75 ms of CPU: a backfill of thousands of pages paid it for
+    each. Once per trust setting (SSL_CERT_FILE / SSL_CERT_DIR, read as httpx2 reads them)."""
+    import httpcore2
+
+    loads = []
+    default = httpcore2.default_ssl_context
+    monkeypatch.setattr(httpcore2, "default_ssl_context",
+                        lambda **kw: loads.append(1) or default(**kw))
+    monkeypatch.setenv("SSL_CERT_DIR", str(tmp_path))  # a trust setting not used before
+    httpserver.expect_request("/").respond_with_data("ok")
+    for _ in range(3):
+        assert outbound.get(httpserver.url_for("/"), {}, time.monotonic() + 5).body == b"ok"
+    assert len(loads) == 1

@@ -8,7 +8,6 @@ import json
 import re
 from pathlib import Path
 
-import openai
 import pytest
 from click.testing import CliRunner
 
@@ -169,6 +168,8 @@ def test_topics_preview_on_an_empty_store_says_where_a_filled_one_is(tmp_path):
 
 @pytest.mark.parametrize("language", ["en", "zh-CN"])
 def test_the_replay_model_answers_in_the_language_asked(language):
+    import openai  # here: every worker imports this module, few tests need it
+
     entry = next(e for e in sample.entries() if e.arxiv_id in sample.digests())
     paper = prompt.PaperText(entry.arxiv_id, 1, entry.title, entry.abstract)
     change = notes_prompt.Change(entry.arxiv_id, 1, 2, entry.title, entry.title + " (v2)",

@@ -130,6 +130,7 @@ def test_a_version_the_api_does_not_have_is_listed_and_the_rest_kept(base_config
         assert details["unanswered"] == ["2604.01234v1"] and details["left"] == 1
 
 
+@pytest.mark.slow  # builds the site twice
 @pytest.mark.parametrize("language", ["zh-CN", "en"])
 def test_the_page_says_which_text_is_pending_then_shows_the_diff(base_config, language):
     with ArxivReplay(_versions("2604.01234", 3, START)) as replay:

@@ -14,6 +14,7 @@ newest first. A run's `max_per_run` takes the queue from its front.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
@@ -183,13 +184,14 @@ def head(cfg: Config, library: pa.Table, versions: pa.Table) -> list[rank.Ranked
 
 def _last_two(versions: pa.Table, ids: set[str]) -> dict[str, tuple[str, str]]:
     """(the version before's, the latest's) title and abstract of each revised paper."""
-    df = versions.select(["arxiv_id", "version", "title", "abstract"]).to_pandas()
-    df = df[df["arxiv_id"].isin(ids)].sort_values(["arxiv_id", "version"])
+    rows = (versions.select(["arxiv_id", "version", "title", "abstract"])
+            .filter(pc.is_in(versions["arxiv_id"], pa.array(sorted(ids), pa.string())))
+            .sort_by([("arxiv_id", "ascending"), ("version", "ascending")]).to_pylist())
     out: dict[str, tuple[str, str]] = {}
-    for arxiv_id, rows in df.groupby("arxiv_id", sort=False):
-        if len(rows) > 1:
-            a, b = rows.iloc[-2], rows.iloc[-1]
-            out[str(arxiv_id)] = (f"{a['title'] or ''} {a['abstract'] or ''}",
+    # Pairs of neighbours of one paper, in version order: its last pair is what stays.
+    for a, b in itertools.pairwise(rows):
+        if a["arxiv_id"] == b["arxiv_id"]:
+            out[b["arxiv_id"]] = (f"{a['title'] or ''} {a['abstract'] or ''}",
                                   f"{b['title'] or ''} {b['abstract'] or ''}")
     return out
 

@@ -3,10 +3,15 @@ checkout of a fork's repository, and a store's whole state."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
+from pytest import TempPathFactory
 
 from pipeline import config as config_mod
 from pipeline.config import Config
@@ -73,3 +78,22 @@ def same_state(a: object, b: object) -> bool:
         return (isinstance(b, list | tuple) and len(a) == len(b)
                 and all(same_state(x, y) for x, y in zip(a, b, strict=True)))
     return a == b
+
+
+def made_once(tmp_path_factory: TempPathFactory, name: str, make: Callable[[Path], None]
+              ) -> Path:
+    """A folder `make` fills once per test session, shared by every xdist worker (each
+    would make its own in its session fixture): the first to ask makes it under a lock,
+    the others wait and read it. Tests read it or copy it, never change it."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, the workers' folders in it
+    folder, made = base / name, base / f"{name}.made"
+    with open(base / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not made.exists():
+            shutil.rmtree(folder, ignore_errors=True)  # what a worker that failed left
+            folder.mkdir()
+            make(folder)
+            made.touch()
+    return folder
