@@ -45,6 +45,7 @@ from tests.support.servers import (
     running,
 )
 from tests.support.site import add_digest, write_config
+from tests.support.stores import made_once
 
 T0 = dt.datetime(2026, 6, 22, 1, 0, tzinfo=dt.UTC)
 HOSTILE = "<script>alert(1)</script> *bold* _it_ ~gone~ `code` @everyone & <b>Q&A</b>"
@@ -88,21 +89,20 @@ def _channels(s: Services, extra: str = "", **per_kind: str) -> str:
 
 
 @pytest.fixture
-def project(tmp_path) -> Path:
+def project(tmp_path, tmp_path_factory) -> Path:
     """A fork following one author and watching one paper, its store filled by the arXiv
     replay (config written per test: `_write`)."""
-    return _project(tmp_path, ("Ada Lovelace", "B. Person"))
+    return _project(tmp_path, tmp_path_factory, ("Ada Lovelace", "B. Person"))
 
 
-def _project(tmp_path: Path, first_authors: tuple[str, ...], extra: str = "") -> Path:
-    """The store is ingested once per worker for each `first_authors` and `extra`, in the
-    session's folder beside the tests' own, and copied."""
+def _project(tmp_path: Path, factory: pytest.TempPathFactory, first_authors: tuple[str, ...],
+             extra: str = "") -> Path:
+    """The store is ingested once per session for each `first_authors` and `extra`
+    (made_once), and copied."""
     _write(tmp_path, extra)
     key = hashlib.sha256(repr((first_authors, extra)).encode()).hexdigest()[:16]
-    made = tmp_path.parent / f"notify-project-{key}"
-    if not made.exists():
-        made.mkdir()
-        _ingested(made, first_authors, extra)
+    made = made_once(factory, f"notify-project-{key}",
+                     lambda root: _ingested(root, first_authors, extra))
     shutil.copytree(made / "data", tmp_path / "data")
     return tmp_path
 
@@ -487,9 +487,9 @@ def test_a_redirect_is_a_failure_for_every_http_channel_never_sent(
 
 
 def test_an_item_with_a_5000_character_author_list_cannot_sink_the_digest(
-        tmp_path, services, monkeypatch):
+        tmp_path, tmp_path_factory, services, monkeypatch):
     """Cut to a bounded length, every item fits every channel's limit: all are sent."""
-    root = _project(tmp_path, ("Ada Lovelace", "Z" * 5000))
+    root = _project(tmp_path, tmp_path_factory, ("Ada Lovelace", "Z" * 5000))
     _write(root, _channels(services))
     out = _notify(root, _env(services), monkeypatch)
     assert "notify: ok · sent 24 · failed 0" in out, out
@@ -554,9 +554,9 @@ def _text(s: Services, kind: str) -> str:
 
 
 @pytest.fixture
-def site_project(tmp_path) -> Path:
+def site_project(tmp_path, tmp_path_factory) -> Path:
     """The fork with a base_url, a topic the second paper is in, and that paper's digest."""
-    root = _project(tmp_path, ("Ada Lovelace", "B. Person"), TOPIC)
+    root = _project(tmp_path, tmp_path_factory, ("Ada Lovelace", "B. Person"), TOPIC)
     add_digest(Store(root / "data"), FOLLOWED[1], 1, T0, LINE, language="en")
     return root
 
